@@ -1,0 +1,46 @@
+import { z } from "zod";
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const ConfigSchema = z.object({
+  RATE_LIMIT_MAX: positiveInt(1000),
+  RATE_LIMIT_WINDOW_SECONDS: positiveInt(60),
+  MAX_SERVICES_PER_TENANT: positiveInt(50),
+  MAX_PAYWALLS_PER_TENANT: positiveInt(500),
+  PAYMENT_BASE_URL: z.url().default("https://pay.example.com"),
+  FACILITATOR_URL_TESTNET: z.url().default("https://facilitator.example.com/testnet"),
+  FACILITATOR_URL_MAINNET: z.url().default("https://facilitator.example.com/mainnet"),
+  ENCRYPTION_KEY: z.string().optional(),
+  SERVER_TIMING: z.enum(["on", "off"]).default("off"),
+});
+
+export interface Config {
+  rateLimit: { max: number; windowMs: number };
+  maxServicesPerTenant: number;
+  maxPaywallsPerTenant: number;
+  paymentBaseUrl: string;
+  facilitatorUrl: { testnet: string; mainnet: string };
+  encryptionKey: string | undefined;
+  serverTiming: boolean;
+}
+
+const cache = new WeakMap<object, Config>();
+
+/** Parses the Worker's vars once per isolate (per env object); a bad value fails loudly at the first request. */
+export function getConfig(env: object): Config {
+  let config = cache.get(env);
+  if (!config) {
+    const v = ConfigSchema.parse(env);
+    config = {
+      rateLimit: { max: v.RATE_LIMIT_MAX, windowMs: v.RATE_LIMIT_WINDOW_SECONDS * 1000 },
+      maxServicesPerTenant: v.MAX_SERVICES_PER_TENANT,
+      maxPaywallsPerTenant: v.MAX_PAYWALLS_PER_TENANT,
+      paymentBaseUrl: v.PAYMENT_BASE_URL.replace(/\/+$/, ""),
+      facilitatorUrl: { testnet: v.FACILITATOR_URL_TESTNET, mainnet: v.FACILITATOR_URL_MAINNET },
+      encryptionKey: v.ENCRYPTION_KEY,
+      serverTiming: v.SERVER_TIMING === "on",
+    };
+    cache.set(env, config);
+  }
+  return config;
+}

@@ -1,0 +1,54 @@
+/** Every error code the API returns, with its HTTP status. The runtime and the OpenAPI document both read this table. */
+export const ERROR_STATUS = {
+  VALIDATION_ERROR: 400,
+  SSRF_BLOCKED: 400,
+  INVALID_WALLET: 400,
+  INVALID_SERVICE: 400,
+  INVALID_API_KEY: 401,
+  KEY_REVOKED: 401,
+  KEY_EXPIRED: 401,
+  KEY_INACTIVE: 401,
+  INSUFFICIENT_SCOPE: 403,
+  IP_NOT_ALLOWED: 403,
+  FORBIDDEN: 403,
+  BETA_LIMIT_SERVICES: 403,
+  BETA_LIMIT_PAYWALLS: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  KEY_LIMIT_REACHED: 409,
+  ALREADY_REVOKED: 409,
+  RATE_LIMITED: 429,
+  INTERNAL_ERROR: 500,
+  DATABASE_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+export type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode] | 413 | 415;
+
+export interface ErrorOptions {
+  details?: unknown;
+  /** Overrides the table's status where HTTP has a more precise one (413, 415) for the same code. */
+  status?: ErrorStatus;
+  headers?: Record<string, string>;
+}
+
+/** The one error type handlers throw; `app.onError` renders it. Its message is shown to the client, so it never holds secrets. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: ErrorStatus;
+  readonly details: unknown;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, options: ErrorOptions = {}) {
+    super(message);
+    this.name = "ApiError";
+    this.code = code;
+    this.status = options.status ?? ERROR_STATUS[code];
+    this.details = options.details;
+    this.headers = options.headers ?? {};
+  }
+}
+
+export const notFound = (what: string) => new ApiError("NOT_FOUND", `${what} not found`);
+export const forbidden = (what: string) => new ApiError("FORBIDDEN", `This ${what} belongs to another tenant`);

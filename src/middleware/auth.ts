@@ -1,0 +1,65 @@
+import type { MiddlewareHandler } from "hono";
+import { findKeyWithTenantByHash, touchKeyLastUsed } from "../db/api-keys.ts";
+import type { ApiKeyRow } from "../db/schema.ts";
+import { ApiError } from "../errors.ts";
+import { hashApiKey, readApiKey } from "../lib/api-key.ts";
+import { isIpAllowed } from "../lib/ip-allowlist.ts";
+import { hasScope, type Scope } from "../lib/scopes.ts";
+import type { AppEnv } from "../types.ts";
+
+const LAST_USED_INTERVAL_MS = 60_000;
+
+const KEY_MESSAGES = {
+  missing: "An API key is required: send `Authorization: Bearer <key>` or `X-Api-Key: <key>`",
+  malformed: "The API key is not valid",
+  conflict: "`Authorization` and `X-Api-Key` carry different keys",
+} as const;
+
+/** Why a stored key cannot be used right now, or `null` if it can. Revocation wins over expiry, expiry over a pause. */
+export function keyStateError(key: Pick<ApiKeyRow, "status" | "expiresAt">, now: Date): ApiError | null {
+  if (key.status === "revoked") return new ApiError("KEY_REVOKED", "This API key has been revoked");
+  if (key.expiresAt && key.expiresAt.getTime() <= now.getTime()) return new ApiError("KEY_EXPIRED", "This API key has expired");
+  if (key.status === "paused") return new ApiError("KEY_INACTIVE", "This API key is paused");
+  return null;
+}
+
+/**
+ * Authenticates the API key: format (no query for a malformed key), one indexed lookup by hash,
+ * key state, then the key's IP allowlist against `CF-Connecting-IP`. Key state is read on every
+ * request, so a pause or revocation holds from the next request on.
+ */
+export function authenticate(): MiddlewareHandler<AppEnv> {
+  return async function authenticate(c, next) {
+    const read = readApiKey(c.req.header("authorization"), c.req.header("x-api-key"));
+    if (!read.ok) throw new ApiError("INVALID_API_KEY", KEY_MESSAGES[read.reason]);
+
+    const found = await findKeyWithTenantByHash(c.var.db, await hashApiKey(read.key));
+    if (!found) throw new ApiError("INVALID_API_KEY", KEY_MESSAGES.malformed);
+
+    const { key, tenant } = found;
+    const now = new Date();
+    const stateError = keyStateError(key, now);
+    if (stateError) throw stateError;
+    if (!isIpAllowed(key.allowedIps, c.req.header("cf-connecting-ip"))) {
+      throw new ApiError("IP_NOT_ALLOWED", "This API key may not be used from this IP address");
+    }
+
+    c.set("auth", { keyId: key.id, keyName: key.name, keyPrefix: key.keyPrefix, scopes: key.scopes, tenant });
+    if (!key.lastUsedAt || now.getTime() - key.lastUsedAt.getTime() >= LAST_USED_INTERVAL_MS) {
+      c.executionCtx.waitUntil(touchKeyLastUsed(c.var.db, key.id, now, LAST_USED_INTERVAL_MS).catch(() => {}));
+    }
+    await next();
+  };
+}
+
+/** Refuses the request unless the key holds `scope` (a `:write` scope implies its `:read`). */
+export function requireScope(scope: Scope): MiddlewareHandler<AppEnv> {
+  return async function requireScope(c, next) {
+    if (!hasScope(c.var.auth.scopes, scope)) {
+      throw new ApiError("INSUFFICIENT_SCOPE", `This API key lacks the \`${scope}\` scope`, {
+        details: { required: scope, granted: c.var.auth.scopes },
+      });
+    }
+    await next();
+  };
+}

@@ -1,0 +1,35 @@
+import type { MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { ApiError } from "../errors.ts";
+
+export const MAX_BODY_BYTES = 100 * 1024;
+
+/** Refuses bodies over 100 KiB with 413, whether sized by `Content-Length` or streamed chunked. */
+export const limitBody = (): MiddlewareHandler =>
+  bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: () => {
+      throw new ApiError("VALIDATION_ERROR", `Request body exceeds ${MAX_BODY_BYTES} bytes`, { status: 413 });
+    },
+  });
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+/** A request that carries a body must say it is JSON; 415 otherwise, so a form post is never read as an empty object. */
+export function requireJsonBody(): MiddlewareHandler {
+  return async function requireJsonBody(c, next) {
+    const hasBody = c.req.raw.body !== null && c.req.method !== "GET" && c.req.method !== "HEAD";
+    if (hasBody && !JSON_TYPE.test(c.req.header("content-type") ?? "")) {
+      throw new ApiError("VALIDATION_ERROR", "Request body must be JSON (Content-Type: application/json)", { status: 415 });
+    }
+    await next();
+  };
+}
+
+/** API responses describe one tenant's private state: never cache them. */
+export function noStore(): MiddlewareHandler {
+  return async function noStore(c, next) {
+    await next();
+    c.header("Cache-Control", "no-store");
+  };
+}

@@ -1,0 +1,31 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { envelope, meta } from "../envelope.ts";
+import { createRouter } from "../router.ts";
+
+const HealthSchema = z
+  .object({
+    status: z.enum(["ok", "degraded"]),
+    checks: z.object({ database: z.enum(["ok", "error"]) }),
+  })
+  .openapi("Health");
+
+const route = createRoute({
+  method: "get",
+  path: "/health",
+  tags: ["System"],
+  summary: "Health check",
+  description: "No API key needed. `503` with `status: degraded` when the database does not answer.",
+  responses: {
+    200: { description: "Healthy", content: { "application/json": { schema: envelope(HealthSchema) } } },
+    503: { description: "Degraded", content: { "application/json": { schema: envelope(HealthSchema) } } },
+  },
+});
+
+export const healthRouter = createRouter().openapi(route, async (c) => {
+  const database = await c.env.DB.prepare("SELECT 1")
+    .first()
+    .then(() => "ok" as const)
+    .catch(() => "error" as const);
+  if (database === "ok") return c.json({ data: { status: "ok" as const, checks: { database } }, meta: meta(c) }, 200);
+  return c.json({ data: { status: "degraded" as const, checks: { database } }, meta: meta(c) }, 503);
+});

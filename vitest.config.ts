@@ -1,0 +1,25 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig(async () => ({
+  plugins: [
+    cloudflareTest({
+      main: "./test/support/worker.ts",
+      wrangler: { configPath: "./wrangler.toml" },
+      miniflare: {
+        bindings: {
+          TEST_MIGRATIONS: await readD1Migrations("./migrations"),
+          // A fixed test key ring (never used outside tests).
+          ENCRYPTION_KEY: "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
+        },
+        durableObjects: {
+          RACY_RATE_LIMITER: { className: "RacyRateLimiter", useSQLite: true },
+        },
+      },
+    }),
+  ],
+  test: {
+    setupFiles: ["./test/support/apply-migrations.ts"],
+    include: ["test/**/*.test.ts"],
+  },
+}));
