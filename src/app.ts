@@ -1,9 +1,9 @@
 import { secureHeaders } from "hono/secure-headers";
-import { getDb } from "./db/client.ts";
 import { renderError } from "./error-handler.ts";
 import { ApiError } from "./errors.ts";
 import { accessLog } from "./middleware/access-log.ts";
 import { authenticate } from "./middleware/auth.ts";
+import { database } from "./middleware/database.ts";
 import { rateLimit } from "./middleware/rate-limit.ts";
 import { limitBody, noStore, requireJsonBody } from "./middleware/request-guards.ts";
 import { requestId } from "./middleware/request-id.ts";
@@ -23,10 +23,7 @@ export function createApp() {
   const app = createRouter();
 
   app.use("*", requestId(), accessLog(), secureHeaders(), noStore());
-  app.use("/v1/*", limitBody(), requireJsonBody(), async (c, next) => {
-    c.set("db", getDb(c.env.DB));
-    await next();
-  });
+  app.use("/v1/*", limitBody(), requireJsonBody(), database());
 
   // Registered before `authenticate`, so it answers without a key.
   app.route("/v1", healthRouter);
