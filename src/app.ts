@@ -7,10 +7,15 @@ import { database } from "./middleware/database.ts";
 import { rateLimit } from "./middleware/rate-limit.ts";
 import { limitBody, noStore, requireJsonBody } from "./middleware/request-guards.ts";
 import { requestId } from "./middleware/request-id.ts";
+import { serverTiming } from "./middleware/server-timing.ts";
 import { createRouter } from "./router.ts";
 import { docsPage } from "./routes/docs.ts";
 import { healthRouter } from "./routes/health.ts";
+import { eventsRouter } from "./routes/events/index.ts";
 import { meRouter } from "./routes/me.ts";
+import { paywallsRouter } from "./routes/paywalls/index.ts";
+import { servicesRouter } from "./routes/services/index.ts";
+import { transactionsRouter } from "./routes/transactions/index.ts";
 
 export const API_INFO = {
   title: "Paywall Management API",
@@ -23,6 +28,7 @@ export function createApp() {
   const app = createRouter();
 
   app.use("*", requestId(), accessLog(), secureHeaders(), noStore());
+  app.use("*", serverTiming()); // SERVER_TIMING=on only: D1/DO accounting header
   app.use("/v1/*", limitBody(), requireJsonBody(), database());
 
   // Registered before `authenticate`, so it answers without a key.
@@ -31,6 +37,10 @@ export function createApp() {
   // Order per request: key → state → IP allowlist → rate limit; each route then checks its scope.
   app.use("/v1/*", authenticate(), rateLimit());
   app.route("/v1", meRouter);
+  app.route("/v1", servicesRouter);
+  app.route("/v1", paywallsRouter);
+  app.route("/v1", transactionsRouter);
+  app.route("/v1", eventsRouter);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

@@ -1,5 +1,6 @@
 import { createApp } from "./app.ts";
 
+export { Ingest } from "./ingest/entrypoint.ts";
 export { RateLimiter } from "./rate-limiter.ts";
 
 const app = createApp();

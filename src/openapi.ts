@@ -29,8 +29,8 @@ export const AUTH_ERRORS = [
   "SERVICE_UNAVAILABLE",
 ] as const satisfies ErrorCode[];
 
-/** Errors of routes that read a JSON body. */
-export const BODY_ERRORS = ["VALIDATION_ERROR"] as const satisfies ErrorCode[];
+/** Errors every route behind a scope can return. */
+export const SCOPED_ERRORS = [...AUTH_ERRORS, "INSUFFICIENT_SCOPE"] as const satisfies ErrorCode[];
 
 /**
  * OpenAPI `responses` for a set of error codes, grouped by status from the one code→status table.

@@ -1,0 +1,217 @@
+/**
+ * The operator CLI: `npm run admin -- <command>` (decisions.md, "Operator CLI").
+ *
+ * Prints one JSON value on stdout and nothing else; on failure prints `{"error", "code"[, "details"]}` on stderr
+ * and exits non-zero (2 for a usage error, 1 otherwise). Works on the local D1 that `npm run dev` serves (pending
+ * local migrations are applied first), or with `--remote` on the deployed database.
+ */
+import { parseArgs } from "node:util";
+import {
+  createKey,
+  createTenant,
+  listAllTenants,
+  listKeys,
+  pauseKey,
+  removeKey,
+  resumeKey,
+  revokeKey,
+} from "../admin/commands.ts";
+import { type Db, getDb } from "../db/client.ts";
+import { ApiError } from "../errors.ts";
+import { SCOPES } from "../lib/scopes.ts";
+import { applyLocalMigrations, type D1Handle, openD1, pendingMigrations, reserveStdout } from "./platform.ts";
+
+const USAGE = `Usage: npm run admin -- [--remote] <command>
+
+Commands:
+  tenant create --email E --name N --wallet 0x… [--tempo-wallet 0x…]
+  tenant list
+  key create --tenant ID --name N --scopes s1,s2 [--expires-at ISO] [--allow-ip ip-or-cidr,…]
+  key list --tenant ID
+  key pause ID
+  key resume ID
+  key revoke ID
+  key delete ID
+
+Options:
+  --remote     Work on the deployed D1 database instead of the local one (needs Cloudflare credentials:
+               \`wrangler login\`, or CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID; run remote migrations
+               with \`wrangler d1 migrations apply DB --remote\` when deploying).
+  -h, --help   Show this help.
+
+Scopes: ${SCOPES.join(", ")}
+Keys: at most 20 active (not revoked, not expired; paused keys count) per tenant. The raw key is printed once,
+by \`key create\`, and cannot be recovered.
+
+Output: JSON on stdout. Errors: {"error": "...", "code": "..."} on stderr, non-zero exit.
+`;
+
+type Values = {
+  email?: string;
+  name?: string;
+  wallet?: string;
+  "tempo-wallet"?: string;
+  tenant?: string;
+  scopes?: string[];
+  "expires-at"?: string;
+  "allow-ip"?: string[];
+};
+
+interface Command {
+  options: (keyof Values)[];
+  required: (keyof Values)[];
+  /** Name of the one positional argument, if the command takes one. */
+  arg?: "ID";
+  run(db: Db, values: Values, arg: string): Promise<unknown>;
+}
+
+const COMMANDS: Record<string, Command> = {
+  "tenant create": {
+    options: ["email", "name", "wallet", "tempo-wallet"],
+    required: ["email", "name", "wallet"],
+    run: (db, v) => createTenant(db, { email: v.email!, name: v.name!, wallet: v.wallet!, tempoWallet: v["tempo-wallet"] }),
+  },
+  "tenant list": { options: [], required: [], run: (db) => listAllTenants(db) },
+  "key create": {
+    options: ["tenant", "name", "scopes", "expires-at", "allow-ip"],
+    required: ["tenant", "name", "scopes"],
+    run: (db, v) =>
+      createKey(db, {
+        tenant: v.tenant!,
+        name: v.name!,
+        scopes: v.scopes!,
+        expiresAt: v["expires-at"],
+        allowIps: v["allow-ip"],
+      }),
+  },
+  "key list": { options: ["tenant"], required: ["tenant"], run: (db, v) => listKeys(db, { tenant: v.tenant! }) },
+  "key pause": { options: [], required: [], arg: "ID", run: (db, _v, id) => pauseKey(db, { id }) },
+  "key resume": { options: [], required: [], arg: "ID", run: (db, _v, id) => resumeKey(db, { id }) },
+  "key revoke": { options: [], required: [], arg: "ID", run: (db, _v, id) => revokeKey(db, { id }) },
+  "key delete": { options: [], required: [], arg: "ID", run: (db, _v, id) => removeKey(db, { id }) },
+};
+
+/** Input field names as the command line spells them, for error messages. */
+const FLAG_NAMES: Record<string, string> = {
+  email: "--email",
+  name: "--name",
+  wallet: "--wallet",
+  tempoWallet: "--tempo-wallet",
+  tenant: "--tenant",
+  scopes: "--scopes",
+  expiresAt: "--expires-at",
+  allowIps: "--allow-ip",
+  id: "ID",
+};
+
+class UsageError extends ApiError {
+  constructor(message: string) {
+    super("VALIDATION_ERROR", `${message}. Run with --help for usage.`);
+  }
+}
+
+interface Invocation {
+  help: boolean;
+  remote: boolean;
+  command?: Command;
+  values: Values;
+  arg: string;
+}
+
+const parseOptions = (argv: string[]) =>
+  parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      email: { type: "string" },
+      name: { type: "string" },
+      wallet: { type: "string" },
+      "tempo-wallet": { type: "string" },
+      tenant: { type: "string" },
+      scopes: { type: "string", multiple: true },
+      "expires-at": { type: "string" },
+      "allow-ip": { type: "string", multiple: true },
+      remote: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
+
+function parseCommandLine(argv: string[]): Invocation {
+  let parsed: ReturnType<typeof parseOptions>;
+  try {
+    parsed = parseOptions(argv);
+  } catch (err) {
+    throw new UsageError((err as Error).message.replace(/\.$/, ""));
+  }
+  const { help, remote, ...values } = parsed.values;
+  const positionals = parsed.positionals;
+  if (help || positionals[0] === "help") return { help: true, remote, values, arg: "" };
+  if (positionals.length === 0) throw new UsageError("No command given");
+
+  const name = positionals.slice(0, 2).join(" ");
+  const command = COMMANDS[name];
+  if (!command) throw new UsageError(`Unknown command "${name}"`);
+  const rest = positionals.slice(2);
+  if (command.arg && rest.length === 0) throw new UsageError(`"${name}" needs the key's ${command.arg}`);
+  if (rest.length > (command.arg ? 1 : 0)) throw new UsageError(`Unexpected argument "${rest[command.arg ? 1 : 0]}"`);
+  for (const option of Object.keys(values) as (keyof Values)[]) {
+    if (!command.options.includes(option)) throw new UsageError(`"${name}" takes no --${option}`);
+  }
+  const missing = command.required.filter((option) => values[option] === undefined);
+  if (missing.length > 0) throw new UsageError(`"${name}" needs ${missing.map((o) => `--${o}`).join(", ")}`);
+  return { help: false, remote, command, values, arg: rest[0] ?? "" };
+}
+
+/** The error line for stderr: validation paths use the command line's own names. */
+function errorBody(err: unknown): { error: string; code: string; details?: unknown } {
+  if (err instanceof ApiError) {
+    if (err.code === "VALIDATION_ERROR" && Array.isArray(err.details)) {
+      const details = (err.details as { path: string; message: string }[]).map((d) => ({
+        path: FLAG_NAMES[d.path] ?? d.path,
+        message: d.message,
+      }));
+      const summary = details.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)).join("; ");
+      return { error: `Invalid input: ${summary}`, code: err.code, details };
+    }
+    return { error: err.message, code: err.code };
+  }
+  // D1/drizzle failures carry SQL and bound parameters in `message`; the underlying cause names the problem alone.
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : undefined;
+  const message = cause?.message ?? (err instanceof Error ? err.message : String(err));
+  return { error: message, code: cause ? "DATABASE_ERROR" : "INTERNAL_ERROR" };
+}
+
+async function main(argv: string[]): Promise<number> {
+  const writeStdout = reserveStdout();
+  let handle: D1Handle | undefined;
+  try {
+    const invocation = parseCommandLine(argv);
+    if (invocation.help || !invocation.command) {
+      await writeStdout(USAGE);
+      return 0;
+    }
+    handle = await openD1({ remote: invocation.remote });
+    if (!invocation.remote) {
+      const pending = await pendingMigrations(handle.db);
+      if (pending.length > 0) {
+        process.stderr.write(`Applying ${pending.length} pending local migration(s): ${pending.join(", ")}\n`);
+        await applyLocalMigrations();
+      }
+    } else {
+      process.stderr.write(`Working on the ${handle.target}\n`);
+    }
+    const result = await invocation.command.run(getDb(handle.db), invocation.values, invocation.arg);
+    await writeStdout(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } catch (err) {
+    process.stderr.write(`${JSON.stringify(errorBody(err))}\n`);
+    return err instanceof UsageError ? 2 : 1;
+  } finally {
+    await handle?.dispose().catch(() => {});
+  }
+}
+
+const code = await main(process.argv.slice(2));
+// wrangler may leave handles open (its remote proxy session, timers): exit explicitly once stdout is flushed.
+process.exit(code);

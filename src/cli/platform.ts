@@ -1,0 +1,157 @@
+/**
+ * What the Node-side scripts (`npm run admin`, `npm run dev`) share: the project paths, wrangler as a child
+ * process, and the D1 binding through wrangler's `getPlatformProxy()`.
+ */
+import { spawn, type StdioOptions } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, dirname, join, resolve } from "node:path";
+
+export const PROJECT_ROOT = resolve(import.meta.dirname, "../..");
+export const WRANGLER_CONFIG = join(PROJECT_ROOT, "wrangler.toml");
+/** wrangler's own launcher; run with `wranglerEnv()` so its `#!/usr/bin/env node` finds the Node running us (24). */
+export const WRANGLER_BIN = join(PROJECT_ROOT, "node_modules", ".bin", "wrangler");
+/** Where `wrangler dev` and `wrangler d1 … --local` keep local state (wrangler's default for this project). */
+export const LOCAL_PERSIST_PATH = join(PROJECT_ROOT, ".wrangler", "state", "v3");
+export const DB_BINDING = "DB";
+
+/** The environment for a wrangler child: our Node first on PATH, no telemetry; `ci` makes every prompt take its default. */
+export function wranglerEnv(options: { ci?: boolean } = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ""}`,
+    WRANGLER_SEND_METRICS: "false",
+    ...(options.ci ? { CI: "true" } : {}),
+  };
+}
+
+/** Runs wrangler to completion; resolves with its exit code. */
+export function runWrangler(args: string[], options: { stdio: StdioOptions; ci?: boolean }): Promise<number> {
+  return new Promise((done, fail) => {
+    const child = spawn(WRANGLER_BIN, args, { cwd: PROJECT_ROOT, env: wranglerEnv({ ci: options.ci }), stdio: options.stdio });
+    child.on("error", fail);
+    child.on("exit", (code, signal) => done(code ?? (signal ? 1 : 0)));
+  });
+}
+
+/**
+ * `wrangler d1 migrations apply DB --local`, non-interactive: stdin closed and `CI=true`, so wrangler does not
+ * prompt and takes the default answer (apply). Its output goes to `output` (our stderr by default), never our stdout.
+ */
+export async function applyLocalMigrations(output: StdioOptions = ["ignore", 2, 2]): Promise<void> {
+  const code = await runWrangler(["d1", "migrations", "apply", DB_BINDING, "--local"], { stdio: output, ci: true });
+  if (code !== 0) throw new Error(`Applying the local D1 migrations failed (wrangler exited with ${code}); see its output above`);
+}
+
+interface D1Config {
+  binding: string;
+  database_name?: string;
+  database_id?: string;
+  migrations_dir?: string;
+  migrations_table?: string;
+}
+
+export interface D1Handle {
+  db: D1Database;
+  /** Which database: `local (.wrangler/state)` or `remote <name> (<id>)`. */
+  target: string;
+  dispose(): Promise<void>;
+}
+
+async function readProjectConfig() {
+  const { unstable_readConfig } = await import("wrangler");
+  const config = unstable_readConfig({ config: WRANGLER_CONFIG });
+  const d1 = (config.d1_databases as D1Config[]).find((d) => d.binding === DB_BINDING);
+  if (!d1) throw new Error(`${WRANGLER_CONFIG} has no D1 binding named ${DB_BINDING}`);
+  return { config, d1 };
+}
+
+/**
+ * The `DB` binding through `getPlatformProxy()`.
+ *
+ * The proxy is started from a minimal wrangler config (written to a temporary directory) that holds only the D1
+ * binding: the Worker's other bindings (the rate limiter's Durable Object, `.dev.vars` secrets) are not needed and
+ * would only print warnings.
+ *
+ * - Local: persisted in `.wrangler/state/v3` of this project, the same SQLite file `wrangler dev` serves, so a running
+ *   `npm run dev` sees a change on its next query.
+ * - Remote: the binding is marked `remote: true` and `remoteBindings` is on, so wrangler opens a remote proxy session
+ *   to the deployed database named in wrangler.toml. That needs Cloudflare credentials (`wrangler login`, or
+ *   `CLOUDFLARE_API_TOKEN` and `CLOUDFLARE_ACCOUNT_ID` when not interactive) and a real `database_id`.
+ */
+export async function openD1(options: { remote: boolean }): Promise<D1Handle> {
+  const { getPlatformProxy } = await import("wrangler");
+  const { config, d1 } = await readProjectConfig();
+  const dir = mkdtempSync(join(tmpdir(), "paywall-admin-"));
+  const configPath = join(dir, "wrangler.json");
+  writeFileSync(
+    configPath,
+    JSON.stringify({
+      name: config.name,
+      compatibility_date: config.compatibility_date,
+      compatibility_flags: config.compatibility_flags,
+      ...(config.account_id ? { account_id: config.account_id } : {}),
+      d1_databases: [
+        {
+          binding: d1.binding,
+          database_name: d1.database_name,
+          database_id: d1.database_id,
+          ...(options.remote ? { remote: true } : {}),
+        },
+      ],
+    }),
+  );
+  try {
+    const proxy = await getPlatformProxy<{ DB: D1Database }>({
+      configPath,
+      envFiles: [],
+      remoteBindings: options.remote,
+      persist: options.remote ? false : { path: LOCAL_PERSIST_PATH },
+    });
+    return {
+      db: proxy.env.DB,
+      target: options.remote
+        ? `remote D1 database ${d1.database_name} (${d1.database_id})`
+        : `local D1 database in ${LOCAL_PERSIST_PATH}`,
+      async dispose() {
+        try {
+          await proxy.dispose();
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      },
+    };
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** Names of the migration files wrangler has not applied to `db` yet (all of them on a fresh database). */
+export async function pendingMigrations(db: D1Database): Promise<string[]> {
+  const { d1 } = await readProjectConfig();
+  const dir = resolve(PROJECT_ROOT, d1.migrations_dir ?? "migrations");
+  const table = d1.migrations_table ?? "d1_migrations";
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith(".sql"))
+    .sort();
+  let applied = new Set<string>();
+  try {
+    const { results } = await db.prepare(`SELECT name FROM "${table.replaceAll('"', '""')}"`).all<{ name: string }>();
+    applied = new Set(results.map((r) => r.name));
+  } catch {
+    // No migrations table yet: a fresh database, every migration is pending.
+  }
+  return files.filter((f) => !applied.has(f));
+}
+
+/**
+ * Keeps stdout for the one JSON answer: from here on, anything else that writes to stdout (wrangler's logger, for
+ * one: "Establishing remote connection…") lands on stderr. Returns the writer for the real stdout.
+ */
+export function reserveStdout(): (text: string) => Promise<void> {
+  const stdout = process.stdout;
+  const write = stdout.write.bind(stdout);
+  stdout.write = process.stderr.write.bind(process.stderr) as typeof stdout.write;
+  return (text) => new Promise((done, fail) => write(text, (err) => (err ? fail(err) : done())));
+}

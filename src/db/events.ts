@@ -1,0 +1,60 @@
+import { count, eq, getTableColumns, inArray } from "drizzle-orm";
+import type { Db } from "./client.ts";
+import { type HistoryFilter, historyWhere, newestFirst } from "./history.ts";
+import { EVENT_TYPES, type EventRow, type EventType, events, paywalls } from "./schema.ts";
+import type { Page } from "./services.ts";
+
+export interface EventFilter extends HistoryFilter {
+  eventType?: EventType | undefined;
+}
+
+export type NewEvent = typeof events.$inferInsert;
+export type EventWithPaywall = EventRow & { paywallSlug: string | null; paywallName: string | null };
+export type EventStats = Record<EventType, number>;
+
+const withPaywall = { ...getTableColumns(events), paywallSlug: paywalls.slug, paywallName: paywalls.name };
+
+/**
+ * A page of a tenant's events with their paywall summary, and counts per event type over the whole
+ * filtered set (one grouped query; the total is their sum): one batch of two statements.
+ */
+export async function findEventsPage(db: Db, tenantId: string, page: Page, filter: EventFilter = {}) {
+  const where = historyWhere(events, tenantId, filter, [[events.eventType, filter.eventType]]);
+  const [grouped, rows] = await db.batch([
+    db.select({ eventType: events.eventType, n: count() }).from(events).where(where).groupBy(events.eventType),
+    db
+      .select(withPaywall)
+      .from(events)
+      .leftJoin(paywalls, eq(paywalls.id, events.paywallId))
+      .where(where)
+      .orderBy(...newestFirst(events))
+      .limit(page.limit)
+      .offset(page.offset),
+  ]);
+  const stats = Object.fromEntries(EVENT_TYPES.map((t) => [t, 0])) as EventStats;
+  for (const { eventType, n } of grouped) stats[eventType] = n;
+  const total = Object.values(stats).reduce((a, b) => a + b, 0);
+  return { total, stats, rows: rows as EventWithPaywall[] };
+}
+
+export async function findEvent(db: Db, id: string): Promise<EventWithPaywall | undefined> {
+  const [row] = await db
+    .select(withPaywall)
+    .from(events)
+    .leftJoin(paywalls, eq(paywalls.id, events.paywallId))
+    .where(eq(events.id, id))
+    .limit(1);
+  return row as EventWithPaywall | undefined;
+}
+
+/** Inserts the rows atomically; a row whose id is already stored is left as it is (idempotent retries). */
+export async function insertEvents(db: Db, rows: NewEvent[]): Promise<void> {
+  if (rows.length === 0) return;
+  const [first, ...rest] = rows.map((row) => db.insert(events).values(row).onConflictDoNothing({ target: events.id }));
+  await db.batch([first!, ...rest]);
+}
+
+export async function findEventsByIds(db: Db, ids: string[]): Promise<EventRow[]> {
+  if (ids.length === 0) return [];
+  return db.select().from(events).where(inArray(events.id, ids));
+}

@@ -1,0 +1,65 @@
+import { and, count, desc, eq, gt, isNull, type SQL, sql } from "drizzle-orm";
+import type { Db } from "./client.ts";
+import { type PaywallRow, paywalls } from "./schema.ts";
+import type { Page } from "./services.ts";
+
+export type NewPaywall = typeof paywalls.$inferInsert;
+export type PaywallPatch = Partial<Omit<NewPaywall, "id" | "tenantId" | "slug" | "createdAt">>;
+
+export interface PaywallFilter {
+  /** A service id, or `null` for paywalls without a service. */
+  serviceId?: string | null | undefined;
+  enabled?: boolean | undefined;
+}
+
+export async function findPaywall(db: Db, id: string): Promise<PaywallRow | undefined> {
+  const [row] = await db.select().from(paywalls).where(eq(paywalls.id, id)).limit(1);
+  return row;
+}
+
+/** A page of a tenant's paywalls, newest first, with the filtered total: one batch of two statements. */
+export async function findPaywallsPage(db: Db, tenantId: string, page: Page, filter: PaywallFilter = {}) {
+  const conditions: SQL[] = [eq(paywalls.tenantId, tenantId)];
+  if (filter.serviceId === null) conditions.push(isNull(paywalls.serviceId));
+  else if (filter.serviceId !== undefined) conditions.push(eq(paywalls.serviceId, filter.serviceId));
+  if (filter.enabled !== undefined) conditions.push(eq(paywalls.enabled, filter.enabled));
+  const where = and(...conditions);
+  const [[total], rows] = await db.batch([
+    db.select({ n: count() }).from(paywalls).where(where),
+    db
+      .select()
+      .from(paywalls)
+      .where(where)
+      .orderBy(desc(paywalls.createdAt), desc(paywalls.id))
+      .limit(page.limit)
+      .offset(page.offset),
+  ]);
+  return { total: total?.n ?? 0, rows };
+}
+
+/** Inserts the paywall unless the tenant already holds `cap` paywalls; atomic like `insertServiceWithinCap`. */
+export async function insertPaywallWithinCap(db: Db, row: NewPaywall, cap: number): Promise<PaywallRow | undefined> {
+  const [[inserted], removed] = await db.batch([
+    db.insert(paywalls).values(row).returning(),
+    db
+      .delete(paywalls)
+      .where(
+        and(
+          eq(paywalls.id, row.id),
+          gt(sql`(SELECT count(*) FROM ${paywalls} WHERE ${paywalls.tenantId} = ${row.tenantId})`, cap),
+        ),
+      )
+      .returning({ id: paywalls.id }),
+  ]);
+  return removed.length > 0 ? undefined : inserted;
+}
+
+export async function updatePaywall(db: Db, id: string, patch: PaywallPatch): Promise<PaywallRow | undefined> {
+  const [row] = await db.update(paywalls).set(patch).where(eq(paywalls.id, id)).returning();
+  return row;
+}
+
+export async function deletePaywall(db: Db, id: string): Promise<boolean> {
+  const rows = await db.delete(paywalls).where(eq(paywalls.id, id)).returning({ id: paywalls.id });
+  return rows.length > 0;
+}

@@ -1,0 +1,101 @@
+import { and, count, desc, eq, gt, inArray, type SQL, sql } from "drizzle-orm";
+import type { Db } from "./client.ts";
+import { type Mode, type PaywallRow, paywalls, type ServiceRow, services } from "./schema.ts";
+
+export type NewService = typeof services.$inferInsert;
+export type ServicePatch = Partial<Omit<NewService, "id" | "tenantId" | "createdAt">>;
+
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+const newestFirst = [desc(services.createdAt), desc(services.id)];
+
+/** The service and its paywalls, in one round trip. */
+export async function findServiceWithPaywalls(
+  db: Db,
+  id: string,
+): Promise<{ service: ServiceRow; paywalls: PaywallRow[] } | undefined> {
+  const [found, children] = await db.batch([
+    db.select().from(services).where(eq(services.id, id)).limit(1),
+    db.select().from(paywalls).where(eq(paywalls.serviceId, id)).orderBy(desc(paywalls.createdAt), desc(paywalls.id)),
+  ]);
+  const service = found[0];
+  return service ? { service, paywalls: children } : undefined;
+}
+
+export async function findService(db: Db, id: string): Promise<ServiceRow | undefined> {
+  const [row] = await db.select().from(services).where(eq(services.id, id)).limit(1);
+  return row;
+}
+
+/** A page of a tenant's services with their paywalls: count, page and the page's paywalls in one batch of three statements. */
+export async function findServicesPage(db: Db, tenantId: string, page: Page, filter: { mode?: Mode | undefined } = {}) {
+  const conditions: SQL[] = [eq(services.tenantId, tenantId)];
+  if (filter.mode) conditions.push(eq(services.mode, filter.mode));
+  const where = and(...conditions);
+  const pageIds = db
+    .select({ id: services.id })
+    .from(services)
+    .where(where)
+    .orderBy(...newestFirst)
+    .limit(page.limit)
+    .offset(page.offset);
+  const [[total], rows, children] = await db.batch([
+    db.select({ n: count() }).from(services).where(where),
+    db
+      .select()
+      .from(services)
+      .where(where)
+      .orderBy(...newestFirst)
+      .limit(page.limit)
+      .offset(page.offset),
+    db.select().from(paywalls).where(inArray(paywalls.serviceId, pageIds)).orderBy(desc(paywalls.createdAt), desc(paywalls.id)),
+  ]);
+  const byService = Map.groupBy(children, (p) => p.serviceId as string);
+  return { total: total?.n ?? 0, items: rows.map((service) => ({ service, paywalls: byService.get(service.id) ?? [] })) };
+}
+
+/**
+ * Inserts the service unless the tenant already holds `cap` services. The insert and the cap check run
+ * in one atomic batch, so concurrent creates can never overshoot: the row is removed again if it was one too many.
+ */
+export async function insertServiceWithinCap(db: Db, row: NewService, cap: number): Promise<ServiceRow | undefined> {
+  const [[inserted], removed] = await db.batch([
+    db.insert(services).values(row).returning(),
+    db
+      .delete(services)
+      .where(
+        and(
+          eq(services.id, row.id),
+          gt(sql`(SELECT count(*) FROM ${services} WHERE ${services.tenantId} = ${row.tenantId})`, cap),
+        ),
+      )
+      .returning({ id: services.id }),
+  ]);
+  return removed.length > 0 ? undefined : inserted;
+}
+
+/** Updates the service and reads its paywalls back, in one round trip. */
+export async function updateService(
+  db: Db,
+  id: string,
+  patch: ServicePatch,
+): Promise<{ service: ServiceRow; paywalls: PaywallRow[] } | undefined> {
+  const [[service], children] = await db.batch([
+    db.update(services).set(patch).where(eq(services.id, id)).returning(),
+    db.select().from(paywalls).where(eq(paywalls.serviceId, id)).orderBy(desc(paywalls.createdAt), desc(paywalls.id)),
+  ]);
+  return service ? { service, paywalls: children } : undefined;
+}
+
+export async function findPaywallsOfService(db: Db, serviceId: string): Promise<PaywallRow[]> {
+  return db.select().from(paywalls).where(eq(paywalls.serviceId, serviceId));
+}
+
+/** Deletes the service; its paywalls go with it in the same statement (foreign key cascade). */
+export async function deleteService(db: Db, id: string): Promise<boolean> {
+  const rows = await db.delete(services).where(eq(services.id, id)).returning({ id: services.id });
+  return rows.length > 0;
+}

@@ -1,0 +1,218 @@
+import { inArray } from "drizzle-orm";
+import type { z } from "zod";
+import type { Db } from "../db/client.ts";
+import { findEventsByIds, insertEvents, type NewEvent } from "../db/events.ts";
+import { type PaywallRow, paywalls } from "../db/schema.ts";
+import {
+  findTransaction,
+  findTransactionsByIds,
+  insertTransactions,
+  type NewTransaction,
+  settlePending,
+} from "../db/transactions.ts";
+import { validationIssues } from "../error-handler.ts";
+import type { ErrorCode } from "../errors.ts";
+import type { Event } from "../routes/events/schemas.ts";
+import { toEvent } from "../routes/events/serialize.ts";
+import type { Transaction } from "../routes/transactions/schemas.ts";
+import { toTransaction } from "../routes/transactions/serialize.ts";
+import { EventInputSchema, SettlementSchema, TransactionInputSchema } from "./schemas.ts";
+
+/** What every ingestion call returns: RPC callers get a typed result, not a thrown error. */
+export type IngestResult<T> = { ok: true; data: T } | { ok: false; code: ErrorCode; error: string; details?: unknown };
+
+export interface Recorded<T> {
+  record: T;
+  /** False when the id was already stored (an idempotent retry). */
+  created: boolean;
+}
+
+const fail = (code: ErrorCode, error: string, details?: unknown): IngestResult<never> => ({
+  ok: false,
+  code,
+  error,
+  ...(details === undefined ? {} : { details }),
+});
+
+/** Largest number of records one call may write (each is one statement of one atomic batch). */
+export const MAX_BATCH = 100;
+
+function parseAll<S extends z.ZodType>(
+  schema: S,
+  inputs: unknown[],
+): { ok: true; values: z.output<S>[] } | { ok: false; result: IngestResult<never> } {
+  if (inputs.length === 0 || inputs.length > MAX_BATCH) {
+    return { ok: false, result: fail("VALIDATION_ERROR", `Send 1 to ${MAX_BATCH} records per call`) };
+  }
+  const values: z.output<S>[] = [];
+  for (const [i, input] of inputs.entries()) {
+    const parsed = schema.safeParse(input);
+    if (!parsed.success) {
+      const details = validationIssues(parsed.error).map((d) => ({ ...d, path: inputs.length > 1 ? `${i}.${d.path}` : d.path }));
+      return { ok: false, result: fail("VALIDATION_ERROR", "The record is not valid", details) };
+    }
+    values.push(parsed.data);
+  }
+  const ids = values.map((v) => (v as { id: string }).id);
+  if (new Set(ids).size !== ids.length)
+    return { ok: false, result: fail("VALIDATION_ERROR", "Record ids repeat within the call") };
+  return { ok: true, values };
+}
+
+/** The paywalls named by the records, by id; tenant and service always come from here, never from the caller. */
+async function paywallsById(db: Db, ids: string[]): Promise<Map<string, PaywallRow>> {
+  const unique = [...new Set(ids)];
+  const rows = unique.length ? await db.select().from(paywalls).where(inArray(paywalls.id, unique)) : [];
+  return new Map(rows.map((p) => [p.id, p]));
+}
+
+function missingPaywall(ids: string[], found: Map<string, PaywallRow>): IngestResult<never> | undefined {
+  const missing = [...new Set(ids.filter((id) => !found.has(id)))];
+  return missing.length ? fail("NOT_FOUND", "Unknown paywall", { paywallIds: missing }) : undefined;
+}
+
+/** Ids already stored for a different paywall: reusing an id for another record is refused, not silently merged. */
+function reusedIds(existing: { id: string; paywallId: string }[], inputs: { id: string; paywallId: string }[]) {
+  const byId = new Map(existing.map((e) => [e.id, e.paywallId]));
+  return inputs.filter((i) => byId.has(i.id) && byId.get(i.id) !== i.paywallId).map((i) => i.id);
+}
+
+const summary = (p: PaywallRow) => ({ paywallSlug: p.slug, paywallName: p.name });
+
+export async function recordTransactions(db: Db, inputs: unknown[]): Promise<IngestResult<Recorded<Transaction>[]>> {
+  const parsed = parseAll(TransactionInputSchema, inputs);
+  if (!parsed.ok) return parsed.result;
+  const found = await paywallsById(
+    db,
+    parsed.values.map((t) => t.paywallId),
+  );
+  const missing = missingPaywall(
+    parsed.values.map((t) => t.paywallId),
+    found,
+  );
+  if (missing) return missing;
+  const wrongNetwork = parsed.values.filter((t) => !found.get(t.paywallId)?.networks.includes(t.network));
+  if (wrongNetwork.length) {
+    return fail("VALIDATION_ERROR", "network is not one the paywall accepts", { ids: wrongNetwork.map((t) => t.id) });
+  }
+  const existing = await findTransactionsByIds(
+    db,
+    parsed.values.map((t) => t.id),
+  );
+  const reused = reusedIds(existing, parsed.values);
+  if (reused.length) return fail("CONFLICT", "These ids are already used by other records", { ids: reused });
+
+  const now = new Date();
+  const rows: NewTransaction[] = parsed.values.map((t) => {
+    const paywall = found.get(t.paywallId) as PaywallRow;
+    return {
+      id: t.id,
+      tenantId: paywall.tenantId,
+      paywallId: paywall.id,
+      serviceId: paywall.serviceId,
+      protocol: t.protocol,
+      network: t.network,
+      amount: t.amount,
+      currency: t.currency,
+      status: t.status,
+      payerAddress: t.payerAddress ?? null,
+      txHash: t.txHash ?? null,
+      failureReason: t.failureReason ?? null,
+      createdAt: t.createdAt ?? now,
+      settledAt: t.status === "PENDING" ? null : (t.settledAt ?? now),
+    };
+  });
+  await insertTransactions(db, rows);
+  const stored = new Map(
+    (
+      await findTransactionsByIds(
+        db,
+        rows.map((r) => r.id),
+      )
+    ).map((r) => [r.id, r]),
+  );
+  const old = new Set(existing.map((e) => e.id));
+  return {
+    ok: true,
+    data: rows.map((r) => {
+      const row = stored.get(r.id) as NonNullable<ReturnType<typeof stored.get>>;
+      return { record: toTransaction({ ...row, ...summary(found.get(row.paywallId) as PaywallRow) }), created: !old.has(r.id) };
+    }),
+  };
+}
+
+export async function recordEvents(db: Db, inputs: unknown[]): Promise<IngestResult<Recorded<Event>[]>> {
+  const parsed = parseAll(EventInputSchema, inputs);
+  if (!parsed.ok) return parsed.result;
+  const paywallIds = parsed.values.map((e) => e.paywallId);
+  const found = await paywallsById(db, paywallIds);
+  const missing = missingPaywall(paywallIds, found);
+  if (missing) return missing;
+  const existing = await findEventsByIds(
+    db,
+    parsed.values.map((e) => e.id),
+  );
+  const reused = reusedIds(existing, parsed.values);
+  if (reused.length) return fail("CONFLICT", "These ids are already used by other records", { ids: reused });
+
+  const now = new Date();
+  const rows: NewEvent[] = parsed.values.map((e) => {
+    const paywall = found.get(e.paywallId) as PaywallRow;
+    return {
+      id: e.id,
+      tenantId: paywall.tenantId,
+      paywallId: paywall.id,
+      serviceId: paywall.serviceId,
+      eventType: e.eventType,
+      statusCode: e.statusCode ?? null,
+      responseTime: e.responseTime ?? null,
+      amount: e.amount ?? null,
+      metadata: e.metadata ?? null,
+      createdAt: e.createdAt ?? now,
+    };
+  });
+  await insertEvents(db, rows);
+  const stored = new Map(
+    (
+      await findEventsByIds(
+        db,
+        rows.map((r) => r.id),
+      )
+    ).map((r) => [r.id, r]),
+  );
+  const old = new Set(existing.map((e) => e.id));
+  return {
+    ok: true,
+    data: rows.map((r) => {
+      const row = stored.get(r.id) as NonNullable<ReturnType<typeof stored.get>>;
+      return { record: toEvent({ ...row, ...summary(found.get(row.paywallId) as PaywallRow) }), created: !old.has(r.id) };
+    }),
+  };
+}
+
+/**
+ * Settles a PENDING transaction: PENDING → COMPLETED or PENDING → FAILED, nothing else.
+ * Repeating the same settlement is accepted (a retry); a different one is refused.
+ */
+export async function settleTransaction(db: Db, id: unknown, input: unknown): Promise<IngestResult<Transaction>> {
+  if (typeof id !== "string" || id.length === 0 || id.length > 64) return fail("VALIDATION_ERROR", "id must be a transaction id");
+  const parsed = SettlementSchema.safeParse(input);
+  if (!parsed.success) return fail("VALIDATION_ERROR", "The settlement is not valid", validationIssues(parsed.error));
+  const s = parsed.data;
+  const change = {
+    status: s.status,
+    txHash: s.txHash ?? null,
+    settledAt: s.settledAt ?? new Date(),
+    failureReason: s.failureReason ?? null,
+  };
+  const settled = await settlePending(db, id, change);
+  const current = await findTransaction(db, id);
+  if (!current) return fail("NOT_FOUND", "Transaction not found");
+  if (settled) return { ok: true, data: toTransaction(current) };
+  const sameAgain =
+    current.status === change.status && current.txHash === change.txHash && current.failureReason === change.failureReason;
+  if (sameAgain) return { ok: true, data: toTransaction(current) };
+  return fail("CONFLICT", `Transaction is ${current.status}; only a PENDING transaction can be settled`, {
+    status: current.status,
+  });
+}

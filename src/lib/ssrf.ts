@@ -1,0 +1,112 @@
+import ipaddr from "ipaddr.js";
+
+/**
+ * SSRF guard for upstream URLs (`baseUrl`, `targetUrl`): a pure check of the URL text, no I/O.
+ *
+ * WHATWG `new URL()` parses first, so every spelling a fetch would accept (2130706433, 0x7f.1, 0177.0.0.1,
+ * 127.1, %31%32%37.0.0.1, full-width digits, a trailing dot) is already the dotted IPv4 `127.0.0.1`, and
+ * IPv6 is compressed inside brackets. The normalized hostname is then classified as an IP literal or a name.
+ *
+ * Names that resolve to private addresses (`*.nip.io`, DNS rebinding, redirects) cannot be caught here without
+ * DNS: the request-time path must fetch with `redirect: "manual"` and re-check every hop.
+ */
+
+export type SsrfReason =
+  | "invalid_url" // not an absolute URL
+  | "scheme_not_allowed" // not http: or https:
+  | "userinfo_not_allowed" // a user name or password before the host
+  | "blocked_hostname" // localhost, an internal suffix, a single label
+  | "private_address"; // an IP literal in a denied range
+
+export type SsrfCheck = { allowed: true; url: URL } | { allowed: false; reason: SsrfReason; message: string };
+
+// The IANA special-purpose registries, as explicit ranges: ipaddr.js calls some of them (::7f00:1,
+// 168.63.129.16) plain "unicast", so its range names are not used.
+const DENIED_IPV4 = [
+  "0.0.0.0/8", // "this network"
+  "10.0.0.0/8", // private
+  "100.64.0.0/10", // carrier-grade NAT (also Alibaba metadata 100.100.100.200)
+  "127.0.0.0/8", // loopback
+  "168.63.129.16/32", // Azure wire server
+  "169.254.0.0/16", // link-local, cloud metadata
+  "172.16.0.0/12", // private
+  "192.0.0.0/24", // IETF protocol assignments
+  "192.0.2.0/24", // documentation
+  "192.31.196.0/24", // AS112
+  "192.52.193.0/24", // AMT
+  "192.88.99.0/24", // 6to4 relay anycast
+  "192.168.0.0/16", // private
+  "192.175.48.0/24", // AS112
+  "198.18.0.0/15", // benchmarking
+  "198.51.100.0/24", // documentation
+  "203.0.113.0/24", // documentation
+  "224.0.0.0/4", // multicast
+  "240.0.0.0/4", // reserved, broadcast
+].map((cidr) => ipaddr.IPv4.parseCIDR(cidr));
+
+// IPv4-mapped addresses (::ffff:0:0/96) are not listed: they are unwrapped and checked as IPv4.
+const DENIED_IPV6 = [
+  "::/128", // unspecified
+  "::1/128", // loopback
+  "::/96", // IPv4-compatible (deprecated)
+  "64:ff9b::/96", // NAT64
+  "100::/64", // discard-only
+  "2001::/23", // IETF protocol assignments, Teredo (2001::/32)
+  "2001:db8::/32", // documentation
+  "2002::/16", // 6to4
+  "3fff::/20", // documentation
+  "5f00::/16", // segment routing
+  "fc00::/7", // unique local (AWS metadata fd00:ec2::254)
+  "fe80::/10", // link-local
+  "fec0::/10", // site-local (deprecated)
+  "ff00::/8", // multicast
+].map((cidr) => ipaddr.IPv6.parseCIDR(cidr));
+
+// `localhost` itself is a single label; `home.arpa` is the one suffix with two.
+const DENIED_SUFFIXES = ["localhost", "internal", "local", "localdomain", "home.arpa"];
+
+export function checkUpstreamUrl(input: string): SsrfCheck {
+  let url: URL;
+  try {
+    url = new URL(input);
+  } catch {
+    return deny("invalid_url", "The URL must be an absolute http or https URL.");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    return deny("scheme_not_allowed", "Only http and https URLs are allowed.");
+  }
+  if (url.username !== "" || url.password !== "") {
+    return deny("userinfo_not_allowed", "The URL must not contain a user name or password.");
+  }
+
+  const host = url.hostname;
+  if (host.startsWith("[")) {
+    if (isDeniedAddress(ipaddr.IPv6.parse(host.slice(1, -1)))) return denyAddress(host);
+  } else if (ipaddr.IPv4.isValidFourPartDecimal(host)) {
+    if (isDeniedAddress(ipaddr.IPv4.parse(host))) return denyAddress(host);
+  } else if (isDeniedName(host)) {
+    return deny("blocked_hostname", `The host ${host} is a local, internal or single-label name.`);
+  }
+  return { allowed: true, url };
+}
+
+function isDeniedAddress(address: ipaddr.IPv4 | ipaddr.IPv6): boolean {
+  if (address instanceof ipaddr.IPv4) return DENIED_IPV4.some((range) => address.match(range));
+  if (address.isIPv4MappedAddress()) return isDeniedAddress(address.toIPv4Address());
+  return DENIED_IPV6.some((range) => address.match(range));
+}
+
+function isDeniedName(hostname: string): boolean {
+  const name = hostname.endsWith(".") ? hostname.slice(0, -1) : hostname;
+  const labels = name.split(".");
+  if (labels.length < 2 || labels.includes("")) return true;
+  return DENIED_SUFFIXES.some((suffix) => name === suffix || name.endsWith(`.${suffix}`));
+}
+
+function denyAddress(host: string): SsrfCheck {
+  return deny("private_address", `The host ${host} is in a private or reserved IP range.`);
+}
+
+function deny(reason: SsrfReason, message: string): SsrfCheck {
+  return { allowed: false, reason, message };
+}

@@ -1,0 +1,39 @@
+import { getConfig } from "../config.ts";
+import type { Db } from "../db/client.ts";
+import { findPaywall } from "../db/paywalls.ts";
+import { findService } from "../db/services.ts";
+import { ApiError, forbidden, notFound } from "../errors.ts";
+import { type KeyRing, parseKeyRing } from "../lib/secret-box.ts";
+import { checkUpstreamUrl } from "../lib/ssrf.ts";
+
+/** Refuses an upstream URL the platform must not call (private, internal or non-HTTP targets). */
+export function assertSafeUpstream(field: string, url: string): void {
+  const verdict = checkUpstreamUrl(url);
+  if (!verdict.allowed) throw new ApiError("SSRF_BLOCKED", verdict.message, { details: { field, reason: verdict.reason } });
+}
+
+/** The resource if it exists and belongs to the tenant: 404 if unknown, 403 if another tenant's. */
+export function assertOwned<T extends { tenantId: string }>(row: T | undefined, tenantId: string, what: string): T {
+  if (!row) throw notFound(what);
+  if (row.tenantId !== tenantId) throw forbidden(what);
+  return row;
+}
+
+/** The encryption key ring from the `ENCRYPTION_KEY` secret. A missing secret is a deployment error (500). */
+export function keyRing(env: Env): KeyRing {
+  const secret = getConfig(env).encryptionKey;
+  if (!secret) throw new Error("ENCRYPTION_KEY is not configured");
+  return parseKeyRing(secret);
+}
+
+/**
+ * A history filter may name a deleted paywall or service (its records remain), but never another tenant's: 403.
+ */
+export async function assertFilterRefsOwned(db: Db, tenantId: string, refs: { paywallId?: string | undefined; serviceId?: string | undefined }) {
+  const [paywall, service] = await Promise.all([
+    refs.paywallId ? findPaywall(db, refs.paywallId) : undefined,
+    refs.serviceId ? findService(db, refs.serviceId) : undefined,
+  ]);
+  if (paywall && paywall.tenantId !== tenantId) throw forbidden("paywall");
+  if (service && service.tenantId !== tenantId) throw forbidden("service");
+}

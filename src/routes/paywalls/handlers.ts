@@ -1,0 +1,216 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { getConfig } from "../../config.ts";
+import type { Db } from "../../db/client.ts";
+import { isUniqueViolation } from "../../db/errors.ts";
+import * as db from "../../db/paywalls.ts";
+import type { PaywallRow, ServiceRow, Tenant } from "../../db/schema.ts";
+import { findService } from "../../db/services.ts";
+import { meta, pagination } from "../../envelope.ts";
+import { ApiError } from "../../errors.ts";
+import { newId } from "../../lib/ids.ts";
+import { commonMode, networksOutsideMode } from "../../lib/networks.ts";
+import { headersMaskedWithoutValue, sealHeaders } from "../../lib/secret-fields.ts";
+import type { AppEnv } from "../../types.ts";
+import { assertOwned, assertSafeUpstream, keyRing } from "../guards.ts";
+import type * as routes from "./routes.ts";
+import { HTTP_METHODS } from "./schemas.ts";
+import { toPaywall } from "./serialize.ts";
+
+export const DEFAULT_TIMEOUT_MS = 60_000;
+
+type Issue = { path: string; message: string };
+const invalid = (details: Issue[]) => new ApiError("VALIDATION_ERROR", "The request is not valid", { details });
+
+/** The service a paywall points at: it must exist and belong to the tenant. */
+async function ownService(database: Db, serviceId: string, tenantId: string): Promise<ServiceRow> {
+  const service = await findService(database, serviceId);
+  if (!service || service.tenantId !== tenantId) {
+    throw new ApiError("INVALID_SERVICE", "serviceId does not name one of your services", { details: { serviceId } });
+  }
+  return service;
+}
+
+interface Target {
+  targetType: "PROXY" | "ROUTE";
+  targetUrl: string | null;
+  targetRoute: string | null;
+  serviceId: string | null;
+  networks: string[];
+}
+
+/**
+ * Rules that span fields, checked on the paywall as it will be stored: a PROXY needs a `targetUrl`,
+ * a ROUTE a `targetRoute` and a service; networks match the service's mode, or share one mode without a service.
+ * `sent` names the fields the request carried, so a field that does not apply to the type is refused only when sent.
+ */
+function targetIssues(target: Target, service: ServiceRow | undefined, sent: Partial<Record<keyof Target, unknown>>): Issue[] {
+  const issues: Issue[] = [];
+  if (target.targetType === "PROXY") {
+    if (!target.targetUrl) issues.push({ path: "targetUrl", message: "Required when targetType is PROXY" });
+    if (sent.targetRoute != null) issues.push({ path: "targetRoute", message: "Applies to ROUTE paywalls only" });
+  } else {
+    if (!target.targetRoute) issues.push({ path: "targetRoute", message: "Required when targetType is ROUTE" });
+    if (!target.serviceId) issues.push({ path: "serviceId", message: "Required when targetType is ROUTE" });
+    if (sent.targetUrl != null) issues.push({ path: "targetUrl", message: "Applies to PROXY paywalls only" });
+  }
+  if (service) {
+    for (const n of networksOutsideMode(target.networks, service.mode)) {
+      issues.push({
+        path: `networks.${target.networks.indexOf(n)}`,
+        message: `"${n}" is not a ${service.mode} network, the service's mode`,
+      });
+    }
+  } else if (!commonMode(target.networks)) {
+    issues.push({ path: "networks", message: "Without a service, all networks must be of one mode" });
+  }
+  return issues;
+}
+
+function maskedHeaderIssues(
+  headers: { key: string; value: string }[] | null | undefined,
+  stored: PaywallRow["headers"] = null,
+): Issue[] {
+  return headers
+    ? headersMaskedWithoutValue(headers, stored ?? []).map((key) => ({
+        path: "headers",
+        message: `"***" keeps a stored value, but header "${key}" has none`,
+      }))
+    : [];
+}
+
+function conflictOnDuplicateSlug(err: unknown): never {
+  if (isUniqueViolation(err)) throw new ApiError("CONFLICT", "A paywall with this slug already exists in the service");
+  throw err;
+}
+
+export const createPaywall: RouteHandler<typeof routes.createPaywall, AppEnv> = async (c) => {
+  const body = c.req.valid("json");
+  const tenant = c.var.auth.tenant;
+  const config = getConfig(c.env);
+  const service = body.serviceId ? await ownService(c.var.db, body.serviceId, tenant.id) : undefined;
+  const target: Target = {
+    targetType: body.targetType,
+    targetUrl: body.targetUrl ?? null,
+    targetRoute: body.targetRoute ?? null,
+    serviceId: body.serviceId ?? null,
+    networks: body.networks,
+  };
+  const issues = [...targetIssues(target, service, body), ...maskedHeaderIssues(body.headers)];
+  if (issues.length > 0) throw invalid(issues);
+  if (target.targetUrl) assertSafeUpstream("targetUrl", target.targetUrl);
+
+  const id = newId("pw");
+  const now = new Date();
+  const row = await db
+    .insertPaywallWithinCap(
+      c.var.db,
+      {
+        id,
+        tenantId: tenant.id,
+        serviceId: target.serviceId,
+        slug: body.slug,
+        name: body.name,
+        description: body.description ?? null,
+        targetType: target.targetType,
+        targetUrl: target.targetType === "PROXY" ? target.targetUrl : null,
+        targetRoute: target.targetType === "ROUTE" ? target.targetRoute : null,
+        price: body.price,
+        currency: body.currency,
+        networks: body.networks,
+        merchantWallet: tenant.walletAddress,
+        timeout: body.timeout ?? DEFAULT_TIMEOUT_MS,
+        allowedMethods: body.allowedMethods ?? [...HTTP_METHODS],
+        allowedHeaders: [],
+        fulfillmentMode: body.fulfillmentMode,
+        enabled: body.enabled ?? true,
+        headers: body.headers ? await sealHeaders(keyRing(c.env), { tenantId: tenant.id, paywallId: id }, body.headers) : null,
+        queryParams: body.queryParams ?? null,
+        cacheRules: body.cacheRules ?? null,
+        createdAt: now,
+        updatedAt: now,
+      },
+      config.maxPaywallsPerTenant,
+    )
+    .catch(conflictOnDuplicateSlug);
+  if (!row) {
+    throw new ApiError(
+      "BETA_LIMIT_PAYWALLS",
+      `A tenant may hold at most ${config.maxPaywallsPerTenant} paywalls during the beta`,
+    );
+  }
+  return c.json({ data: toPaywall(row, config), meta: meta(c) }, 201);
+};
+
+export const listPaywalls: RouteHandler<typeof routes.listPaywalls, AppEnv> = async (c) => {
+  const { limit, offset, serviceId, enabled } = c.req.valid("query");
+  const tenantId = c.var.auth.tenant.id;
+  if (serviceId) assertOwned(await findService(c.var.db, serviceId), tenantId, "Service");
+  const config = getConfig(c.env);
+  const page = await db.findPaywallsPage(c.var.db, tenantId, { limit, offset }, { serviceId, enabled });
+  return c.json(
+    {
+      data: page.rows.map((row) => toPaywall(row, config)),
+      meta: { ...meta(c), pagination: pagination(page.total, limit, offset) },
+    },
+    200,
+  );
+};
+
+export const getPaywall: RouteHandler<typeof routes.getPaywall, AppEnv> = async (c) => {
+  const row = assertOwned(await db.findPaywall(c.var.db, c.req.valid("param").id), c.var.auth.tenant.id, "Paywall");
+  return c.json({ data: toPaywall(row, getConfig(c.env)), meta: meta(c) }, 200);
+};
+
+/** A wallet the tenant owns, in the tenant's stored spelling; anything else is refused. */
+function ownWallet(tenant: Tenant, wallet: string): string {
+  const own = [tenant.walletAddress, tenant.tempoWalletAddress].find((w) => w && w.toLowerCase() === wallet.toLowerCase());
+  if (!own)
+    throw new ApiError("INVALID_WALLET", "merchantWallet must be one of your own wallets (walletAddress or tempoWalletAddress)");
+  return own;
+}
+
+export const updatePaywall: RouteHandler<typeof routes.updatePaywall, AppEnv> = async (c) => {
+  const patch = c.req.valid("json");
+  const { id } = c.req.valid("param");
+  const tenant = c.var.auth.tenant;
+  const existing = assertOwned(await db.findPaywall(c.var.db, id), tenant.id, "Paywall");
+
+  const target: Target = {
+    targetType: patch.targetType ?? existing.targetType,
+    targetUrl: patch.targetUrl !== undefined ? patch.targetUrl : existing.targetUrl,
+    targetRoute: patch.targetRoute !== undefined ? patch.targetRoute : existing.targetRoute,
+    serviceId: patch.serviceId !== undefined ? patch.serviceId : existing.serviceId,
+    networks: patch.networks ?? existing.networks,
+  };
+  const service = target.serviceId ? await ownService(c.var.db, target.serviceId, tenant.id) : undefined;
+  const issues = [...targetIssues(target, service, patch), ...maskedHeaderIssues(patch.headers, existing.headers)];
+  if (issues.length > 0) throw invalid(issues);
+  if (patch.targetUrl) assertSafeUpstream("targetUrl", patch.targetUrl);
+  const merchantWallet = patch.merchantWallet === undefined ? undefined : ownWallet(tenant, patch.merchantWallet);
+  const headers =
+    patch.headers === undefined
+      ? undefined
+      : patch.headers === null
+        ? null
+        : await sealHeaders(keyRing(c.env), { tenantId: tenant.id, paywallId: id }, patch.headers, existing.headers ?? []);
+
+  const row = await db
+    .updatePaywall(c.var.db, id, {
+      ...patch,
+      targetUrl: target.targetType === "PROXY" ? target.targetUrl : null,
+      targetRoute: target.targetType === "ROUTE" ? target.targetRoute : null,
+      ...(merchantWallet === undefined ? {} : { merchantWallet }),
+      ...(headers === undefined ? {} : { headers }),
+      updatedAt: new Date(),
+    })
+    .catch(conflictOnDuplicateSlug);
+  if (!row) throw new ApiError("NOT_FOUND", "Paywall not found");
+  return c.json({ data: toPaywall(row, getConfig(c.env)), meta: meta(c) }, 200);
+};
+
+export const deletePaywall: RouteHandler<typeof routes.deletePaywall, AppEnv> = async (c) => {
+  const { id } = c.req.valid("param");
+  assertOwned(await db.findPaywall(c.var.db, id), c.var.auth.tenant.id, "Paywall");
+  if (!(await db.deletePaywall(c.var.db, id))) throw new ApiError("NOT_FOUND", "Paywall not found");
+  return c.json({ data: { id, deleted: true as const }, meta: meta(c) }, 200);
+};

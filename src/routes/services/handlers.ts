@@ -1,0 +1,148 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { getConfig } from "../../config.ts";
+import type { StoredAuthConfig } from "../../db/schema.ts";
+import * as db from "../../db/services.ts";
+import { meta, pagination } from "../../envelope.ts";
+import { ApiError } from "../../errors.ts";
+import { type AuthMethod, authConfigIssues } from "../../lib/auth-config.ts";
+import { newId } from "../../lib/ids.ts";
+import { networksOutsideMode } from "../../lib/networks.ts";
+import { sealAuthConfig } from "../../lib/secret-fields.ts";
+import type { AppEnv } from "../../types.ts";
+import { assertOwned, assertSafeUpstream, keyRing } from "../guards.ts";
+import type * as routes from "./routes.ts";
+import type { ServiceUpdate } from "./schemas.ts";
+import { toService } from "./serialize.ts";
+
+const invalid = (details: { path: string; message: string }[]) =>
+  new ApiError("VALIDATION_ERROR", "The request is not valid", { details });
+
+export const createService: RouteHandler<typeof routes.createService, AppEnv> = async (c) => {
+  const body = c.req.valid("json");
+  const tenantId = c.var.auth.tenant.id;
+  const config = getConfig(c.env);
+  assertSafeUpstream("baseUrl", body.baseUrl);
+  const authConfig = body.authConfig ?? {};
+  const issues = authConfigIssues(body.authMethod, authConfig);
+  if (issues.length > 0) throw invalid(issues);
+
+  const id = newId("svc");
+  const now = new Date();
+  const row = await db.insertServiceWithinCap(
+    c.var.db,
+    {
+      id,
+      tenantId,
+      name: body.name,
+      description: body.description ?? null,
+      baseUrl: body.baseUrl,
+      authMethod: body.authMethod,
+      authConfig: await sealAuthConfig(keyRing(c.env), { tenantId, serviceId: id }, body.authMethod, authConfig),
+      networks: body.networks,
+      mode: body.mode,
+      contactEmail: body.contactEmail ?? null,
+      categories: body.categories ?? [],
+      docsHomepage: body.docsHomepage ?? null,
+      docsApiReference: body.docsApiReference ?? null,
+      docsLlms: body.docsLlms ?? null,
+      xGuidance: body.xGuidance ?? null,
+      publicRoutes: body.publicRoutes ?? [],
+      siwxRoutes: body.siwxRoutes ?? [],
+      createdAt: now,
+      updatedAt: now,
+    },
+    config.maxServicesPerTenant,
+  );
+  if (!row) {
+    throw new ApiError(
+      "BETA_LIMIT_SERVICES",
+      `A tenant may hold at most ${config.maxServicesPerTenant} services during the beta`,
+    );
+  }
+  return c.json({ data: toService(row, [], config), meta: meta(c) }, 201);
+};
+
+export const listServices: RouteHandler<typeof routes.listServices, AppEnv> = async (c) => {
+  const { limit, offset, mode } = c.req.valid("query");
+  const config = getConfig(c.env);
+  const page = await db.findServicesPage(c.var.db, c.var.auth.tenant.id, { limit, offset }, { mode });
+  return c.json(
+    {
+      data: page.items.map(({ service, paywalls }) => toService(service, paywalls, config)),
+      meta: { ...meta(c), pagination: pagination(page.total, limit, offset) },
+    },
+    200,
+  );
+};
+
+export const getService: RouteHandler<typeof routes.getService, AppEnv> = async (c) => {
+  const found = await db.findServiceWithPaywalls(c.var.db, c.req.valid("param").id);
+  const service = assertOwned(found?.service, c.var.auth.tenant.id, "Service");
+  return c.json({ data: toService(service, found?.paywalls ?? [], getConfig(c.env)), meta: meta(c) }, 200);
+};
+
+/** The stored authConfig after the update, validated against the resulting authMethod. */
+async function nextAuthConfig(
+  env: Env,
+  owner: { tenantId: string; serviceId: string },
+  patch: ServiceUpdate,
+  stored: StoredAuthConfig,
+  storedMethod: string,
+) {
+  if (patch.authMethod === undefined && patch.authConfig === undefined) return undefined;
+  const method = (patch.authMethod ?? storedMethod) as AuthMethod;
+  const input = patch.authConfig ?? stored;
+  const issues = authConfigIssues(method, input, stored);
+  if (issues.length > 0) throw invalid(issues);
+  return patch.authConfig === undefined ? stored : sealAuthConfig(keyRing(env), owner, method, patch.authConfig, stored);
+}
+
+export const updateService: RouteHandler<typeof routes.updateService, AppEnv> = async (c) => {
+  const patch = c.req.valid("json");
+  const { id } = c.req.valid("param");
+  const tenantId = c.var.auth.tenant.id;
+  const existing = assertOwned(await db.findService(c.var.db, id), tenantId, "Service");
+  if (patch.baseUrl !== undefined) assertSafeUpstream("baseUrl", patch.baseUrl);
+
+  const mode = patch.mode ?? existing.mode;
+  const networks = patch.networks ?? existing.networks;
+  const strayNetworks = networksOutsideMode(networks, mode);
+  if (strayNetworks.length > 0) {
+    throw invalid(
+      strayNetworks.map((n) => ({
+        path: `networks.${networks.indexOf(n)}`,
+        message: `"${n}" is not a ${mode} network${patch.networks ? "" : ": send networks of the new mode with it"}`,
+      })),
+    );
+  }
+  if (mode !== existing.mode) {
+    const orphans = (await db.findPaywallsOfService(c.var.db, id)).filter(
+      (p) => networksOutsideMode(p.networks, mode).length > 0,
+    );
+    if (orphans.length > 0) {
+      throw invalid(
+        orphans.map((p) => ({
+          path: "mode",
+          message: `Paywall "${p.slug}" (${p.id}) accepts ${p.networks.join(", ")}, not ${mode} networks`,
+        })),
+      );
+    }
+  }
+  const authConfig = await nextAuthConfig(c.env, { tenantId, serviceId: id }, patch, existing.authConfig, existing.authMethod);
+
+  const { authConfig: _ignored, ...fields } = patch;
+  const updated = await db.updateService(c.var.db, id, {
+    ...fields,
+    ...(authConfig ? { authConfig } : {}),
+    updatedAt: new Date(),
+  });
+  if (!updated) throw new ApiError("NOT_FOUND", "Service not found");
+  return c.json({ data: toService(updated.service, updated.paywalls, getConfig(c.env)), meta: meta(c) }, 200);
+};
+
+export const deleteService: RouteHandler<typeof routes.deleteService, AppEnv> = async (c) => {
+  const { id } = c.req.valid("param");
+  assertOwned(await db.findService(c.var.db, id), c.var.auth.tenant.id, "Service");
+  if (!(await db.deleteService(c.var.db, id))) throw new ApiError("NOT_FOUND", "Service not found");
+  return c.json({ data: { id, deleted: true as const }, meta: meta(c) }, 200);
+};

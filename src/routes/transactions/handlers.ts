@@ -1,0 +1,20 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { findTransaction, findTransactionsPage } from "../../db/transactions.ts";
+import { meta, pagination } from "../../envelope.ts";
+import type { AppEnv } from "../../types.ts";
+import { assertFilterRefsOwned, assertOwned } from "../guards.ts";
+import type * as routes from "./routes.ts";
+import { toTransaction } from "./serialize.ts";
+
+export const listTransactions: RouteHandler<typeof routes.listTransactions, AppEnv> = async (c) => {
+  const { limit, offset, ...filter } = c.req.valid("query");
+  const tenantId = c.var.auth.tenant.id;
+  await assertFilterRefsOwned(c.var.db, tenantId, filter);
+  const page = await findTransactionsPage(c.var.db, tenantId, { limit, offset }, filter);
+  return c.json({ data: page.rows.map(toTransaction), meta: { ...meta(c), pagination: pagination(page.total, limit, offset) } }, 200);
+};
+
+export const getTransaction: RouteHandler<typeof routes.getTransaction, AppEnv> = async (c) => {
+  const row = assertOwned(await findTransaction(c.var.db, c.req.valid("param").id), c.var.auth.tenant.id, "Transaction");
+  return c.json({ data: toTransaction(row), meta: meta(c) }, 200);
+};
