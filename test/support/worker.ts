@@ -2,8 +2,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { RateLimitDecision } from "../../src/rate-limiter.ts";
 
-export * from "../../src/index.ts";
-export { default } from "../../src/index.ts";
+export { default, Ingest, RateLimiter } from "../../src/index.ts";
 
 interface Window {
   start: number;
