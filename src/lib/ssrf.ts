@@ -50,6 +50,7 @@ const DENIED_IPV6 = [
   "::1/128", // loopback
   "::/96", // IPv4-compatible (deprecated)
   "64:ff9b::/96", // NAT64
+  "64:ff9b:1::/48", // local-use NAT64
   "100::/64", // discard-only
   "2001::/23", // IETF protocol assignments, Teredo (2001::/32)
   "2001:db8::/32", // documentation
