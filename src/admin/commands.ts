@@ -313,6 +313,24 @@ export async function removeKey(db: Db, input: { id: string }): Promise<{ id: st
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// Demo history (`demo-data`): a demo service with paywalls if the tenant has none, then buyer requests
+
+export const DemoDataInput = z.strictObject({
+  tenant: Id,
+  count: z.coerce.number().int("Must be a whole number").min(1).max(10_000).default(200),
+});
+export type DemoDataInput = z.input<typeof DemoDataInput>;
+
+/** Writes `count` demo buyer requests (events and transactions over the last week) for the tenant, through the ingestion code. */
+export async function demoData(db: Db, input: DemoDataInput) {
+  const v = parse(DemoDataInput, input);
+  const tenant = await requireTenant(db, v.tenant);
+  // Loaded on demand: the ingestion code pulls in the API's schemas, which the other commands do not need.
+  const { writeDemoData } = await import("../ingest/demo-data.ts");
+  return writeDemoData(db, tenant, v.count);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // Demo data for `npm run dev`
 
 export const DEMO_TENANT = {

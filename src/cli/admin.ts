@@ -6,9 +6,11 @@
  * local migrations are applied first), or with `--remote` on the deployed database.
  */
 import { parseArgs } from "node:util";
+import { DrizzleQueryError } from "drizzle-orm/errors";
 import {
   createKey,
   createTenant,
+  demoData,
   listAllTenants,
   listKeys,
   pauseKey,
@@ -32,6 +34,7 @@ Commands:
   key resume ID
   key revoke ID
   key delete ID
+  demo-data --tenant ID [--count N]      demo service, paywalls and N (default 200) buyer requests of history
 
 Options:
   --remote     Work on the deployed D1 database instead of the local one (needs Cloudflare credentials:
@@ -55,6 +58,7 @@ type Values = {
   scopes?: string[];
   "expires-at"?: string;
   "allow-ip"?: string[];
+  count?: string;
 };
 
 interface Command {
@@ -89,6 +93,11 @@ const COMMANDS: Record<string, Command> = {
   "key resume": { options: [], required: [], arg: "ID", run: (db, _v, id) => resumeKey(db, { id }) },
   "key revoke": { options: [], required: [], arg: "ID", run: (db, _v, id) => revokeKey(db, { id }) },
   "key delete": { options: [], required: [], arg: "ID", run: (db, _v, id) => removeKey(db, { id }) },
+  "demo-data": {
+    options: ["tenant", "count"],
+    required: ["tenant"],
+    run: (db, v) => demoData(db, { tenant: v.tenant!, count: v.count }),
+  },
 };
 
 /** Input field names as the command line spells them, for error messages. */
@@ -101,6 +110,7 @@ const FLAG_NAMES: Record<string, string> = {
   scopes: "--scopes",
   expiresAt: "--expires-at",
   allowIps: "--allow-ip",
+  count: "--count",
   id: "ID",
 };
 
@@ -132,6 +142,7 @@ const parseOptions = (argv: string[]) =>
       scopes: { type: "string", multiple: true },
       "expires-at": { type: "string" },
       "allow-ip": { type: "string", multiple: true },
+      count: { type: "string" },
       remote: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -149,10 +160,11 @@ function parseCommandLine(argv: string[]): Invocation {
   if (help || positionals[0] === "help") return { help: true, remote, values, arg: "" };
   if (positionals.length === 0) throw new UsageError("No command given");
 
-  const name = positionals.slice(0, 2).join(" ");
+  const words = COMMANDS[positionals[0]!] ? 1 : 2; // `demo-data` is one word, the others two
+  const name = positionals.slice(0, words).join(" ");
   const command = COMMANDS[name];
   if (!command) throw new UsageError(`Unknown command "${name}"`);
-  const rest = positionals.slice(2);
+  const rest = positionals.slice(words);
   if (command.arg && rest.length === 0) throw new UsageError(`"${name}" needs the key's ${command.arg}`);
   if (rest.length > (command.arg ? 1 : 0)) throw new UsageError(`Unexpected argument "${rest[command.arg ? 1 : 0]}"`);
   for (const option of Object.keys(values) as (keyof Values)[]) {
@@ -176,10 +188,12 @@ function errorBody(err: unknown): { error: string; code: string; details?: unkno
     }
     return { error: err.message, code: err.code };
   }
-  // D1/drizzle failures carry SQL and bound parameters in `message`; the underlying cause names the problem alone.
-  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : undefined;
-  const message = cause?.message ?? (err instanceof Error ? err.message : String(err));
-  return { error: message, code: cause ? "DATABASE_ERROR" : "INTERNAL_ERROR" };
+  // A D1 failure's drizzle message carries the SQL and every bound parameter (key hashes included): show its
+  // cause instead, which names the problem alone.
+  if (err instanceof DrizzleQueryError) {
+    return { error: err.cause?.message ?? "The database query failed", code: "DATABASE_ERROR" };
+  }
+  return { error: err instanceof Error ? err.message : String(err), code: "INTERNAL_ERROR" };
 }
 
 async function main(argv: string[]): Promise<number> {

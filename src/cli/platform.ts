@@ -2,7 +2,7 @@
  * What the Node-side scripts (`npm run admin`, `npm run dev`) share: the project paths, wrangler as a child
  * process, and the D1 binding through wrangler's `getPlatformProxy()`.
  */
-import { spawn, type StdioOptions } from "node:child_process";
+import { type StdioOptions, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";

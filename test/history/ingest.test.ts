@@ -77,7 +77,8 @@ describe("Ingest entrypoint: transactions", () => {
     for (const [input, path] of cases) {
       const result = await ingest().recordTransaction(input as never);
       expect(result, path).toMatchObject({ ok: false, code: "VALIDATION_ERROR" });
-      if (!result.ok) expect((result.details as { path: string }[]).map((d) => d.path)).toContain(path);
+      const { details } = result as unknown as { details: { path: string }[] };
+      expect(details.map((d) => d.path)).toContain(path);
     }
     const offNetwork = await ingest().recordTransaction({ ...base, network: "base" } as never);
     expect(offNetwork).toMatchObject({ ok: false, code: "VALIDATION_ERROR" });
@@ -140,7 +141,7 @@ describe("Ingest entrypoint: transactions", () => {
         ingest().settleTransaction(id, { status: "FAILED", failureReason: "raced" }),
       ]);
       expect(results.filter((r) => r.ok)).toHaveLength(1);
-      expect(results.filter((r) => !r.ok && r.code === "CONFLICT")).toHaveLength(1);
+      expect(results.filter((r) => !r.ok && (r as unknown as { code: string }).code === "CONFLICT")).toHaveLength(1);
     });
   });
 });

@@ -1,0 +1,109 @@
+/**
+ * `npm run dev`: everything a fresh clone needs, then `wrangler dev`.
+ *
+ * 1. `.dev.vars` gets a generated `ENCRYPTION_KEY` (`k1:<base64 of 32 random bytes>`) if it has none.
+ * 2. Pending local D1 migrations are applied.
+ * 3. On a database without tenants: a demo tenant and a key with every scope, printed once with a ready `curl`.
+ *    Otherwise: how to make a key with the operator CLI.
+ * 4. `wrangler dev` on port 8787 (extra arguments are passed on: `npm run dev -- --port 9000`), with inherited stdio;
+ *    SIGINT/SIGTERM are forwarded and its exit code is ours.
+ */
+import { spawn } from "node:child_process";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { constants } from "node:os";
+import { join } from "node:path";
+import { listAllTenants, seedDemo } from "../admin/commands.ts";
+import { getDb } from "../db/client.ts";
+import { generateKeyRingSecret } from "../lib/secret-box.ts";
+import { applyLocalMigrations, openD1, PROJECT_ROOT, WRANGLER_BIN, wranglerEnv } from "./platform.ts";
+
+const DEFAULT_PORT = "8787";
+const DEV_VARS = join(PROJECT_ROOT, ".dev.vars");
+
+const say = (text: string) => process.stdout.write(`${text}\n`);
+
+/** Creates `.dev.vars` (mode 600) with a fresh key ring, or adds one to an existing file that has none. */
+function ensureDevVars(): void {
+  const line = `ENCRYPTION_KEY=${generateKeyRingSecret()}\n`;
+  if (!existsSync(DEV_VARS)) {
+    writeFileSync(DEV_VARS, `# Local secrets for \`wrangler dev\` (never committed).\n${line}`, { mode: 0o600 });
+    say("Created .dev.vars with a generated ENCRYPTION_KEY.");
+    return;
+  }
+  const text = readFileSync(DEV_VARS, "utf8");
+  if (/^\s*ENCRYPTION_KEY\s*=/m.test(text)) return;
+  appendFileSync(DEV_VARS, `${text === "" || text.endsWith("\n") ? "" : "\n"}${line}`);
+  say("Added a generated ENCRYPTION_KEY to .dev.vars.");
+}
+
+/** The port `wrangler dev` will listen on: ours unless the caller passed `--port`. */
+function portOf(args: string[]): { port: string; args: string[] } {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "--port" && args[i + 1]) return { port: args[i + 1]!, args };
+    if (arg.startsWith("--port=")) return { port: arg.slice("--port=".length), args };
+  }
+  return { port: DEFAULT_PORT, args: ["--port", DEFAULT_PORT, ...args] };
+}
+
+async function seed(port: string): Promise<void> {
+  const handle = await openD1({ remote: false });
+  try {
+    const db = getDb(handle.db);
+    const seeded = await seedDemo(db);
+    const base = `http://localhost:${port}`;
+    if (seeded) {
+      say("");
+      say(`Seeded an empty database: demo tenant ${seeded.tenant.id} (${seeded.tenant.email})`);
+      say(`and an API key with every scope. It is shown only now and cannot be recovered:`);
+      say("");
+      say(`  ${seeded.key.key}`);
+      say("");
+      say("Try it once the server is up:");
+      say(`  curl -H "Authorization: Bearer ${seeded.key.key}" ${base}/v1/me`);
+      say("");
+      return;
+    }
+    const tenants = await listAllTenants(db);
+    say("");
+    say(`The local database already has ${tenants.length} tenant(s), so no demo key was made.`);
+    for (const t of tenants.slice(0, 5)) say(`  ${t.id}  ${t.email}`);
+    if (tenants.length > 5) say("  … (npm run admin -- tenant list shows them all)");
+    say("Make a key with the operator CLI (it prints the key once):");
+    say(
+      `  npm run admin -- key create --tenant ${tenants[0]?.id ?? "<tenant id>"} --name "local dev" --scopes services:write,paywalls:write,transactions:read,events:read`,
+    );
+    say(`then: curl -H "Authorization: Bearer <key>" ${base}/v1/me`);
+    say("");
+  } finally {
+    await handle.dispose();
+  }
+}
+
+async function main(): Promise<void> {
+  const { port, args } = portOf(process.argv.slice(2));
+  ensureDevVars();
+  await applyLocalMigrations("inherit");
+  await seed(port);
+
+  const child = spawn(WRANGLER_BIN, ["dev", ...args], { cwd: PROJECT_ROOT, env: wranglerEnv(), stdio: "inherit" });
+  const forward = (signal: NodeJS.Signals) => () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  };
+  process.on("SIGINT", forward("SIGINT"));
+  process.on("SIGTERM", forward("SIGTERM"));
+  child.on("error", (err) => {
+    process.stderr.write(`Could not start wrangler dev: ${err.message}\n`);
+    process.exit(1);
+  });
+  child.on("exit", (code, signal) => {
+    process.exit(code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1));
+  });
+}
+
+try {
+  await main();
+} catch (err) {
+  process.stderr.write(`npm run dev: ${(err as Error).message}\n`);
+  process.exit(1);
+}
