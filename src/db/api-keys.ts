@@ -4,15 +4,26 @@ import { type ApiKeyRow, apiKeys, type KeyStatus, type Tenant, tenants } from ".
 
 export const MAX_ACTIVE_KEYS_PER_TENANT = 20;
 
-/** The key with its tenant, by the SHA-256 of the raw key: one indexed query. */
-export async function findKeyWithTenantByHash(db: Db, keyHash: string): Promise<{ key: ApiKeyRow; tenant: Tenant } | undefined> {
-  const [row] = await db
+const keyWithTenantByHash = (db: Db) =>
+  db
     .select({ key: apiKeys, tenant: tenants })
     .from(apiKeys)
     .innerJoin(tenants, eq(tenants.id, apiKeys.tenantId))
-    .where(eq(apiKeys.keyHash, keyHash))
-    .limit(1);
-  return row;
+    .where(eq(apiKeys.keyHash, sql.placeholder("keyHash")))
+    .limit(1)
+    .prepare();
+
+/** Built once per drizzle instance: this query runs on every authenticated request. */
+const preparedLookups = new WeakMap<Db, ReturnType<typeof keyWithTenantByHash>>();
+
+/** The key with its tenant, by the SHA-256 of the raw key: one indexed query. */
+export async function findKeyWithTenantByHash(db: Db, keyHash: string): Promise<{ key: ApiKeyRow; tenant: Tenant } | undefined> {
+  let lookup = preparedLookups.get(db);
+  if (!lookup) {
+    lookup = keyWithTenantByHash(db);
+    preparedLookups.set(db, lookup);
+  }
+  return lookup.get({ keyHash });
 }
 
 /** Records use at most once per `minIntervalMs`: the condition makes concurrent writers harmless. */

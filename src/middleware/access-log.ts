@@ -10,7 +10,7 @@ export function accessLog(): MiddlewareHandler<AppEnv> {
     const line = {
       requestId: c.get("requestId"),
       method: c.req.method,
-      path: new URL(c.req.url).pathname,
+      path: c.req.path,
       status: c.res.status,
       durationMs: Math.round((performance.now() - start) * 100) / 100,
       keyId: auth?.keyId ?? null,
