@@ -12,6 +12,8 @@ export default defineConfig(async () => ({
           // A fixed test key ring (never used outside tests).
           ENCRYPTION_KEY: "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
         },
+        // An empty database for the migration upgrade-path tests.
+        d1Databases: ["MIGRATION_DB"],
         durableObjects: {
           RACY_RATE_LIMITER: { className: "RacyRateLimiter", useSQLite: true },
         },

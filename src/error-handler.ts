@@ -44,6 +44,9 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof HTTPException) {
     if (err.status === 400) return new ApiError("VALIDATION_ERROR", "Malformed JSON in request body");
     if (err.status === 413) return new ApiError("VALIDATION_ERROR", "Request body too large", { status: 413 });
+    if (err.status === 415) {
+      return new ApiError("VALIDATION_ERROR", "Request body must be JSON (Content-Type: application/json)", { status: 415 });
+    }
   }
   if (isDatabaseFailure(err)) return new ApiError("DATABASE_ERROR", "A database error occurred; retry the request");
   return new ApiError("INTERNAL_ERROR", "An internal error occurred");

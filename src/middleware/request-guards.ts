@@ -13,7 +13,8 @@ export const limitBody = (): MiddlewareHandler =>
     },
   });
 
-const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+/** The JSON media types the route validators read (the same pattern as @hono/zod-openapi). */
+const JSON_TYPE = /^application\/([a-z-.]+\+)?json(;\s*[a-zA-Z0-9-]+=([^;]+))*$/i;
 
 /** A request that carries a body must say it is JSON; 415 otherwise, so a form post is never read as an empty object. */
 export function requireJsonBody(): MiddlewareHandler {

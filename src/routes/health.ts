@@ -22,8 +22,8 @@ const route = createRoute({
 });
 
 export const healthRouter = createRouter().openapi(route, async (c) => {
-  const database = await c.env.DB.prepare("SELECT 1")
-    .first()
+  const database = await Promise.resolve()
+    .then(() => c.env.DB.prepare("SELECT 1").first())
     .then(() => "ok" as const)
     .catch(() => "error" as const);
   if (database === "ok") return c.json({ data: { status: "ok" as const, checks: { database } }, meta: meta(c) }, 200);

@@ -1,0 +1,47 @@
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import { call, callJson } from "../support/factories.ts";
+import { callWithEnv, failingDb, quietLogs, readJson } from "../support/harness.ts";
+
+beforeEach(() => {
+  vi.restoreAllMocks();
+  quietLogs();
+});
+
+describe("GET /v1/health", () => {
+  it("answers 200 {status: ok, checks: {database: ok}} without a key", async () => {
+    const { status, body, headers } = await callJson("/v1/health");
+    expect(status).toBe(200);
+    expect(body).toEqual({
+      data: { status: "ok", checks: { database: "ok" } },
+      meta: { requestId: headers.get("X-Request-Id"), timestamp: expect.any(String) },
+    });
+    expect(headers.get("Cache-Control")).toBe("no-store");
+  });
+
+  it("ignores a key, even an invalid one, and counts against no quota", async () => {
+    const res = await call("/v1/health", { key: "not-a-key" });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("RateLimit-Limit")).toBeNull();
+  });
+
+  it("answers 503 {status: degraded, checks: {database: error}} when D1 fails", async () => {
+    const res = await callWithEnv({ DB: failingDb() }, "/v1/health");
+    expect(res.status).toBe(503);
+    const body = await res.json();
+    expect(body).toEqual({
+      data: { status: "degraded", checks: { database: "error" } },
+      meta: { requestId: res.headers.get("X-Request-Id"), timestamp: expect.any(String) },
+    });
+  });
+
+  it("answers 503 when the D1 binding throws synchronously", async () => {
+    const throwing = {
+      prepare: () => {
+        throw new Error("D1_ERROR: binding unavailable");
+      },
+    };
+    const res = await callWithEnv({ DB: throwing }, "/v1/health");
+    expect(res.status).toBe(503);
+    expect((await readJson<{ data: { status: string } }>(res)).data.status).toBe("degraded");
+  });
+});

@@ -1,0 +1,223 @@
+// A D1 binding that forwards to a real one and fails chosen calls with the errors D1 returns in production.
+//
+// The messages are D1's documented transient errors (developers.cloudflare.com/d1/observability/debug-d1,
+// "List of D1_ERRORs"). The binding (workerd `d1-api.ts`) throws them as `new Error("D1_ERROR: " + message,
+// { cause: new Error(message) })`. A connection that breaks before D1 answers surfaces as the runtime's own
+// `Error("Network connection lost.")` with `retryable = true` and no `D1_ERROR` prefix: that is `disconnected`.
+
+/** D1's transient production errors, as the binding words them after `D1_ERROR: `. */
+export const D1_MESSAGES = {
+  networkLost: "Network connection lost.",
+  overloaded: "D1 DB is overloaded. Too many requests queued.",
+  queuedTooLong: "D1 DB is overloaded. Requests queued for too long.",
+  storageTimeout: "D1 DB storage operation exceeded timeout which caused object to be reset.",
+  storageReset: "Internal error in D1 DB storage caused object to be reset.",
+  codeUpdated: "D1 DB reset because its code was updated.",
+  remoteNode: "Cannot resolve D1 DB due to transient issue on remote node.",
+} as const;
+
+export type D1Fault = keyof typeof D1_MESSAGES | "disconnected";
+
+/** The four faults every scenario is run with: the three named in the issue, and the runtime's own disconnect. */
+export const MAIN_FAULTS: D1Fault[] = ["networkLost", "overloaded", "storageTimeout", "disconnected"];
+
+/** A fresh error exactly as the D1 binding throws it in production. */
+export function d1Error(fault: D1Fault): Error {
+  if (fault === "disconnected") return Object.assign(new Error("Network connection lost."), { retryable: true });
+  const message = D1_MESSAGES[fault];
+  return new Error(`D1_ERROR: ${message}`, { cause: new Error(message) });
+}
+
+export type D1Method = "first" | "all" | "run" | "raw" | "batch" | "exec";
+
+/** One round trip to D1: a statement executed on its own, a batch, or an `exec`. */
+export interface D1Call {
+  /** 0-based position of the call among all calls made through this binding. */
+  index: number;
+  method: D1Method;
+  /** The SQL of the statement, or of every statement of the batch, in order. */
+  sql: string[];
+}
+
+export interface FaultRule {
+  /** Which call fails (the first `times` calls that match). */
+  match: (call: D1Call) => boolean;
+  fault: D1Fault;
+  /**
+   * `before` (default): D1 never ran the call. `after`: D1 ran (and committed) it, then the answer was lost.
+   * `inside`: for a batch, statement `statement` fails inside D1's transaction, after the earlier ones ran.
+   */
+  timing?: "before" | "after" | "inside";
+  /** With `timing: "inside"`: the 0-based statement of the batch that fails. */
+  statement?: number;
+  /** How many matching calls fail; default 1. */
+  times?: number;
+}
+
+export interface FaultyD1 {
+  db: D1Database;
+  /** Every call, in order. */
+  calls: D1Call[];
+  /** The calls that failed, in order. */
+  injected: D1Call[];
+}
+
+/** Matches the call at this position. */
+export const nth =
+  (index: number) =>
+  (call: D1Call): boolean =>
+    call.index === index;
+
+/** Matches a call with a statement whose SQL matches `pattern`. */
+export const sqlMatching =
+  (pattern: RegExp) =>
+  (call: D1Call): boolean =>
+    call.sql.some((s) => pattern.test(s));
+
+/** Matches every batch. */
+export const anyBatch = (call: D1Call): boolean => call.method === "batch";
+
+/** Matches every call. */
+export const everyCall = (): boolean => true;
+
+// A statement D1 accepts at prepare time and that fails while it runs: inside a batch, the statements
+// before it have already executed in the batch's transaction, which D1 then rolls back.
+const FAILS_AT_RUNTIME = "SELECT json('{') AS injected_fault";
+
+class FaultyStatement {
+  readonly owner: FaultyD1Impl;
+  readonly real: D1PreparedStatement;
+  readonly sql: string;
+
+  constructor(owner: FaultyD1Impl, real: D1PreparedStatement, sql: string) {
+    this.owner = owner;
+    this.real = real;
+    this.sql = sql;
+  }
+
+  bind(...values: unknown[]): FaultyStatement {
+    return new FaultyStatement(this.owner, this.real.bind(...values), this.sql);
+  }
+
+  first(column?: string): Promise<unknown> {
+    return this.owner.execute("first", [this.sql], () => (column === undefined ? this.real.first() : this.real.first(column)));
+  }
+
+  all(): Promise<unknown> {
+    return this.owner.execute("all", [this.sql], () => this.real.all());
+  }
+
+  run(): Promise<unknown> {
+    return this.owner.execute("run", [this.sql], () => this.real.run());
+  }
+
+  raw(options?: { columnNames?: boolean }): Promise<unknown> {
+    return this.owner.execute("raw", [this.sql], () =>
+      options?.columnNames ? this.real.raw({ columnNames: true }) : this.real.raw(),
+    );
+  }
+}
+
+class FaultyD1Impl {
+  readonly calls: D1Call[] = [];
+  readonly injected: D1Call[] = [];
+  readonly real: D1Database;
+  readonly rules: FaultRule[];
+  private readonly remaining: number[];
+
+  constructor(real: D1Database, rules: FaultRule[]) {
+    this.real = real;
+    this.rules = rules;
+    this.remaining = rules.map((r) => r.times ?? 1);
+  }
+
+  prepare(sql: string): FaultyStatement {
+    return new FaultyStatement(this, this.real.prepare(sql), sql);
+  }
+
+  batch(statements: unknown[]): Promise<unknown> {
+    // The real batch receives the real statements.
+    const real = statements.map((s) => (s instanceof FaultyStatement ? s.real : (s as D1PreparedStatement)));
+    const sql = statements.map((s) => (s instanceof FaultyStatement ? s.sql : "<unwrapped statement>"));
+    return this.execute("batch", sql, () => this.real.batch(real), real);
+  }
+
+  exec(sql: string): Promise<unknown> {
+    return this.execute("exec", [sql], () => this.real.exec(sql));
+  }
+
+  dump(): Promise<ArrayBuffer> {
+    return this.real.dump();
+  }
+
+  withSession(): never {
+    throw new Error("faultyD1 does not wrap D1 sessions");
+  }
+
+  async execute(
+    method: D1Method,
+    sql: string[],
+    run: () => Promise<unknown>,
+    batchStatements?: D1PreparedStatement[],
+  ): Promise<unknown> {
+    const call: D1Call = { index: this.calls.length, method, sql };
+    this.calls.push(call);
+    const ruleIndex = this.rules.findIndex((rule, i) => (this.remaining[i] ?? 0) > 0 && rule.match(call));
+    const rule = this.rules[ruleIndex];
+    if (!rule) return run();
+    this.remaining[ruleIndex] = (this.remaining[ruleIndex] ?? 0) - 1;
+    this.injected.push(call);
+    const timing = rule.timing ?? "before";
+    if (timing === "before") throw d1Error(rule.fault);
+    if (timing === "after") {
+      await run();
+      throw d1Error(rule.fault);
+    }
+    if (!batchStatements) throw new Error(`faultyD1: timing "inside" needs a batch, got ${method}`);
+    const at = rule.statement ?? 0;
+    if (at < 0 || at >= batchStatements.length) throw new Error(`faultyD1: the batch has no statement ${at}`);
+    const sabotaged = batchStatements.map((s, i) => (i === at ? this.real.prepare(FAILS_AT_RUNTIME) : s));
+    try {
+      await this.real.batch(sabotaged);
+    } catch {
+      throw d1Error(rule.fault);
+    }
+    throw new Error("faultyD1: the sabotaged batch did not fail");
+  }
+}
+
+/** Wraps `real`: every call passes through, except those a rule matches, which fail with D1's production error. */
+export function faultyD1(real: D1Database, rules: FaultRule[] = []): FaultyD1 {
+  const impl = new FaultyD1Impl(real, rules);
+  return { db: impl as unknown as D1Database, calls: impl.calls, injected: impl.injected };
+}
+
+/**
+ * Every place a fault can be injected into a request whose D1 calls were `calls` (recorded on a healthy run):
+ * each call before it runs, and for a batch each of its statements inside the transaction.
+ */
+export interface FaultPosition {
+  call: number;
+  /** For a batch: the statement that fails inside it; absent: the whole call fails before it runs. */
+  statement?: number;
+  label: string;
+}
+
+export function faultPositions(calls: D1Call[]): FaultPosition[] {
+  return calls.flatMap((call): FaultPosition[] => {
+    const head = (s: string) => s.replace(/\s+/g, " ").slice(0, 60);
+    const whole: FaultPosition = { call: call.index, label: `#${call.index} ${call.method} [${call.sql.map(head).join(" ; ")}]` };
+    if (call.method !== "batch" || call.sql.length < 2) return [whole];
+    return [
+      whole,
+      ...call.sql.map((s, i) => ({ call: call.index, statement: i, label: `#${call.index} batch statement ${i} [${head(s)}]` })),
+    ];
+  });
+}
+
+/** The rule that fails `position` with `fault`. */
+export function ruleAt(position: FaultPosition, fault: D1Fault): FaultRule {
+  return position.statement === undefined
+    ? { match: nth(position.call), fault }
+    : { match: nth(position.call), fault, timing: "inside", statement: position.statement };
+}
