@@ -1,6 +1,6 @@
 import { and, count, desc, eq, gt, isNull, type SQL, sql } from "drizzle-orm";
 import type { Db } from "./client.ts";
-import { type PaywallRow, paywalls } from "./schema.ts";
+import { type Mode, type PaywallRow, paywalls, services } from "./schema.ts";
 import type { Page } from "./services.ts";
 
 export type NewPaywall = typeof paywalls.$inferInsert;
@@ -37,10 +37,29 @@ export async function findPaywallsPage(db: Db, tenantId: string, page: Page, fil
   return { total: total?.n ?? 0, rows };
 }
 
-/** Inserts the paywall unless the tenant already holds `cap` paywalls; atomic like `insertServiceWithinCap`. */
-export async function insertPaywallWithinCap(db: Db, row: NewPaywall, cap: number): Promise<PaywallRow | undefined> {
-  const [[inserted], removed] = await db.batch([
+/** True while the service `serviceId` still has `mode` (a paywall's networks were checked against it). */
+const serviceStillHasMode = (serviceId: string, mode: Mode) =>
+  sql`(SELECT s."mode" FROM ${services} AS s WHERE s."id" = ${serviceId}) = ${mode}`;
+
+/**
+ * Inserts the paywall unless the tenant already holds `cap` paywalls; atomic like `insertServiceWithinCap`.
+ * With `serviceMode` (the mode its networks were checked against), the row is also removed in the same batch
+ * if the service's mode changed meanwhile: a concurrent mode change can never leave a paywall of the other
+ * mode under a service.
+ */
+export async function insertPaywallWithinCap(
+  db: Db,
+  row: NewPaywall,
+  cap: number,
+  serviceMode?: Mode,
+): Promise<{ row: PaywallRow } | { refused: "cap" | "service-mode" }> {
+  const modeChanged = serviceMode && row.serviceId ? sql`NOT (${serviceStillHasMode(row.serviceId, serviceMode)})` : sql`0`;
+  const [[inserted], strayed, removed] = await db.batch([
     db.insert(paywalls).values(row).returning(),
+    db
+      .delete(paywalls)
+      .where(and(eq(paywalls.id, row.id), modeChanged))
+      .returning({ id: paywalls.id }),
     db
       .delete(paywalls)
       .where(
@@ -51,11 +70,25 @@ export async function insertPaywallWithinCap(db: Db, row: NewPaywall, cap: numbe
       )
       .returning({ id: paywalls.id }),
   ]);
-  return removed.length > 0 ? undefined : inserted;
+  if (strayed.length > 0) return { refused: "service-mode" };
+  return removed.length > 0 || !inserted ? { refused: "cap" } : { row: inserted };
 }
 
-export async function updatePaywall(db: Db, id: string, patch: PaywallPatch): Promise<PaywallRow | undefined> {
-  const [row] = await db.update(paywalls).set(patch).where(eq(paywalls.id, id)).returning();
+/**
+ * Updates the paywall. With `serviceGuard` (the service it will belong to, and the mode its networks were
+ * checked against), the update applies only while that service still has that mode; otherwise nothing
+ * changes and `undefined` is returned, as for an unknown id.
+ */
+export async function updatePaywall(
+  db: Db,
+  id: string,
+  patch: PaywallPatch,
+  serviceGuard?: { serviceId: string; mode: Mode },
+): Promise<PaywallRow | undefined> {
+  const where = serviceGuard
+    ? and(eq(paywalls.id, id), serviceStillHasMode(serviceGuard.serviceId, serviceGuard.mode))
+    : eq(paywalls.id, id);
+  const [row] = await db.update(paywalls).set(patch).where(where).returning();
   return row;
 }
 

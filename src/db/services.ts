@@ -77,14 +77,28 @@ export async function insertServiceWithinCap(db: Db, row: NewService, cap: numbe
   return removed.length > 0 ? undefined : inserted;
 }
 
-/** Updates the service and reads its paywalls back, in one round trip. */
+/**
+ * Updates the service and reads its paywalls back, in one round trip. With `onlyIfPaywallsFit` (the networks
+ * of a new mode), the update applies only if no paywall of the service holds another network at that moment,
+ * so a paywall written concurrently cannot be orphaned; otherwise nothing changes and `undefined` is returned.
+ */
 export async function updateService(
   db: Db,
   id: string,
   patch: ServicePatch,
+  onlyIfPaywallsFit?: readonly string[],
 ): Promise<{ service: ServiceRow; paywalls: PaywallRow[] } | undefined> {
+  const where = onlyIfPaywallsFit
+    ? and(
+        eq(services.id, id),
+        sql`NOT EXISTS (SELECT 1 FROM ${paywalls} AS p, json_each(p."networks") AS n WHERE p."service_id" = ${id} AND n.value NOT IN (${sql.join(
+          onlyIfPaywallsFit.map((network) => sql`${network}`),
+          sql`, `,
+        )}))`,
+      )
+    : eq(services.id, id);
   const [[service], children] = await db.batch([
-    db.update(services).set(patch).where(eq(services.id, id)).returning(),
+    db.update(services).set(patch).where(where).returning(),
     db.select().from(paywalls).where(eq(paywalls.serviceId, id)).orderBy(desc(paywalls.createdAt), desc(paywalls.id)),
   ]);
   return service ? { service, paywalls: children } : undefined;

@@ -41,7 +41,7 @@ async function demoPaywalls(db: Db, tenant: Tenant): Promise<PaywallRow[]> {
   ];
   const created: PaywallRow[] = [];
   for (const s of specs) {
-    const row = await insertPaywallWithinCap(
+    const outcome = await insertPaywallWithinCap(
       db,
       {
         id: newId("pw"),
@@ -65,7 +65,7 @@ async function demoPaywalls(db: Db, tenant: Tenant): Promise<PaywallRow[]> {
       },
       Number.MAX_SAFE_INTEGER,
     );
-    if (row) created.push(row);
+    if ("row" in outcome) created.push(outcome.row);
   }
   return created;
 }

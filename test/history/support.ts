@@ -34,7 +34,7 @@ export async function createPaywallFor(tenant: Tenant, networks = ["base-sepolia
     },
     1000,
   );
-  const paywall = await insertPaywallWithinCap(
+  const outcome = await insertPaywallWithinCap(
     db(),
     {
       id: newId("pw"),
@@ -58,5 +58,6 @@ export async function createPaywallFor(tenant: Tenant, networks = ["base-sepolia
     },
     1000,
   );
-  return paywall!;
+  if (!("row" in outcome)) throw new Error(`paywall not created: ${outcome.refused}`);
+  return outcome.row;
 }

@@ -1,7 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { getConfig } from "../../config.ts";
 import type { Db } from "../../db/client.ts";
-import { isUniqueViolation } from "../../db/errors.ts";
+import { isForeignKeyViolation, isUniqueViolation } from "../../db/errors.ts";
 import * as db from "../../db/paywalls.ts";
 import type { PaywallRow, ServiceRow, Tenant } from "../../db/schema.ts";
 import { findService } from "../../db/services.ts";
@@ -78,9 +78,25 @@ function maskedHeaderIssues(
     : [];
 }
 
+/**
+ * A slug taken in the service is `409 CONFLICT`; a service deleted between its check and the write
+ * (the foreign key refuses the row) is `400 INVALID_SERVICE`, as if the check had seen it gone.
+ */
 function conflictOnDuplicateSlug(err: unknown): never {
   if (isUniqueViolation(err)) throw new ApiError("CONFLICT", "A paywall with this slug already exists in the service");
+  if (isForeignKeyViolation(err)) throw new ApiError("INVALID_SERVICE", "serviceId does not name one of your services");
   throw err;
+}
+
+/**
+ * The service's mode changed after the paywall's networks were checked against it, so the write was refused:
+ * the request is judged again against the service as it is now (a 400 naming the networks, as it would be if
+ * sent now), or a retryable conflict if it would pass.
+ */
+async function staleServiceError(database: Db, target: Target, tenantId: string, sent: Partial<Record<keyof Target, unknown>>) {
+  const fresh = target.serviceId ? await ownService(database, target.serviceId, tenantId) : undefined;
+  const issues = targetIssues(target, fresh, sent);
+  return issues.length > 0 ? invalid(issues) : new ApiError("CONFLICT", "The service changed during the request; retry it");
 }
 
 export const createPaywall: RouteHandler<typeof routes.createPaywall, AppEnv> = async (c) => {
@@ -101,7 +117,7 @@ export const createPaywall: RouteHandler<typeof routes.createPaywall, AppEnv> = 
 
   const id = newId("pw");
   const now = new Date();
-  const row = await db
+  const outcome = await db
     .insertPaywallWithinCap(
       c.var.db,
       {
@@ -130,15 +146,17 @@ export const createPaywall: RouteHandler<typeof routes.createPaywall, AppEnv> = 
         updatedAt: now,
       },
       config.maxPaywallsPerTenant,
+      service?.mode,
     )
     .catch(conflictOnDuplicateSlug);
-  if (!row) {
+  if ("refused" in outcome) {
+    if (outcome.refused === "service-mode") throw await staleServiceError(c.var.db, target, tenant.id, body);
     throw new ApiError(
       "BETA_LIMIT_PAYWALLS",
       `A tenant may hold at most ${config.maxPaywallsPerTenant} paywalls during the beta`,
     );
   }
-  return c.json({ data: toPaywall(row, config), meta: meta(c) }, 201);
+  return c.json({ data: toPaywall(outcome.row, config), meta: meta(c) }, 201);
 };
 
 export const listPaywalls: RouteHandler<typeof routes.listPaywalls, AppEnv> = async (c) => {
@@ -195,16 +213,25 @@ export const updatePaywall: RouteHandler<typeof routes.updatePaywall, AppEnv> = 
         : await sealHeaders(keyRing(c.env), { tenantId: tenant.id, paywallId: id }, patch.headers, existing.headers ?? []);
 
   const row = await db
-    .updatePaywall(c.var.db, id, {
-      ...patch,
-      targetUrl: target.targetType === "PROXY" ? target.targetUrl : null,
-      targetRoute: target.targetType === "ROUTE" ? target.targetRoute : null,
-      ...(merchantWallet === undefined ? {} : { merchantWallet }),
-      ...(headers === undefined ? {} : { headers }),
-      updatedAt: new Date(),
-    })
+    .updatePaywall(
+      c.var.db,
+      id,
+      {
+        ...patch,
+        targetUrl: target.targetType === "PROXY" ? target.targetUrl : null,
+        targetRoute: target.targetType === "ROUTE" ? target.targetRoute : null,
+        ...(merchantWallet === undefined ? {} : { merchantWallet }),
+        ...(headers === undefined ? {} : { headers }),
+        updatedAt: new Date(),
+      },
+      service && { serviceId: service.id, mode: service.mode },
+    )
     .catch(conflictOnDuplicateSlug);
-  if (!row) throw new ApiError("NOT_FOUND", "Paywall not found");
+  if (!row) {
+    // Gone meanwhile, or (with a service) the service's mode changed after the check.
+    if (!service || !(await db.findPaywall(c.var.db, id))) throw new ApiError("NOT_FOUND", "Paywall not found");
+    throw await staleServiceError(c.var.db, target, tenant.id, patch);
+  }
   return c.json({ data: toPaywall(row, getConfig(c.env)), meta: meta(c) }, 200);
 };
 

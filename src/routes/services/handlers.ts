@@ -1,12 +1,13 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { getConfig } from "../../config.ts";
-import type { StoredAuthConfig } from "../../db/schema.ts";
+import type { Db } from "../../db/client.ts";
+import type { Mode, StoredAuthConfig } from "../../db/schema.ts";
 import * as db from "../../db/services.ts";
 import { meta, pagination } from "../../envelope.ts";
 import { ApiError } from "../../errors.ts";
 import { type AuthMethod, authConfigIssues } from "../../lib/auth-config.ts";
 import { newId } from "../../lib/ids.ts";
-import { networksOutsideMode } from "../../lib/networks.ts";
+import { NETWORKS_BY_MODE, networksOutsideMode } from "../../lib/networks.ts";
 import { sealAuthConfig } from "../../lib/secret-fields.ts";
 import type { AppEnv } from "../../types.ts";
 import { assertOwned, assertSafeUpstream, keyRing } from "../guards.ts";
@@ -97,6 +98,21 @@ async function nextAuthConfig(
   return patch.authConfig === undefined ? stored : sealAuthConfig(keyRing(env), owner, method, patch.authConfig, stored);
 }
 
+/** A mode change must not leave a paywall of the service with networks of the other mode: 400 naming them. */
+async function assertNoOrphans(database: Db, serviceId: string, mode: Mode): Promise<void> {
+  const orphans = (await db.findPaywallsOfService(database, serviceId)).filter(
+    (p) => networksOutsideMode(p.networks, mode).length > 0,
+  );
+  if (orphans.length > 0) {
+    throw invalid(
+      orphans.map((p) => ({
+        path: "mode",
+        message: `Paywall "${p.slug}" (${p.id}) accepts ${p.networks.join(", ")}, not ${mode} networks`,
+      })),
+    );
+  }
+}
+
 export const updateService: RouteHandler<typeof routes.updateService, AppEnv> = async (c) => {
   const patch = c.req.valid("json");
   const { id } = c.req.valid("param");
@@ -115,28 +131,26 @@ export const updateService: RouteHandler<typeof routes.updateService, AppEnv> = 
       })),
     );
   }
-  if (mode !== existing.mode) {
-    const orphans = (await db.findPaywallsOfService(c.var.db, id)).filter(
-      (p) => networksOutsideMode(p.networks, mode).length > 0,
-    );
-    if (orphans.length > 0) {
-      throw invalid(
-        orphans.map((p) => ({
-          path: "mode",
-          message: `Paywall "${p.slug}" (${p.id}) accepts ${p.networks.join(", ")}, not ${mode} networks`,
-        })),
-      );
-    }
-  }
+  if (mode !== existing.mode) await assertNoOrphans(c.var.db, id, mode);
   const authConfig = await nextAuthConfig(c.env, { tenantId, serviceId: id }, patch, existing.authConfig, existing.authMethod);
 
   const { authConfig: _ignored, ...fields } = patch;
-  const updated = await db.updateService(c.var.db, id, {
-    ...fields,
-    ...(authConfig ? { authConfig } : {}),
-    updatedAt: new Date(),
-  });
-  if (!updated) throw new ApiError("NOT_FOUND", "Service not found");
+  const updated = await db.updateService(
+    c.var.db,
+    id,
+    {
+      ...fields,
+      ...(authConfig ? { authConfig } : {}),
+      updatedAt: new Date(),
+    },
+    mode !== existing.mode ? NETWORKS_BY_MODE[mode] : undefined,
+  );
+  if (!updated) {
+    // Gone meanwhile, or a paywall of the old mode was written after the check: judged again as it is now.
+    if (!(await db.findService(c.var.db, id))) throw new ApiError("NOT_FOUND", "Service not found");
+    await assertNoOrphans(c.var.db, id, mode);
+    throw new ApiError("CONFLICT", "The service's paywalls changed during the request; retry it");
+  }
   return c.json({ data: toService(updated.service, updated.paywalls, getConfig(c.env)), meta: meta(c) }, 200);
 };
 
