@@ -6,7 +6,7 @@ import { PaywallSchema } from "../paywalls/schemas.ts";
 import { ModeSchema, NetworkIdSchema, NetworkListSchema, RoutePathSchema, SecretValueSchema, UpstreamUrlSchema } from "../schemas.ts";
 
 const AuthConfigInputSchema = z
-  .record(z.string().min(1).max(64), SecretValueSchema(4096).min(1))
+  .record(z.string().regex(/^[A-Za-z][A-Za-z0-9]{0,63}$/, "A field name such as bearerToken"), SecretValueSchema(4096).min(1))
   .refine((config) => Object.keys(config).length <= 8, { message: "At most 8 fields" })
   .openapi({
     description:

@@ -1,0 +1,563 @@
+// The benchmark's scenarios and targets, as data. Adding a scenario is one entry in SCENARIOS (plus, if it needs data,
+// a seed function); a scenario whose endpoint answers 404 is skipped ("skipped: endpoint missing").
+
+import { findKeyWithTenantByHash } from "../../src/db/api-keys.ts";
+import type { Db } from "../../src/db/client.ts";
+import { findEventsPage } from "../../src/db/events.ts";
+import type { NewPaywall } from "../../src/db/paywalls.ts";
+import { deletePaywall, findPaywall, findPaywallsPage, insertPaywallWithinCap } from "../../src/db/paywalls.ts";
+import { findService, findServicesPage } from "../../src/db/services.ts";
+import { findTransactionsPage } from "../../src/db/transactions.ts";
+import { recordEvents, recordTransactions } from "../../src/ingest/ingest.ts";
+import { hashApiKey } from "../../src/lib/api-key.ts";
+import { newId, randomHex } from "../../src/lib/ids.ts";
+import { parseKeyRing } from "../../src/lib/secret-box.ts";
+import { sealHeaders } from "../../src/lib/secret-fields.ts";
+import { type ApiResponse, type BenchContext, cloneSeries, inPool } from "./seed.ts";
+import { BENCH_CAPS, BENCH_ENCRYPTION_KEY, type WorkerName } from "./workers.ts";
+
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/**
+ * Variables one request sequence passes between its steps (e.g. the id a POST returned, for the DELETE). Each sequence
+ * starts with `seq`, a number unique over the whole run (for unique slugs or names in bodies).
+ */
+export type Vars = Record<string, string>;
+
+export interface Step {
+  method: Method;
+  path: string | ((vars: Vars) => string | undefined);
+  /** JSON body (a string is sent as is); a function builds it per request from the sequence's vars. */
+  body?: unknown | ((vars: Vars) => unknown);
+  /** Reads the response (status, body) into `vars` for the next steps of the same sequence. */
+  capture?: (status: number, body: string, vars: Vars) => void;
+}
+
+/** What a seed returns: the keys to rotate across request sequences, and optionally the steps of one sequence. */
+export interface Seeded {
+  keys: string[];
+  steps?: Step[];
+  /** The tenant the keys belong to, when they all belong to one, and its service if it has one (for `explain`). */
+  tenantId?: string;
+  serviceId?: string;
+}
+
+export interface Scenario {
+  name: string;
+  /** Which worker takes the load: the app, or a reference fixture. */
+  target: Extract<WorkerName, "app" | "ceiling" | "floor">;
+  method: Method;
+  path: string;
+  body?: unknown;
+  /** Counts toward "p99 of every read scenario ≤ 3× the storage floor's p99". */
+  read: boolean;
+  /** HTTP statuses this scenario expects (default: 200); any other status counts as unexpected. */
+  expect?: number[];
+  connections?: number;
+  /** Seconds of measured load (a warm-up precedes it). */
+  duration?: number;
+  /** Creates the scenario's data; gets the shared context (10 tenants × 20 keys already seeded). No seed: no key. */
+  seed?: (ctx: BenchContext) => Promise<Seeded>;
+  /**
+   * Calls the app's db function(s) the handler calls, with the handler's arguments: the runner records the statements
+   * and prints their EXPLAIN QUERY PLAN and D1's rows read over the seeded database (explain.ts).
+   */
+  explain?: (db: Db, seeded: Seeded) => Promise<unknown>;
+  /**
+   * Name of an earlier scenario (already seeded) measured again in slices interleaved with this one's, so the two are
+   * compared on the same machine state (the scale pair: the target uses these paired figures).
+   */
+  compareWith?: string;
+}
+
+/**
+ * An app scenario's `duration` is split into `rounds` slices, each followed by a slice of the storage floor
+ * (`floorShare` of its length): the floor is measured alongside, on the same machine state, and the ratios use it.
+ * Each slice ends with a drain (load.ts), as long as the slowest answers in flight (≈ 1 s for the 100,000-row lists
+ * under 32 connections). 3 s in 2 slices and a 0.5 s warm-up keep the 12 measured rows (≈ 6–9 s each with probe,
+ * prime, warm-up, paired slices, drains, accounting and explain; 12 s for the scale row and its companion slices), the
+ * build and ≈ 10 s of seeding within ≈ 100–120 s on the shared 2-core machine: a margin under the 170 s budget for a
+ * machine twice as loaded.
+ */
+export const DEFAULTS = { connections: 32, duration: 3, warmup: 0.5, rounds: 2, floorShare: 0.5 };
+
+const manyKeys = async (ctx: BenchContext): Promise<Seeded> => ({ keys: ctx.keys });
+const hotKey = async (ctx: BenchContext): Promise<Seeded> => ({ keys: ctx.keys.slice(0, 1) });
+
+// ---- Seeds of the data scenarios (README.md, "Scenarios and their data") ----
+
+const NETWORKS = ["base-sepolia", "tempo-testnet"];
+
+/** A service as a client would create it: bearer credentials (encrypted at rest), two testnet networks. */
+const serviceBody = (i: number) => ({
+  name: `Bench service ${i}`,
+  description: "Seeded by the benchmark",
+  baseUrl: `https://api${i}.bench.example.com`,
+  authMethod: "bearer",
+  authConfig: { bearerToken: `sk_bench_${i}_upstream_credential` },
+  networks: NETWORKS,
+  mode: "testnet",
+  categories: ["bench"],
+  publicRoutes: ["/health"],
+});
+
+/** A ROUTE paywall of `serviceId` with one upstream header (encrypted at rest). */
+const paywallBody = (serviceId: string, slug: string) => ({
+  slug,
+  name: `Paywall ${slug}`,
+  targetType: "ROUTE",
+  targetRoute: `/v1/${slug}/{id}`,
+  serviceId,
+  price: "10000",
+  currency: "USDC",
+  networks: NETWORKS,
+  fulfillmentMode: "PROXY",
+  allowedMethods: ["GET", "POST"],
+  headers: [{ key: "X-Upstream-Token", value: `upstream-${slug}` }],
+});
+
+const PAYWALL_CAP = Number(BENCH_CAPS.MAX_PAYWALLS_PER_TENANT);
+const ring = parseKeyRing(BENCH_ENCRYPTION_KEY);
+
+/** The row `createPaywall` (routes/paywalls/handlers.ts) stores for `paywallBody(serviceId, slug)`: headers sealed. */
+async function paywallRow(tenant: { id: string; walletAddress: string }, serviceId: string, slug: string): Promise<NewPaywall> {
+  const body = paywallBody(serviceId, slug);
+  const id = newId("pw");
+  const now = new Date();
+  return {
+    id,
+    tenantId: tenant.id,
+    serviceId,
+    slug,
+    name: body.name,
+    description: null,
+    targetType: "ROUTE",
+    targetUrl: null,
+    targetRoute: body.targetRoute,
+    price: body.price,
+    currency: "USDC",
+    networks: body.networks,
+    merchantWallet: tenant.walletAddress,
+    timeout: 60_000,
+    allowedMethods: body.allowedMethods,
+    allowedHeaders: [],
+    fulfillmentMode: "PROXY",
+    enabled: true,
+    headers: await sealHeaders(ring, { tenantId: tenant.id, paywallId: id }, body.headers),
+    queryParams: null,
+    cacheRules: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/** The id of what a POST created (201), or an error with the answer. */
+function createdId(res: ApiResponse, what: string): string {
+  const id = (res.json as { data?: { id?: unknown } } | undefined)?.data?.id;
+  if (res.status !== 201 || typeof id !== "string") throw new Error(`seeding ${what}: ${res.status} ${res.body.slice(0, 300)}`);
+  return id;
+}
+
+const createService = async (ctx: BenchContext, key: string, i: number) =>
+  createdId(await ctx.api("POST", "/v1/services", key, serviceBody(i)), "a service");
+const createPaywall = async (ctx: BenchContext, key: string, serviceId: string, slug: string) =>
+  createdId(await ctx.api("POST", "/v1/paywalls", key, paywallBody(serviceId, slug)), "a paywall");
+
+/**
+ * The services tenant: 100 services × 10 paywalls. The services through the API (validation, authConfig encryption, cap
+ * check); the paywalls through the db function the POST handler calls (`insertPaywallWithinCap`, cap check included)
+ * with the row the handler builds (headers sealed with the app's code): through the API, the 1,000 paywalls took
+ * ≈ 9 s of the 3-minute budget on the shared 2-core machine; this way ≈ 1.5–3.5 s (the services' 100 POSTs included).
+ */
+const servicesTenant = (ctx: BenchContext) =>
+  ctx.once("services tenant", async (): Promise<Seeded> => {
+    const { tenant, keys } = await ctx.newTenant({ keys: 20 });
+    const services: string[] = [];
+    await inPool(100, 8, async (i) => {
+      services[i] = await createService(ctx, keys[i % keys.length]!, i);
+    });
+    ctx.log("100 services through the API");
+    // Paywall j: service j % 100, slug p<j / 100>: 10 per service, one service after the other. 100 at a time: the
+    // seeding client sends each turn's batches as one (seed.ts coalesceBatches), ≈ 10 round trips in all.
+    await inPool(1_000, 100, async (j) => {
+      const row = await paywallRow(tenant, services[j % 100]!, `p${Math.floor(j / 100)}`);
+      if (!(await insertPaywallWithinCap(ctx.db, row, PAYWALL_CAP, "testnet")))
+        throw new Error("seeding a paywall: over the cap");
+    });
+    ctx.log("1,000 paywalls through insertPaywallWithinCap");
+    return { keys, tenantId: tenant.id };
+  });
+
+/** Clone ids look like the app's (`pw_` + 24 hex): a random 6-hex tag per tenant, then the row number. */
+const cloneId = (prefix: string) => `'${prefix}_' || ?5 || printf('%018x', n)`;
+
+/**
+ * The history tenant: one paywall through the API, one event and one transaction through the ingestion code (the
+ * gateway's write path), then each cloned in SQL to 100,000 rows, one second apart, with varied categorical columns.
+ */
+const historyTenant = (ctx: BenchContext) =>
+  ctx.once("history tenant", async (): Promise<Seeded> => {
+    const count = 100_000;
+    const { tenant, keys } = await ctx.newTenant({ keys: 20 });
+    const serviceId = await createService(ctx, keys[0]!, 0);
+    const paywallId = await createPaywall(ctx, keys[0]!, serviceId, "history");
+    const tag = randomHex(3);
+    const event = await recordEvents(ctx.db, [
+      {
+        id: `evt_${tag}_template`,
+        paywallId,
+        eventType: "SUCCESS",
+        statusCode: 200,
+        responseTime: 120,
+        amount: "10000",
+        metadata: { method: "GET", path: "/v1/history/1" },
+      },
+    ]);
+    if (!event.ok) throw new Error(`seeding an event: ${event.code} ${event.error}`);
+    const transaction = await recordTransactions(ctx.db, [
+      {
+        id: `txn_${tag}_template`,
+        paywallId,
+        protocol: "x402",
+        network: "base-sepolia",
+        amount: "10000",
+        status: "COMPLETED",
+        payerAddress: `0x${randomHex(20)}`,
+        txHash: `0x${randomHex(32)}`,
+      },
+    ]);
+    if (!transaction.ok) throw new Error(`seeding a transaction: ${transaction.code} ${transaction.error}`);
+    const start = Date.now() - (count + 1) * 1000; // ?4: the clones are older than the templates
+    await cloneSeries(
+      ctx.d1,
+      "events",
+      `evt_${tag}_template`,
+      count - 1,
+      {
+        id: cloneId("evt"),
+        event_type: "CASE n % 3 WHEN 0 THEN 'REQUEST' WHEN 1 THEN 'SUCCESS' ELSE 'ERROR' END",
+        status_code: "CASE n % 3 WHEN 0 THEN NULL WHEN 1 THEN 200 ELSE 502 END",
+        response_time: "CASE n % 3 WHEN 0 THEN NULL ELSE 40 + n % 900 END",
+        amount: 'CASE n % 3 WHEN 1 THEN tpl."amount" ELSE NULL END',
+        created_at: "?4 + n * 1000",
+      },
+      [start, tag],
+    );
+    await cloneSeries(
+      ctx.d1,
+      "transactions",
+      `txn_${tag}_template`,
+      count - 1,
+      {
+        id: cloneId("txn"),
+        // 10% FAILED, 10% PENDING, 80% COMPLETED; odd rows on tempo-testnet, a quarter of the rows over mpp (tempo only).
+        status: "CASE n % 10 WHEN 0 THEN 'FAILED' WHEN 1 THEN 'PENDING' ELSE 'COMPLETED' END",
+        network: "CASE n % 2 WHEN 0 THEN 'base-sepolia' ELSE 'tempo-testnet' END",
+        protocol: "CASE n % 4 WHEN 1 THEN 'mpp' ELSE 'x402' END",
+        payer_address: "'0x' || printf('%040x', n % 5000)",
+        tx_hash: "CASE WHEN n % 10 >= 2 THEN '0x' || printf('%064x', n) ELSE NULL END",
+        failure_reason: "CASE n % 10 WHEN 0 THEN 'insufficient funds' ELSE NULL END",
+        created_at: "?4 + n * 1000",
+        settled_at: "CASE n % 10 WHEN 1 THEN NULL ELSE ?4 + n * 1000 + 500 END",
+      },
+      [start, tag],
+    );
+    return { keys, tenantId: tenant.id };
+  });
+
+/** A tenant with `count` paywalls: a service and a template paywall through the API, then `count - 1` SQL clones. */
+const paywallTenant = (count: number) => (ctx: BenchContext) =>
+  ctx.once(`paywall tenant ${count}`, async (): Promise<Seeded> => {
+    const { tenant, keys } = await ctx.newTenant({ keys: 20 });
+    const serviceId = await createService(ctx, keys[0]!, 0);
+    const template = await createPaywall(ctx, keys[0]!, serviceId, "template");
+    await cloneSeries(
+      ctx.d1,
+      "paywalls",
+      template,
+      count - 1,
+      {
+        id: cloneId("pw"),
+        slug: "'bench-' || n", // paywalls_service_slug_unique
+        name: "'Paywall ' || n",
+        target_route: "'/v1/bench-' || n || '/{id}'",
+        created_at: "?4 + n",
+        updated_at: "?4 + n",
+      },
+      [Date.now() - count - 1, randomHex(3)],
+    );
+    return { keys, tenantId: tenant.id };
+  });
+
+/** The write path: a fresh tenant and service; each sequence creates a paywall (201) and deletes it (200). */
+const writePath = async (ctx: BenchContext): Promise<Seeded> => {
+  const { tenant, keys } = await ctx.newTenant({ keys: 20 });
+  const serviceId = await createService(ctx, keys[0]!, 0);
+  return {
+    keys,
+    tenantId: tenant.id,
+    serviceId,
+    steps: [
+      {
+        method: "POST",
+        path: "/v1/paywalls",
+        body: (vars: Vars) => paywallBody(serviceId, `w-${vars.seq}`),
+        capture: (status, body, vars) => {
+          if (status === 201) vars.id = (JSON.parse(body) as { data: { id: string } }).data.id;
+        },
+      },
+      { method: "DELETE", path: (vars) => (vars.id ? `/v1/paywalls/${vars.id}` : undefined) },
+    ],
+  };
+};
+
+// ---- What each list handler asks D1 (explain.ts): the handler's db call, with the handler's arguments ----
+
+const tenantOf = (seeded: Seeded) => {
+  if (!seeded.tenantId) throw new Error("explain: the seed returned no tenantId");
+  return seeded.tenantId;
+};
+const explainAuth = async (db: Db, seeded: Seeded) => findKeyWithTenantByHash(db, await hashApiKey(seeded.keys[0]!));
+const explainPaywalls = (db: Db, seeded: Seeded) =>
+  findPaywallsPage(db, tenantOf(seeded), { limit: 100, offset: 0 }, { serviceId: undefined, enabled: undefined });
+
+/** POST then DELETE as the handlers do them (the insert with its cap check, the ownership read, the delete). */
+const explainWrite = async (db: Db, seeded: Seeded) => {
+  if (!seeded.serviceId) throw new Error("explain: the seed returned no serviceId");
+  const service = await findService(db, seeded.serviceId);
+  const row = await paywallRow({ id: tenantOf(seeded), walletAddress: `0x${randomHex(20)}` }, service!.id, `x-${randomHex(6)}`);
+  const id = row.id;
+  await insertPaywallWithinCap(db, row, PAYWALL_CAP, service!.mode);
+  await findPaywall(db, id);
+  await deletePaywall(db, id);
+};
+
+export const REFERENCES: Scenario[] = [
+  { name: "ref: ceiling", target: "ceiling", method: "GET", path: "/", read: true },
+  { name: "ref: storage floor", target: "floor", method: "GET", path: "/", read: true, seed: manyKeys },
+];
+
+export const SCENARIOS: Scenario[] = [
+  { name: "GET /v1/health", target: "app", method: "GET", path: "/v1/health", read: true },
+  {
+    name: "GET /v1/me (200 keys)",
+    target: "app",
+    method: "GET",
+    path: "/v1/me",
+    read: true,
+    seed: manyKeys,
+    explain: explainAuth,
+  },
+  { name: "GET /v1/me (hot key)", target: "app", method: "GET", path: "/v1/me", read: true, seed: hotKey },
+  {
+    name: "GET /v1/services?limit=20",
+    target: "app",
+    method: "GET",
+    path: "/v1/services?limit=20",
+    read: true,
+    seed: servicesTenant,
+    explain: (db, seeded) => findServicesPage(db, tenantOf(seeded), { limit: 20, offset: 0 }, { mode: undefined }),
+  },
+  {
+    name: "GET /v1/paywalls?limit=100",
+    target: "app",
+    method: "GET",
+    path: "/v1/paywalls?limit=100",
+    read: true,
+    seed: servicesTenant,
+    explain: explainPaywalls,
+  },
+  {
+    name: "GET /v1/events?limit=100",
+    target: "app",
+    method: "GET",
+    path: "/v1/events?limit=100",
+    read: true,
+    seed: historyTenant,
+    explain: (db, seeded) => findEventsPage(db, tenantOf(seeded), { limit: 100, offset: 0 }, {}),
+  },
+  {
+    name: "GET /v1/transactions?limit=100",
+    target: "app",
+    method: "GET",
+    path: "/v1/transactions?limit=100",
+    read: true,
+    seed: historyTenant,
+    explain: (db, seeded) => findTransactionsPage(db, tenantOf(seeded), { limit: 100, offset: 0 }, {}),
+  },
+  {
+    name: "POST+DELETE /v1/paywalls",
+    target: "app",
+    method: "POST",
+    path: "/v1/paywalls",
+    read: false,
+    expect: [200, 201],
+    seed: writePath,
+    explain: explainWrite,
+  },
+  {
+    name: "list, 1,000 paywalls",
+    target: "app",
+    method: "GET",
+    path: "/v1/paywalls?limit=100",
+    read: true,
+    seed: paywallTenant(1_000),
+    explain: explainPaywalls,
+  },
+  {
+    name: "list, 100,000 paywalls",
+    target: "app",
+    method: "GET",
+    path: "/v1/paywalls?limit=100",
+    read: true,
+    seed: paywallTenant(100_000),
+    explain: explainPaywalls,
+    compareWith: "list, 1,000 paywalls",
+  },
+];
+
+export interface Verdict {
+  status: "PASS" | "FAIL" | "SKIP";
+  detail: string;
+}
+
+export interface Measured {
+  name: string;
+  target: Scenario["target"];
+  read: boolean;
+  skipped?: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  /** Responses whose status is not one the scenario expects (`expect`, default 200): a 201 where 200 is due counts. */
+  unexpected: number;
+  /** Errors and unexpected statuses in the slices measured alongside it (paired floor, companion). */
+  alongsideBad: number;
+  /** The `compareWith` scenario measured in slices interleaved with this one's. */
+  companion?: { name: string; rps: number; p50: number; p99: number; cpuMsPerReq?: number };
+  cpuMsPerReq?: number;
+  /** req/s and p99 relative to the storage floor measured alongside (paired slices; the standalone floor otherwise). */
+  ratioToFloor?: number;
+  p99ToFloor?: number;
+  statementsPerReq?: number;
+  doCallsPerReq?: number;
+}
+
+export interface TargetInput {
+  scenarios: Measured[];
+  bundleGzipKiB: number;
+}
+
+const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : String(n));
+
+/** The issue's targets. Each names the scenarios it needs; a target whose scenario was skipped is SKIP. */
+export const TARGETS: { name: string; check: (input: TargetInput) => Verdict }[] = [
+  {
+    name: "GET /v1/me (200 keys) ≥ 80% of storage-floor req/s",
+    check: ratioTarget("GET /v1/me (200 keys)", 0.8),
+  },
+  {
+    name: "GET /v1/me (200 keys) ≤ 1 D1 statement + 1 DO call per request",
+    check: accountingTarget("GET /v1/me (200 keys)", 1, 1),
+  },
+  {
+    name: "GET /v1/services?limit=20 ≥ 60% of storage-floor req/s",
+    check: ratioTarget("GET /v1/services?limit=20", 0.6),
+  },
+  {
+    name: "GET /v1/services?limit=20 ≤ 3 D1 statements per request",
+    check: accountingTarget("GET /v1/services?limit=20", 3, undefined),
+  },
+  {
+    name: "list p50, 100,000-paywall tenant ≤ 1.5× the 1,000-paywall tenant",
+    check: (input) => {
+      const small = find(input, "list, 1,000 paywalls");
+      const large = find(input, "list, 100,000 paywalls");
+      if (!large || large.skipped) return skip("list, 100,000 paywalls not measured");
+      // Preferably the 1,000-paywall list measured in slices interleaved with the 100,000 one (same machine state).
+      const paired = large.companion?.name === "list, 1,000 paywalls" ? large.companion : undefined;
+      const base = paired ?? (small && !small.skipped ? small : undefined);
+      if (!base) return skip("list, 1,000 paywalls not measured");
+      const r = large.p50 / base.p50;
+      const separate =
+        paired && small && !small.skipped ? `; measured separately: ${fmt(small.p50)} ms = ${fmt(large.p50 / small.p50)}×` : "";
+      // CPU per request, the least noise-sensitive view of the same comparison (informative only).
+      const cpu =
+        large.cpuMsPerReq && base.cpuMsPerReq
+          ? `; workerd CPU/req ${fmt(large.cpuMsPerReq)} vs ${fmt(base.cpuMsPerReq)} ms = ${fmt(large.cpuMsPerReq / base.cpuMsPerReq)}×`
+          : "";
+      return result(
+        r <= 1.5,
+        `p50 ${fmt(large.p50)} ms vs ${fmt(base.p50)} ms = ${fmt(r)}×${paired ? " (interleaved slices)" : ""}${separate}${cpu}`,
+      );
+    },
+  },
+  {
+    name: "p99 of every read scenario ≤ 3× the storage floor's p99",
+    check: (input) => {
+      const reads = input.scenarios.filter((s) => s.target === "app" && s.read && !s.skipped && s.p99ToFloor !== undefined);
+      if (reads.length === 0) return skip("no read scenario measured against the floor");
+      const worst = reads.reduce((a, b) => (b.p99ToFloor! > a.p99ToFloor! ? b : a));
+      return result(
+        worst.p99ToFloor! <= 3,
+        `worst: ${worst.name}, p99 ${fmt(worst.p99)} ms = ${fmt(worst.p99ToFloor!)}× the floor's p99`,
+      );
+    },
+  },
+  {
+    name: "zero errors and zero unexpected non-2xx",
+    check: (input) => {
+      const measured = input.scenarios.filter((s) => !s.skipped);
+      const bad = measured.filter((s) => s.errors > 0 || s.non2xx > 0 || s.unexpected > 0 || s.alongsideBad > 0);
+      return result(
+        bad.length === 0,
+        bad.length === 0
+          ? `${measured.length} scenarios clean (load, prime, accounting, and the slices measured alongside)`
+          : bad
+              .map(
+                (s) =>
+                  `${s.name}: ${s.errors} errors, ${s.non2xx} non-2xx, ${s.unexpected} unexpected status, ${s.alongsideBad} bad alongside`,
+              )
+              .join("; "),
+      );
+    },
+  },
+  {
+    name: "bundle ≤ 150 KiB gzip",
+    check: (input) => result(input.bundleGzipKiB <= 150, `${fmt(input.bundleGzipKiB)} KiB gzip`),
+  },
+];
+
+function find(input: TargetInput, name: string) {
+  return input.scenarios.find((s) => s.name === name);
+}
+function skip(detail: string): Verdict {
+  return { status: "SKIP", detail };
+}
+function result(ok: boolean, detail: string): Verdict {
+  return { status: ok ? "PASS" : "FAIL", detail };
+}
+function ratioTarget(scenario: string, min: number) {
+  return (input: TargetInput): Verdict => {
+    const s = find(input, scenario);
+    if (!s || s.skipped) return skip(`${scenario}: ${s?.skipped ?? "not in this run"}`);
+    if (s.ratioToFloor === undefined) return skip("storage floor not measured");
+    return result(
+      s.ratioToFloor >= min,
+      `${fmt(s.rps, 0)} req/s = ${fmt(s.ratioToFloor * 100, 0)}% of the floor measured alongside`,
+    );
+  };
+}
+function accountingTarget(scenario: string, maxStatements: number, maxDoCalls: number | undefined) {
+  return (input: TargetInput): Verdict => {
+    const s = find(input, scenario);
+    if (!s || s.skipped) return skip(`${scenario}: ${s?.skipped ?? "not in this run"}`);
+    if (s.statementsPerReq === undefined) return skip("no Server-Timing accounting");
+    const okStatements = s.statementsPerReq <= maxStatements;
+    const okDo = maxDoCalls === undefined || (s.doCallsPerReq ?? Number.POSITIVE_INFINITY) <= maxDoCalls;
+    const doText = maxDoCalls === undefined ? "" : `, ${fmt(s.doCallsPerReq ?? Number.NaN)} DO calls/req`;
+    return result(okStatements && okDo, `${fmt(s.statementsPerReq)} statements/req${doText}`);
+  };
+}

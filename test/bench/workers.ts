@@ -1,0 +1,145 @@
+// One Miniflare (one workerd process) hosting every worker of the run, each on its own direct socket on 127.0.0.1:
+// the app twice (accounting off for throughput, on for the statement counts), the ceiling and the storage floor.
+// All share the compatibility settings and one D1 database, so the figures are comparable.
+import { readdir, readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { convertV4MiniflareOptions, Miniflare, type V4WorkerOptions } from "miniflare";
+
+export const BENCH_ENCRYPTION_KEY = "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+/**
+ * The issue's data volumes (100 services × 10 paywalls for one tenant, 100,000 paywalls for another) exceed the default
+ * caps; the cap checks still run on every write.
+ */
+export const BENCH_CAPS = { MAX_SERVICES_PER_TENANT: "1000", MAX_PAYWALLS_PER_TENANT: "1000000" };
+const COMPAT = { compatibilityDate: "2026-11-01", compatibilityFlags: ["nodejs_compat"] };
+const D1_ID = "bench-db";
+
+export type WorkerName = "app" | "app-timing" | "ceiling" | "floor" | "d1";
+
+export interface Workers {
+  mf: Miniflare;
+  urls: Record<WorkerName, string>;
+}
+
+/** The `[vars]` of wrangler.toml (flat `KEY = "value"` lines), so the app runs with its real configuration. */
+export async function readVars(root: string): Promise<Record<string, string>> {
+  const toml = await readFile(join(root, "wrangler.toml"), "utf8");
+  const vars: Record<string, string> = {};
+  let inVars = false;
+  for (const line of toml.split("\n")) {
+    if (/^\s*\[/.test(line)) inVars = /^\s*\[vars\]\s*$/.test(line);
+    const m = inVars ? /^\s*([A-Za-z0-9_]+)\s*=\s*"([^"]*)"\s*$/.exec(line) : null;
+    if (m) vars[m[1]!] = m[2]!;
+  }
+  return vars;
+}
+
+export async function startWorkers(options: {
+  /** Where workerd keeps D1 and Durable Object storage for the run (a tmpfs if available). */
+  storageDir: string;
+  appScript: string;
+  ceilingScript: string;
+  floorScript: string;
+  d1Script: string;
+  vars: Record<string, string>;
+}): Promise<Workers> {
+  const socket = { unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }] };
+  const appBindings = {
+    ...options.vars,
+    ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY,
+    // Throughput runs must never meet the limit: a 429 would count as a non-2xx.
+    RATE_LIMIT_MAX: "100000000",
+    ...BENCH_CAPS,
+  };
+  const workers: V4WorkerOptions[] = [
+    {
+      name: "app",
+      modules: true,
+      scriptPath: options.appScript,
+      modulesRoot: dirname(options.appScript),
+      ...COMPAT,
+      d1Databases: { DB: D1_ID },
+      durableObjects: { RATE_LIMITER: { className: "RateLimiter", useSQLite: true } },
+      bindings: { ...appBindings, SERVER_TIMING: "off" },
+      ...socket,
+    },
+    {
+      // Same bundle, accounting on; it shares the app's D1 and its rate limiter objects, so it sees the same state.
+      name: "app-timing",
+      modules: true,
+      scriptPath: options.appScript,
+      modulesRoot: dirname(options.appScript),
+      ...COMPAT,
+      d1Databases: { DB: D1_ID },
+      durableObjects: { RATE_LIMITER: { className: "RateLimiter", scriptName: "app", useSQLite: true } },
+      bindings: { ...appBindings, SERVER_TIMING: "on" },
+      ...socket,
+    },
+    {
+      name: "ceiling",
+      modules: true,
+      scriptPath: options.ceilingScript,
+      modulesRoot: dirname(options.ceilingScript),
+      ...COMPAT,
+      ...socket,
+    },
+    {
+      name: "floor",
+      modules: true,
+      scriptPath: options.floorScript,
+      modulesRoot: dirname(options.floorScript),
+      ...COMPAT,
+      d1Databases: { DB: D1_ID },
+      durableObjects: { RATE_LIMITER: { className: "RateLimiter", useSQLite: true } },
+      ...socket,
+    },
+    {
+      // Executes the runner's seeding statements (seed.ts remoteD1). Takes no load.
+      name: "d1",
+      modules: true,
+      scriptPath: options.d1Script,
+      modulesRoot: dirname(options.d1Script),
+      ...COMPAT,
+      d1Databases: { DB: D1_ID },
+      ...socket,
+    },
+  ];
+  // Miniflare 5 takes a new options shape; the v4 shape (what wrangler's docs show) converts to it.
+  const mf = new Miniflare(
+    convertV4MiniflareOptions({
+      host: "127.0.0.1",
+      port: 0,
+      resourcePersistencePath: options.storageDir,
+      workers,
+      // The app writes one access-log line per request: drop them rather than print thousands of lines.
+      handleStructuredLogs: () => {},
+    }),
+  );
+  await mf.ready;
+  const url = async (name: WorkerName) => (await mf.unsafeGetDirectURL(name)).origin;
+  return {
+    mf,
+    urls: {
+      app: await url("app"),
+      "app-timing": await url("app-timing"),
+      ceiling: await url("ceiling"),
+      floor: await url("floor"),
+      d1: await url("d1"),
+    },
+  };
+}
+
+/** Applies ./migrations/*.sql in order (drizzle-kit's `--> statement-breakpoint` separates statements). */
+export async function applyMigrations(d1: D1Database, root: string): Promise<number> {
+  const dir = join(root, "migrations");
+  const files = (await readdir(dir)).filter((f) => f.endsWith(".sql")).sort();
+  for (const file of files) {
+    const sql = await readFile(join(dir, file), "utf8");
+    const statements = sql
+      .split("--> statement-breakpoint")
+      .map((s) => s.trim())
+      .filter(Boolean);
+    await d1.batch(statements.map((s) => d1.prepare(s)));
+  }
+  return files.length;
+}
