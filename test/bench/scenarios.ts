@@ -181,8 +181,8 @@ const servicesTenant = (ctx: BenchContext) =>
     // seeding client sends each turn's batches as one (seed.ts coalesceBatches), ≈ 10 round trips in all.
     await inPool(1_000, 100, async (j) => {
       const row = await paywallRow(tenant, services[j % 100]!, `p${Math.floor(j / 100)}`);
-      if (!(await insertPaywallWithinCap(ctx.db, row, PAYWALL_CAP, "testnet")))
-        throw new Error("seeding a paywall: over the cap");
+      const outcome = await insertPaywallWithinCap(ctx.db, row, PAYWALL_CAP, "testnet");
+      if ("refused" in outcome) throw new Error(`seeding a paywall: refused (${outcome.refused})`);
     });
     ctx.log("1,000 paywalls through insertPaywallWithinCap");
     return { keys, tenantId: tenant.id };
