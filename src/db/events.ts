@@ -1,5 +1,6 @@
-import { count, eq, getTableColumns, inArray } from "drizzle-orm";
+import { count, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import type { Db } from "./client.ts";
+import { selectEventCounts } from "./counts.ts";
 import { type HistoryFilter, historyWhere, newestFirst } from "./history.ts";
 import { EVENT_TYPES, type EventRow, type EventType, events, paywalls } from "./schema.ts";
 import type { Page } from "./services.ts";
@@ -16,12 +17,19 @@ const withPaywall = { ...getTableColumns(events), paywallSlug: paywalls.slug, pa
 
 /**
  * A page of a tenant's events with their paywall summary, and counts per event type over the whole
- * filtered set (one grouped query; the total is their sum): one batch of two statements.
+ * filtered set (the kept counts when unfiltered, else one grouped query; the total is their sum): one batch of two statements.
  */
 export async function findEventsPage(db: Db, tenantId: string, page: Page, filter: EventFilter = {}) {
   const where = historyWhere(events, tenantId, filter, [[events.eventType, filter.eventType]]);
+  const unfiltered = Object.values(filter).every((v) => v === undefined);
   const [grouped, rows] = await db.batch([
-    db.select({ eventType: events.eventType, n: count() }).from(events).where(where).groupBy(events.eventType),
+    unfiltered
+      ? selectEventCounts(db, tenantId)
+      : db
+          .select({ kind: sql<string>`'events:' || ${events.eventType}`, n: count() })
+          .from(events)
+          .where(where)
+          .groupBy(events.eventType),
     db
       .select(withPaywall)
       .from(events)
@@ -32,7 +40,7 @@ export async function findEventsPage(db: Db, tenantId: string, page: Page, filte
       .offset(page.offset),
   ]);
   const stats = Object.fromEntries(EVENT_TYPES.map((t) => [t, 0])) as EventStats;
-  for (const { eventType, n } of grouped) stats[eventType] = n;
+  for (const { kind, n } of grouped) stats[kind.slice("events:".length) as EventType] = n;
   const total = Object.values(stats).reduce((a, b) => a + b, 0);
   return { total, stats, rows: rows as EventWithPaywall[] };
 }

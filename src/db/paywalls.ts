@@ -1,5 +1,6 @@
 import { and, count, desc, eq, gt, isNull, type SQL, sql } from "drizzle-orm";
 import type { Db } from "./client.ts";
+import { countOf, selectCountOf } from "./counts.ts";
 import { type Mode, type PaywallRow, paywalls, services } from "./schema.ts";
 import type { Page } from "./services.ts";
 
@@ -17,15 +18,16 @@ export async function findPaywall(db: Db, id: string): Promise<PaywallRow | unde
   return row;
 }
 
-/** A page of a tenant's paywalls, newest first, with the filtered total: one batch of two statements. */
+/** A page of a tenant's paywalls, newest first, with the filtered total (kept count when unfiltered): one batch of two statements. */
 export async function findPaywallsPage(db: Db, tenantId: string, page: Page, filter: PaywallFilter = {}) {
   const conditions: SQL[] = [eq(paywalls.tenantId, tenantId)];
   if (filter.serviceId === null) conditions.push(isNull(paywalls.serviceId));
   else if (filter.serviceId !== undefined) conditions.push(eq(paywalls.serviceId, filter.serviceId));
   if (filter.enabled !== undefined) conditions.push(eq(paywalls.enabled, filter.enabled));
   const where = and(...conditions);
+  const unfiltered = conditions.length === 1;
   const [[total], rows] = await db.batch([
-    db.select({ n: count() }).from(paywalls).where(where),
+    unfiltered ? selectCountOf(db, tenantId, "paywalls") : db.select({ n: count() }).from(paywalls).where(where),
     db
       .select()
       .from(paywalls)
@@ -62,12 +64,7 @@ export async function insertPaywallWithinCap(
       .returning({ id: paywalls.id }),
     db
       .delete(paywalls)
-      .where(
-        and(
-          eq(paywalls.id, row.id),
-          gt(sql`(SELECT count(*) FROM ${paywalls} WHERE ${paywalls.tenantId} = ${row.tenantId})`, cap),
-        ),
-      )
+      .where(and(eq(paywalls.id, row.id), gt(countOf(row.tenantId, "paywalls"), cap)))
       .returning({ id: paywalls.id }),
   ]);
   if (strayed.length > 0) return { refused: "service-mode" };

@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 const createdAt = () =>
   integer("created_at", { mode: "timestamp_ms" })
@@ -200,3 +200,20 @@ export const events = sqliteTable(
 
 export type TransactionRow = typeof transactions.$inferSelect;
 export type EventRow = typeof events.$inferSelect;
+
+/**
+ * Row counts per tenant, kept by triggers on every insert and delete (see migrations/0003): `services`,
+ * `paywalls`, `transactions`, and `events:<eventType>`. Unfiltered totals and beta caps read one row here
+ * instead of counting every row the tenant has.
+ */
+export const tenantCounts = sqliteTable(
+  "tenant_counts",
+  {
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    kind: text("kind").notNull(),
+    n: integer("n").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.kind] })],
+);

@@ -1,5 +1,6 @@
-import { and, count, desc, eq, gt, inArray, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, type SQL, sql } from "drizzle-orm";
 import type { Db } from "./client.ts";
+import { countOf } from "./counts.ts";
 import { type Mode, type PaywallRow, paywalls, type ServiceRow, services } from "./schema.ts";
 
 export type NewService = typeof services.$inferInsert;
@@ -30,11 +31,15 @@ export async function findService(db: Db, id: string): Promise<ServiceRow | unde
   return row;
 }
 
-/** A page of a tenant's services with their paywalls: count, page and the page's paywalls in one batch of three statements. */
+/**
+ * A page of a tenant's services with their paywalls, newest first: two statements in one batch, the page
+ * (carrying the total) and the page's paywalls. Only a page past the end needs a third, to learn the total.
+ */
 export async function findServicesPage(db: Db, tenantId: string, page: Page, filter: { mode?: Mode | undefined } = {}) {
   const conditions: SQL[] = [eq(services.tenantId, tenantId)];
   if (filter.mode) conditions.push(eq(services.mode, filter.mode));
   const where = and(...conditions);
+  const total = filter.mode ? sql<number>`(SELECT count(*) FROM ${services} WHERE ${where})` : countOf(tenantId, "services");
   const pageIds = db
     .select({ id: services.id })
     .from(services)
@@ -42,10 +47,9 @@ export async function findServicesPage(db: Db, tenantId: string, page: Page, fil
     .orderBy(...newestFirst)
     .limit(page.limit)
     .offset(page.offset);
-  const [[total], rows, children] = await db.batch([
-    db.select({ n: count() }).from(services).where(where),
+  const [rows, children] = await db.batch([
     db
-      .select()
+      .select({ service: services, total })
       .from(services)
       .where(where)
       .orderBy(...newestFirst)
@@ -54,7 +58,9 @@ export async function findServicesPage(db: Db, tenantId: string, page: Page, fil
     db.select().from(paywalls).where(inArray(paywalls.serviceId, pageIds)).orderBy(desc(paywalls.createdAt), desc(paywalls.id)),
   ]);
   const byService = Map.groupBy(children, (p) => p.serviceId as string);
-  return { total: total?.n ?? 0, items: rows.map((service) => ({ service, paywalls: byService.get(service.id) ?? [] })) };
+  const [first] = rows;
+  const count = first ? first.total : page.offset === 0 ? 0 : ((await db.select({ n: total }).from(sql`(SELECT 1)`))[0]?.n ?? 0);
+  return { total: count, items: rows.map(({ service }) => ({ service, paywalls: byService.get(service.id) ?? [] })) };
 }
 
 /**
@@ -66,12 +72,7 @@ export async function insertServiceWithinCap(db: Db, row: NewService, cap: numbe
     db.insert(services).values(row).returning(),
     db
       .delete(services)
-      .where(
-        and(
-          eq(services.id, row.id),
-          gt(sql`(SELECT count(*) FROM ${services} WHERE ${services.tenantId} = ${row.tenantId})`, cap),
-        ),
-      )
+      .where(and(eq(services.id, row.id), gt(countOf(row.tenantId, "services"), cap)))
       .returning({ id: services.id }),
   ]);
   return removed.length > 0 ? undefined : inserted;

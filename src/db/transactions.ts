@@ -1,5 +1,6 @@
 import { and, count, eq, getTableColumns, inArray } from "drizzle-orm";
 import type { Db } from "./client.ts";
+import { selectCountOf } from "./counts.ts";
 import { type HistoryFilter, historyWhere, newestFirst } from "./history.ts";
 import { paywalls, type TransactionRow, type TransactionStatus, transactions } from "./schema.ts";
 import type { Page } from "./services.ts";
@@ -22,8 +23,9 @@ export async function findTransactionsPage(db: Db, tenantId: string, page: Page,
     [transactions.network, filter.network],
     [transactions.protocol, filter.protocol],
   ]);
+  const unfiltered = Object.values(filter).every((v) => v === undefined);
   const [[total], rows] = await db.batch([
-    db.select({ n: count() }).from(transactions).where(where),
+    unfiltered ? selectCountOf(db, tenantId, "transactions") : db.select({ n: count() }).from(transactions).where(where),
     db
       .select(withPaywall)
       .from(transactions)

@@ -1,0 +1,80 @@
+// Unfiltered totals, event stats and beta caps read per-tenant counts kept by triggers (migrations/0003).
+// These tests compare them with the rows themselves through every kind of write, cascades included.
+import { env } from "cloudflare:workers";
+import { expect, it } from "vitest";
+import { ingest, recordId } from "../history/support.ts";
+import { callJson, createApiKey } from "../support/factories.ts";
+
+const kept = async (tenantId: string) =>
+  Object.fromEntries(
+    (
+      await env.DB.prepare("SELECT kind, n FROM tenant_counts WHERE tenant_id = ?")
+        .bind(tenantId)
+        .all<{ kind: string; n: number }>()
+    ).results.map((r) => [r.kind, r.n]),
+  );
+
+const serviceBody = {
+  name: "S",
+  baseUrl: "https://api.example.com",
+  authMethod: "none",
+  networks: ["base-sepolia"],
+  mode: "testnet",
+};
+const paywallBody = (serviceId: string, slug: string) => ({
+  slug,
+  name: slug,
+  targetType: "ROUTE",
+  targetRoute: `/${slug}`,
+  serviceId,
+  price: "100",
+  currency: "USDC",
+  networks: ["base-sepolia"],
+  fulfillmentMode: "PROXY",
+});
+
+it("follow creates, deletes and the cascade of a service delete", async () => {
+  const { key, tenant } = await createApiKey();
+  const [a, b] = await Promise.all([1, 2].map(() => callJson("/v1/services", { key, method: "POST", body: serviceBody })));
+  const ids = [a!.body.data.id, b!.body.data.id];
+  await Promise.all(
+    ["x", "y", "z"].map((slug) => callJson("/v1/paywalls", { key, method: "POST", body: paywallBody(ids[0], slug) })),
+  );
+  await callJson("/v1/paywalls", { key, method: "POST", body: paywallBody(ids[1], "w") });
+  const conflict = await callJson("/v1/paywalls", { key, method: "POST", body: paywallBody(ids[1], "w") });
+  expect(conflict.status).toBe(409);
+  expect(await kept(tenant.id)).toEqual({ services: 2, paywalls: 4 });
+  expect((await callJson("/v1/paywalls", { key })).body.meta.pagination.total).toBe(4);
+
+  await callJson(`/v1/services/${ids[0]}`, { key, method: "DELETE" });
+  expect(await kept(tenant.id)).toEqual({ services: 1, paywalls: 1 });
+  expect((await callJson("/v1/paywalls", { key })).body.meta.pagination.total).toBe(1);
+  expect((await callJson("/v1/services", { key })).body.meta.pagination.total).toBe(1);
+  expect((await callJson("/v1/services?offset=5", { key })).body.meta.pagination).toEqual({
+    total: 1,
+    limit: 20,
+    offset: 5,
+    hasMore: false,
+  });
+});
+
+it("count an idempotent retry of the gateway once", async () => {
+  const { key, tenant } = await createApiKey();
+  const svc = await callJson("/v1/services", { key, method: "POST", body: serviceBody });
+  const pw = await callJson("/v1/paywalls", { key, method: "POST", body: paywallBody(svc.body.data.id, "p") });
+  const event = { id: recordId("evt"), paywallId: pw.body.data.id, eventType: "SUCCESS" as const };
+  const txn = {
+    id: recordId("txn"),
+    paywallId: pw.body.data.id,
+    protocol: "x402" as const,
+    network: "base-sepolia" as const,
+    amount: "100",
+  };
+  for (let i = 0; i < 3; i++) {
+    await ingest().recordEvent(event);
+    await ingest().recordTransaction(txn);
+  }
+  expect(await kept(tenant.id)).toMatchObject({ "events:SUCCESS": 1, transactions: 1 });
+  expect((await callJson("/v1/events", { key })).body.meta.stats).toEqual({ REQUEST: 0, SUCCESS: 1, ERROR: 0 });
+  expect((await callJson("/v1/transactions", { key })).body.meta.pagination.total).toBe(1);
+});
