@@ -10,8 +10,8 @@ import { requestId } from "./middleware/request-id.ts";
 import { serverTiming } from "./middleware/server-timing.ts";
 import { createRouter } from "./router.ts";
 import { docsPage } from "./routes/docs.ts";
-import { healthRouter } from "./routes/health.ts";
 import { eventsRouter } from "./routes/events/index.ts";
+import { healthRouter } from "./routes/health.ts";
 import { meRouter } from "./routes/me.ts";
 import { paywallsRouter } from "./routes/paywalls/index.ts";
 import { servicesRouter } from "./routes/services/index.ts";
@@ -29,7 +29,9 @@ export function createApp() {
 
   app.use("*", requestId(), accessLog(), secureHeaders(), noStore());
   app.use("*", serverTiming()); // SERVER_TIMING=on only: D1/DO accounting header
-  app.use("/v1/*", limitBody(), requireJsonBody(), database());
+  // Only the methods whose body a route reads; a body sent with GET or DELETE is ignored.
+  app.on(["POST", "PATCH", "PUT"], "/v1/*", limitBody(), requireJsonBody());
+  app.use("/v1/*", database());
 
   // Registered before `authenticate`, so it answers without a key.
   app.route("/v1", healthRouter);

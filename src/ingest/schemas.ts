@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { EVENT_TYPES, PROTOCOLS } from "../db/schema.ts";
+import { jsonShapeProblem } from "../lib/json-shape.ts";
 import { NETWORK_IDS } from "../lib/networks.ts";
 
 /** Caller-chosen ids make every write idempotent: the same id twice stores one row. */
@@ -24,7 +25,12 @@ export const TransactionInputSchema = z
     status: z.enum(["PENDING", "COMPLETED", "FAILED"]).default("PENDING"),
     payerAddress: Address.nullish(),
     txHash: TxHash.nullish(),
-    failureReason: z.string().min(1).max(500).nullish(),
+    failureReason: z
+      .string()
+      .min(1)
+      .max(500)
+      .refine((s) => s.isWellFormed(), "Must be well-formed Unicode")
+      .nullish(),
     createdAt: OccurredAt.optional(),
     settledAt: OccurredAt.optional(),
   })
@@ -41,7 +47,12 @@ export const SettlementSchema = z
     status: z.enum(["COMPLETED", "FAILED"]),
     txHash: TxHash.nullish(),
     settledAt: OccurredAt.optional(),
-    failureReason: z.string().min(1).max(500).nullish(),
+    failureReason: z
+      .string()
+      .min(1)
+      .max(500)
+      .refine((s) => s.isWellFormed(), "Must be well-formed Unicode")
+      .nullish(),
   })
   .superRefine((s, ctx) => {
     if (s.status === "COMPLETED" && !s.txHash)
@@ -54,7 +65,10 @@ export const SettlementSchema = z
 const Metadata = z
   .record(z.string().max(64), z.unknown())
   .refine((m) => Object.keys(m).length <= 20, { message: "At most 20 keys" })
-  .refine((m) => JSON.stringify(m).length <= 2048, { message: "At most 2048 bytes of JSON" });
+  .superRefine((m, ctx) => {
+    const problem = jsonShapeProblem(m, { maxDepth: 4, maxLength: 2048 });
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  });
 
 export const EventInputSchema = z.strictObject({
   id: RecordId,

@@ -42,7 +42,11 @@ export interface ConfigIssue {
  * Problems of an authConfig for its method: missing and unknown fields. `stored` holds the fields
  * already saved (for `***` placeholders on update), which count as present only for secret fields.
  */
-export function authConfigIssues(method: AuthMethod, config: Record<string, string>, stored: Record<string, string> = {}): ConfigIssue[] {
+export function authConfigIssues(
+  method: AuthMethod,
+  config: Record<string, string>,
+  stored: Record<string, string> = {},
+): ConfigIssue[] {
   const spec = AUTH_CONFIG_FIELDS[method];
   const allowed = [...spec.names, ...spec.secrets];
   const issues: ConfigIssue[] = [];
@@ -70,5 +74,7 @@ export function authConfigIssues(method: AuthMethod, config: Record<string, stri
 /** The response form: names in clear, secrets as `***`. */
 export function maskAuthConfig(method: string, stored: Record<string, string>): Record<string, string> {
   const spec = AUTH_CONFIG_FIELDS[method as AuthMethod];
-  return Object.fromEntries(Object.keys(stored).map((field) => [field, spec?.names.includes(field) ? (stored[field] as string) : "***"]));
+  return Object.fromEntries(
+    Object.keys(stored).map((field) => [field, spec?.names.includes(field) ? (stored[field] as string) : "***"]),
+  );
 }

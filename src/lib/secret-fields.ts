@@ -19,7 +19,10 @@ export async function sealAuthConfig(
       const value = input[field] as string;
       if (!isSecretField(method, field)) return [field, value];
       if (value === MASK) return [field, stored[field] as string];
-      return [field, await encryptSecret(ring, value, secretAad(owner.tenantId, "service", owner.serviceId, `authConfig.${field}`))];
+      return [
+        field,
+        await encryptSecret(ring, value, secretAad(owner.tenantId, "service", owner.serviceId, `authConfig.${field}`)),
+      ];
     }),
   );
   return Object.fromEntries(entries);

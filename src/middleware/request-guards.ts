@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { ApiError } from "../errors.ts";
+import { hasPrototypeKey } from "../lib/json-shape.ts";
 
 export const MAX_BODY_BYTES = 100 * 1024;
 
@@ -16,12 +17,21 @@ export const limitBody = (): MiddlewareHandler =>
 /** The JSON media types the route validators read (the same pattern as @hono/zod-openapi). */
 const JSON_TYPE = /^application\/([a-z-.]+\+)?json(;\s*[a-zA-Z0-9-]+=([^;]+))*$/i;
 
-/** A request that carries a body must say it is JSON; 415 otherwise, so a form post is never read as an empty object. */
+/**
+ * A request body must say it is JSON (415 otherwise, so a form post is never read as an empty object), and may
+ * not carry a `__proto__` key, which the schemas could not see. The text is cached for the route's validator.
+ */
 export function requireJsonBody(): MiddlewareHandler {
   return async function requireJsonBody(c, next) {
-    const hasBody = c.req.raw.body !== null && c.req.method !== "GET" && c.req.method !== "HEAD";
-    if (hasBody && !JSON_TYPE.test(c.req.header("content-type") ?? "")) {
-      throw new ApiError("VALIDATION_ERROR", "Request body must be JSON (Content-Type: application/json)", { status: 415 });
+    if (c.req.raw.body !== null) {
+      if (!JSON_TYPE.test(c.req.header("content-type") ?? "")) {
+        throw new ApiError("VALIDATION_ERROR", "Request body must be JSON (Content-Type: application/json)", { status: 415 });
+      }
+      if (hasPrototypeKey(await c.req.text())) {
+        throw new ApiError("VALIDATION_ERROR", "The request is not valid", {
+          details: [{ path: "", message: "The key __proto__ is not allowed" }],
+        });
+      }
     }
     await next();
   };

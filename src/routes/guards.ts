@@ -29,7 +29,11 @@ export function keyRing(env: Env): KeyRing {
 /**
  * A history filter may name a deleted paywall or service (its records remain), but never another tenant's: 403.
  */
-export async function assertFilterRefsOwned(db: Db, tenantId: string, refs: { paywallId?: string | undefined; serviceId?: string | undefined }) {
+export async function assertFilterRefsOwned(
+  db: Db,
+  tenantId: string,
+  refs: { paywallId?: string | undefined; serviceId?: string | undefined },
+) {
   const [paywall, service] = await Promise.all([
     refs.paywallId ? findPaywall(db, refs.paywallId) : undefined,
     refs.serviceId ? findService(db, refs.serviceId) : undefined,

@@ -1,7 +1,16 @@
 import { z } from "@hono/zod-openapi";
 import { PageQuerySchema } from "../../envelope.ts";
-import { isValidPrice } from "../../lib/price.ts";
-import { NetworkIdSchema, NetworkListSchema, RoutePathSchema, SecretValueSchema, UpstreamUrlSchema, WalletSchema } from "../schemas.ts";
+import { isValidPrice, PRICE_PATTERN } from "../../lib/price.ts";
+import {
+  BoundedJsonObjectSchema,
+  NetworkIdSchema,
+  NetworkListSchema,
+  RoutePathSchema,
+  SecretValueSchema,
+  TextSchema,
+  UpstreamUrlSchema,
+  WalletSchema,
+} from "../schemas.ts";
 
 export const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH"] as const;
 
@@ -29,18 +38,19 @@ const HeadersInputSchema = z
   });
 
 const QueryParamsSchema = z
-  .array(z.strictObject({ key: z.string().min(1).max(100), value: z.string().max(1000) }))
+  .array(z.strictObject({ key: TextSchema(100).min(1), value: TextSchema(1000) }))
   .max(50)
   .nullable();
 
 const MethodListSchema = z
   .array(z.enum(HTTP_METHODS))
   .min(1)
-  .refine((list) => new Set(list).size === list.length, { message: "Methods must not repeat" });
+  .refine((list) => new Set(list).size === list.length, { message: "Methods must not repeat" })
+  .openapi({ uniqueItems: true });
 
 const paywallFields = {
-  name: z.string().min(1).max(100).openapi({ example: "Forecast" }),
-  description: z.string().max(10_000).nullable(),
+  name: TextSchema(100).min(1).openapi({ example: "Forecast" }),
+  description: TextSchema(10_000).nullable(),
   targetType: z.enum(["PROXY", "ROUTE"]),
   targetUrl: UpstreamUrlSchema.nullable(),
   targetRoute: RoutePathSchema.openapi({ example: "/v1/forecast" }),
@@ -49,13 +59,18 @@ const paywallFields = {
     .refine(isValidPrice, {
       message: "Integer micro-USDC as a decimal string: 1 to 1000000000000000, no sign, point or leading zero",
     })
-    .openapi({ example: "10000", description: "USDC in micro-units: 1000000 = 1.00 USDC" }),
+    .openapi({
+      example: "10000",
+      pattern: PRICE_PATTERN.source,
+      maxLength: 16,
+      description: "USDC in micro-units (1000000 = 1.00 USDC): a whole number from 1 to 1000000000000000",
+    }),
   currency: z.enum(["USDC"]),
   networks: NetworkListSchema.openapi({ example: ["base-sepolia", "tempo-testnet"] }),
   timeout: z.int().min(30_000).max(3_600_000).openapi({ description: "Upstream timeout in milliseconds", example: 60000 }),
   headers: HeadersInputSchema,
   allowedMethods: MethodListSchema,
-  allowedHeaders: z.array(z.string().min(1).max(100)).max(50),
+  allowedHeaders: z.array(TextSchema(100).min(1)).max(50),
   queryParams: QueryParamsSchema,
   serviceId: z.string().min(1).max(64).nullable(),
   enabled: z.boolean(),
@@ -86,7 +101,9 @@ export const PaywallCreateSchema = z
     queryParams: paywallFields.queryParams.optional(),
     serviceId: paywallFields.serviceId.optional(),
     enabled: paywallFields.enabled.optional(),
-    cacheRules: z.record(z.string(), z.unknown()).optional().openapi({ description: "Free-form caching rules" }),
+    cacheRules: BoundedJsonObjectSchema({ maxDepth: 8, maxLength: 8192 })
+      .optional()
+      .openapi({ description: "Free-form caching rules: a JSON object at most 8 levels deep and 8192 characters long" }),
   })
   .superRefine((body, ctx) => {
     if (body.network !== undefined && !body.networks.includes(body.network)) {

@@ -3,7 +3,15 @@ import { PageQuerySchema } from "../../envelope.ts";
 import { AUTH_METHODS } from "../../lib/auth-config.ts";
 import { modeOfNetwork } from "../../lib/networks.ts";
 import { PaywallSchema } from "../paywalls/schemas.ts";
-import { ModeSchema, NetworkIdSchema, NetworkListSchema, RoutePathSchema, SecretValueSchema, UpstreamUrlSchema } from "../schemas.ts";
+import {
+  ModeSchema,
+  NetworkIdSchema,
+  NetworkListSchema,
+  RoutePathSchema,
+  SecretValueSchema,
+  TextSchema,
+  UpstreamUrlSchema,
+} from "../schemas.ts";
 
 const AuthConfigInputSchema = z
   .record(z.string().regex(/^[A-Za-z][A-Za-z0-9]{0,63}$/, "A field name such as bearerToken"), SecretValueSchema(4096).min(1))
@@ -14,10 +22,10 @@ const AuthConfigInputSchema = z
     example: { bearerToken: "sk_live_upstream_credential" },
   });
 
-const text = (max: number) => z.string().max(max);
+const text = TextSchema;
 
 const serviceFields = {
-  name: z.string().min(1).max(100).openapi({ example: "Weather API" }),
+  name: text(100).min(1).openapi({ example: "Weather API" }),
   description: text(10_000).nullable(),
   baseUrl: UpstreamUrlSchema,
   authMethod: z.enum(AUTH_METHODS),
@@ -25,7 +33,7 @@ const serviceFields = {
   networks: NetworkListSchema.openapi({ example: ["base-sepolia"] }),
   mode: ModeSchema,
   contactEmail: z.email().max(320).nullable(),
-  categories: z.array(z.string().min(1).max(50)).max(20),
+  categories: z.array(text(50).min(1)).max(20),
   docsHomepage: text(2048).nullable(),
   docsApiReference: text(2048).nullable(),
   docsLlms: text(2048).nullable(),

@@ -11,7 +11,10 @@ export const listTransactions: RouteHandler<typeof routes.listTransactions, AppE
   const tenantId = c.var.auth.tenant.id;
   await assertFilterRefsOwned(c.var.db, tenantId, filter);
   const page = await findTransactionsPage(c.var.db, tenantId, { limit, offset }, filter);
-  return c.json({ data: page.rows.map(toTransaction), meta: { ...meta(c), pagination: pagination(page.total, limit, offset) } }, 200);
+  return c.json(
+    { data: page.rows.map(toTransaction), meta: { ...meta(c), pagination: pagination(page.total, limit, offset) } },
+    200,
+  );
 };
 
 export const getTransaction: RouteHandler<typeof routes.getTransaction, AppEnv> = async (c) => {
