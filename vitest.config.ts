@@ -23,8 +23,8 @@ export default defineConfig(async () => ({
   // FUZZ_RUNS, FUZZ_MODEL_RUNS, FUZZ_MODEL_COMMANDS, FUZZ_SEED: larger or reproducible adversarial runs (see README).
   envPrefix: ["VITE_", "FUZZ_"],
   test: {
-    // Passing tests stay quiet (the access log prints a line per request); a failing test shows its output.
-    silent: "passed-only",
+    // The Worker's access log prints a JSON line per request; keep the test output to what tests print themselves.
+    onConsoleLog: (log: string) => !log.startsWith('{"requestId":"req_'),
     setupFiles: ["./test/support/apply-migrations.ts"],
     include: ["test/**/*.test.ts"],
   },
