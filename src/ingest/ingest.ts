@@ -2,7 +2,7 @@ import { inArray } from "drizzle-orm";
 import type { z } from "zod";
 import type { Db } from "../db/client.ts";
 import { findEventsByIds, insertEvents, type NewEvent } from "../db/events.ts";
-import { type PaywallRow, paywalls } from "../db/schema.ts";
+import { type EventRow, type PaywallRow, paywalls, type TransactionRow } from "../db/schema.ts";
 import {
   findTransaction,
   findTransactionsByIds,
@@ -79,116 +79,103 @@ function reusedIds(existing: { id: string; paywallId: string }[], inputs: { id: 
 
 const summary = (p: PaywallRow) => ({ paywallSlug: p.slug, paywallName: p.name });
 
-export async function recordTransactions(db: Db, inputs: unknown[]): Promise<IngestResult<Recorded<Transaction>[]>> {
-  const parsed = parseAll(TransactionInputSchema, inputs);
-  if (!parsed.ok) return parsed.result;
-  const found = await paywallsById(
-    db,
-    parsed.values.map((t) => t.paywallId),
-  );
-  const missing = missingPaywall(
-    parsed.values.map((t) => t.paywallId),
-    found,
-  );
-  if (missing) return missing;
-  const wrongNetwork = parsed.values.filter((t) => !found.get(t.paywallId)?.networks.includes(t.network));
-  if (wrongNetwork.length) {
-    return fail("VALIDATION_ERROR", "network is not one the paywall accepts", { ids: wrongNetwork.map((t) => t.id) });
-  }
-  const existing = await findTransactionsByIds(
-    db,
-    parsed.values.map((t) => t.id),
-  );
-  const reused = reusedIds(existing, parsed.values);
-  if (reused.length) return fail("CONFLICT", "These ids are already used by other records", { ids: reused });
-
-  const now = new Date();
-  const rows: NewTransaction[] = parsed.values.map((t) => {
-    const paywall = found.get(t.paywallId) as PaywallRow;
-    return {
-      id: t.id,
-      tenantId: paywall.tenantId,
-      paywallId: paywall.id,
-      serviceId: paywall.serviceId,
-      protocol: t.protocol,
-      network: t.network,
-      amount: t.amount,
-      currency: t.currency,
-      status: t.status,
-      payerAddress: t.payerAddress ?? null,
-      txHash: t.txHash ?? null,
-      failureReason: t.failureReason ?? null,
-      createdAt: t.createdAt ?? now,
-      settledAt: t.status === "PENDING" ? null : (t.settledAt ?? now),
-    };
-  });
-  await insertTransactions(db, rows);
-  const stored = new Map(
-    (
-      await findTransactionsByIds(
-        db,
-        rows.map((r) => r.id),
-      )
-    ).map((r) => [r.id, r]),
-  );
-  const old = new Set(existing.map((e) => e.id));
-  return {
-    ok: true,
-    data: rows.map((r) => {
-      const row = stored.get(r.id) as NonNullable<ReturnType<typeof stored.get>>;
-      return { record: toTransaction({ ...row, ...summary(found.get(row.paywallId) as PaywallRow) }), created: !old.has(r.id) };
-    }),
-  };
+/** How one kind of record is validated, stored and shown; the steps around it are the same for every kind. */
+interface RecordKind<S extends z.ZodType, Row extends { id: string; paywallId: string }, Out> {
+  schema: S;
+  /** A problem beyond the schema, given the record's paywall; `undefined` if none. */
+  check?: (input: z.output<S>, paywall: PaywallRow) => string | undefined;
+  toRow: (input: z.output<S>, paywall: PaywallRow, now: Date) => Row;
+  findByIds: (db: Db, ids: string[]) => Promise<Row[]>;
+  insert: (db: Db, rows: Row[]) => Promise<void>;
+  present: (row: Row & { paywallSlug: string; paywallName: string }) => Out;
 }
 
-export async function recordEvents(db: Db, inputs: unknown[]): Promise<IngestResult<Recorded<Event>[]>> {
-  const parsed = parseAll(EventInputSchema, inputs);
+/**
+ * Validates every record, derives tenant and service from its paywall, refuses ids already used for other
+ * records, then writes all of them in one batch (ids already stored are kept: an idempotent retry).
+ */
+async function record<S extends z.ZodType, Row extends { id: string; paywallId: string }, Out>(
+  db: Db,
+  kind: RecordKind<S, Row, Out>,
+  inputs: unknown[],
+): Promise<IngestResult<Recorded<Out>[]>> {
+  const parsed = parseAll(kind.schema, inputs);
   if (!parsed.ok) return parsed.result;
-  const paywallIds = parsed.values.map((e) => e.paywallId);
+  const values = parsed.values as (z.output<S> & { id: string; paywallId: string })[];
+  const paywallIds = values.map((v) => v.paywallId);
   const found = await paywallsById(db, paywallIds);
   const missing = missingPaywall(paywallIds, found);
   if (missing) return missing;
-  const existing = await findEventsByIds(
-    db,
-    parsed.values.map((e) => e.id),
-  );
-  const reused = reusedIds(existing, parsed.values);
+  for (const v of values) {
+    const problem = kind.check?.(v, found.get(v.paywallId) as PaywallRow);
+    if (problem) return fail("VALIDATION_ERROR", problem, { ids: [v.id] });
+  }
+  const ids = values.map((v) => v.id);
+  const existing = await kind.findByIds(db, ids);
+  const reused = reusedIds(existing, values);
   if (reused.length) return fail("CONFLICT", "These ids are already used by other records", { ids: reused });
 
   const now = new Date();
-  const rows: NewEvent[] = parsed.values.map((e) => {
-    const paywall = found.get(e.paywallId) as PaywallRow;
-    return {
-      id: e.id,
-      tenantId: paywall.tenantId,
-      paywallId: paywall.id,
-      serviceId: paywall.serviceId,
-      eventType: e.eventType,
-      statusCode: e.statusCode ?? null,
-      responseTime: e.responseTime ?? null,
-      amount: e.amount ?? null,
-      metadata: e.metadata ?? null,
-      createdAt: e.createdAt ?? now,
-    };
-  });
-  await insertEvents(db, rows);
-  const stored = new Map(
-    (
-      await findEventsByIds(
-        db,
-        rows.map((r) => r.id),
-      )
-    ).map((r) => [r.id, r]),
+  await kind.insert(
+    db,
+    values.map((v) => kind.toRow(v, found.get(v.paywallId) as PaywallRow, now)),
   );
+  const stored = new Map((await kind.findByIds(db, ids)).map((r) => [r.id, r]));
   const old = new Set(existing.map((e) => e.id));
   return {
     ok: true,
-    data: rows.map((r) => {
-      const row = stored.get(r.id) as NonNullable<ReturnType<typeof stored.get>>;
-      return { record: toEvent({ ...row, ...summary(found.get(row.paywallId) as PaywallRow) }), created: !old.has(r.id) };
+    data: ids.map((id) => {
+      const row = stored.get(id) as Row;
+      return { record: kind.present({ ...row, ...summary(found.get(row.paywallId) as PaywallRow) }), created: !old.has(id) };
     }),
   };
 }
+
+const transactionKind: RecordKind<typeof TransactionInputSchema, TransactionRow, Transaction> = {
+  schema: TransactionInputSchema,
+  check: (t, paywall) => (paywall.networks.includes(t.network) ? undefined : "network is not one the paywall accepts"),
+  toRow: (t, paywall, now) => ({
+    id: t.id,
+    tenantId: paywall.tenantId,
+    paywallId: paywall.id,
+    serviceId: paywall.serviceId,
+    protocol: t.protocol,
+    network: t.network,
+    amount: t.amount,
+    currency: t.currency,
+    status: t.status,
+    payerAddress: t.payerAddress ?? null,
+    txHash: t.txHash ?? null,
+    failureReason: t.failureReason ?? null,
+    createdAt: t.createdAt ?? now,
+    settledAt: t.status === "PENDING" ? null : (t.settledAt ?? now),
+  }),
+  findByIds: findTransactionsByIds,
+  insert: insertTransactions,
+  present: toTransaction,
+};
+
+const eventKind: RecordKind<typeof EventInputSchema, EventRow, Event> = {
+  schema: EventInputSchema,
+  toRow: (e, paywall, now) => ({
+    id: e.id,
+    tenantId: paywall.tenantId,
+    paywallId: paywall.id,
+    serviceId: paywall.serviceId,
+    eventType: e.eventType,
+    statusCode: e.statusCode ?? null,
+    responseTime: e.responseTime ?? null,
+    amount: e.amount ?? null,
+    metadata: e.metadata ?? null,
+    createdAt: e.createdAt ?? now,
+  }),
+  findByIds: findEventsByIds,
+  insert: insertEvents,
+  present: toEvent,
+};
+
+export const recordTransactions = (db: Db, inputs: unknown[]) => record(db, transactionKind, inputs);
+export const recordEvents = (db: Db, inputs: unknown[]) => record(db, eventKind, inputs);
 
 /**
  * Settles a PENDING transaction: PENDING → COMPLETED or PENDING → FAILED, nothing else.

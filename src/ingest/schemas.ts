@@ -14,6 +14,25 @@ const OccurredAt = z.iso
   .transform((s) => new Date(s))
   .refine((d) => d.getTime() <= Date.now() + 60_000, { message: "Must not be in the future" });
 
+const FailureReason = z
+  .string()
+  .min(1)
+  .max(500)
+  .refine((s) => s.isWellFormed(), "Must be well-formed Unicode")
+  .nullish();
+
+/** A COMPLETED transaction names its on-chain hash; a FAILED one says why. */
+function requireOutcomeFields(
+  t: { status: string; txHash?: string | null; failureReason?: string | null },
+  ctx: z.RefinementCtx,
+) {
+  if (t.status === "COMPLETED" && !t.txHash)
+    ctx.addIssue({ code: "custom", path: ["txHash"], message: "Required for a COMPLETED transaction" });
+  if (t.status === "FAILED" && !t.failureReason) {
+    ctx.addIssue({ code: "custom", path: ["failureReason"], message: "Required for a FAILED transaction" });
+  }
+}
+
 export const TransactionInputSchema = z
   .strictObject({
     id: RecordId,
@@ -25,42 +44,20 @@ export const TransactionInputSchema = z
     status: z.enum(["PENDING", "COMPLETED", "FAILED"]).default("PENDING"),
     payerAddress: Address.nullish(),
     txHash: TxHash.nullish(),
-    failureReason: z
-      .string()
-      .min(1)
-      .max(500)
-      .refine((s) => s.isWellFormed(), "Must be well-formed Unicode")
-      .nullish(),
+    failureReason: FailureReason,
     createdAt: OccurredAt.optional(),
     settledAt: OccurredAt.optional(),
   })
-  .superRefine((t, ctx) => {
-    if (t.status === "COMPLETED" && !t.txHash)
-      ctx.addIssue({ code: "custom", path: ["txHash"], message: "Required for a COMPLETED transaction" });
-    if (t.status === "FAILED" && !t.failureReason) {
-      ctx.addIssue({ code: "custom", path: ["failureReason"], message: "Required for a FAILED transaction" });
-    }
-  });
+  .superRefine(requireOutcomeFields);
 
 export const SettlementSchema = z
   .strictObject({
     status: z.enum(["COMPLETED", "FAILED"]),
     txHash: TxHash.nullish(),
     settledAt: OccurredAt.optional(),
-    failureReason: z
-      .string()
-      .min(1)
-      .max(500)
-      .refine((s) => s.isWellFormed(), "Must be well-formed Unicode")
-      .nullish(),
+    failureReason: FailureReason,
   })
-  .superRefine((s, ctx) => {
-    if (s.status === "COMPLETED" && !s.txHash)
-      ctx.addIssue({ code: "custom", path: ["txHash"], message: "Required to complete a transaction" });
-    if (s.status === "FAILED" && !s.failureReason) {
-      ctx.addIssue({ code: "custom", path: ["failureReason"], message: "Required to fail a transaction" });
-    }
-  });
+  .superRefine(requireOutcomeFields);
 
 const Metadata = z
   .record(z.string().max(64), z.unknown())
