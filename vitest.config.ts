@@ -25,7 +25,7 @@ export default defineConfig(async () => ({
   test: {
     // The Worker's access log prints a JSON line per request; keep the test output to what tests print themselves.
     onConsoleLog: (log: string) => !log.startsWith('{"requestId":"req_'),
-    setupFiles: ["./test/support/apply-migrations.ts"],
+    setupFiles: ["./test/support/apply-migrations.ts", "./test/support/canary-scan.ts"],
     include: ["test/**/*.test.ts"],
   },
 }));

@@ -11,7 +11,13 @@ describe("Ingest entrypoint: transactions", () => {
     const tenant = await createTenant();
     const paywall = await createPaywallFor(tenant);
     const id = recordId("txn");
-    const result = await ingest().recordTransaction({ id, paywallId: paywall.id, protocol: "x402", network: "base-sepolia", amount: "1000" });
+    const result = await ingest().recordTransaction({
+      id,
+      paywallId: paywall.id,
+      protocol: "x402",
+      network: "base-sepolia",
+      amount: "1000",
+    });
     expect(result).toMatchObject({ ok: true, data: { created: true } });
     if (!result.ok) return;
     expect(result.data.record).toMatchObject({
@@ -38,12 +44,22 @@ describe("Ingest entrypoint: transactions", () => {
       amount: "1000",
       tenantId: other.id,
     } as never);
-    expect(result).toMatchObject({ ok: false, code: "VALIDATION_ERROR", details: [{ path: "tenantId", message: "Unknown field" }] });
+    expect(result).toMatchObject({
+      ok: false,
+      code: "VALIDATION_ERROR",
+      details: [{ path: "tenantId", message: "Unknown field" }],
+    });
   });
 
   it("is idempotent on the caller's id: the same id twice stores one row", async () => {
     const paywall = await createPaywallFor(await createTenant());
-    const input = { id: recordId("txn"), paywallId: paywall.id, protocol: "mpp" as const, network: "tempo-testnet" as const, amount: "1000" };
+    const input = {
+      id: recordId("txn"),
+      paywallId: paywall.id,
+      protocol: "mpp" as const,
+      network: "tempo-testnet" as const,
+      amount: "1000",
+    };
     const first = await ingest().recordTransaction(input);
     const again = await ingest().recordTransaction(input);
     expect(first).toMatchObject({ ok: true, data: { created: true } });
@@ -56,7 +72,13 @@ describe("Ingest entrypoint: transactions", () => {
     const [a, b] = [await createPaywallFor(tenant), await createPaywallFor(tenant)];
     const id = recordId("txn");
     await ingest().recordTransaction({ id, paywallId: a.id, protocol: "x402", network: "base-sepolia", amount: "1" });
-    const reused = await ingest().recordTransaction({ id, paywallId: b.id, protocol: "x402", network: "base-sepolia", amount: "1" });
+    const reused = await ingest().recordTransaction({
+      id,
+      paywallId: b.id,
+      protocol: "x402",
+      network: "base-sepolia",
+      amount: "1",
+    });
     expect(reused).toMatchObject({ ok: false, code: "CONFLICT" });
   });
 
@@ -99,7 +121,14 @@ describe("Ingest entrypoint: transactions", () => {
     const pending = async () => {
       const paywall = await createPaywallFor(await createTenant());
       const id = recordId("txn");
-      await ingest().recordTransaction({ id, paywallId: paywall.id, protocol: "x402", network: "base-sepolia", amount: "1000", payerAddress: address() });
+      await ingest().recordTransaction({
+        id,
+        paywallId: paywall.id,
+        protocol: "x402",
+        network: "base-sepolia",
+        amount: "1000",
+        payerAddress: address(),
+      });
       return id;
     };
 
@@ -126,12 +155,24 @@ describe("Ingest entrypoint: transactions", () => {
         code: "CONFLICT",
         details: { status: "COMPLETED" },
       });
-      expect(await ingest().settleTransaction(completed, { status: "COMPLETED", txHash: txHash() })).toMatchObject({ ok: false, code: "CONFLICT" });
+      expect(await ingest().settleTransaction(completed, { status: "COMPLETED", txHash: txHash() })).toMatchObject({
+        ok: false,
+        code: "CONFLICT",
+      });
       const failed = await pending();
       await ingest().settleTransaction(failed, { status: "FAILED", failureReason: "x" });
-      expect(await ingest().settleTransaction(failed, { status: "COMPLETED", txHash: txHash() })).toMatchObject({ ok: false, code: "CONFLICT" });
-      expect(await ingest().settleTransaction(await pending(), { status: "PENDING" } as never)).toMatchObject({ ok: false, code: "VALIDATION_ERROR" });
-      expect(await ingest().settleTransaction("txn_nope_123", { status: "FAILED", failureReason: "x" })).toMatchObject({ ok: false, code: "NOT_FOUND" });
+      expect(await ingest().settleTransaction(failed, { status: "COMPLETED", txHash: txHash() })).toMatchObject({
+        ok: false,
+        code: "CONFLICT",
+      });
+      expect(await ingest().settleTransaction(await pending(), { status: "PENDING" } as never)).toMatchObject({
+        ok: false,
+        code: "VALIDATION_ERROR",
+      });
+      expect(await ingest().settleTransaction("txn_nope_123", { status: "FAILED", failureReason: "x" })).toMatchObject({
+        ok: false,
+        code: "NOT_FOUND",
+      });
     });
 
     it("lets exactly one of two concurrent different settlements win", async () => {
@@ -162,7 +203,10 @@ describe("Ingest entrypoint: events", () => {
     const first = await ingest().recordEvent(input);
     expect(first).toMatchObject({
       ok: true,
-      data: { created: true, record: { ...input, serviceId: paywall.serviceId, Paywall: { id: paywall.id, slug: paywall.slug } } },
+      data: {
+        created: true,
+        record: { ...input, serviceId: paywall.serviceId, Paywall: { id: paywall.id, slug: paywall.slug } },
+      },
     });
     expect(await ingest().recordEvent(input)).toMatchObject({ ok: true, data: { created: false } });
     expect(await countRows("events", input.id)).toBe(1);

@@ -37,13 +37,16 @@ describe("reading history", () => {
   });
 
   it("returns everything the gateway wrote, newest first, with paywall summaries", async () => {
-    const stored = await env.DB.prepare("SELECT count(*) AS n FROM transactions WHERE tenant_id = ?").bind(tenantId).first<{ n: number }>();
+    const stored = await env.DB.prepare("SELECT count(*) AS n FROM transactions WHERE tenant_id = ?")
+      .bind(tenantId)
+      .first<{ n: number }>();
     expect(allTx).toHaveLength(stored!.n);
     expect(allTx.length).toBe(120);
     expect(allEvents).toHaveLength(240);
     expect([...allTx].sort(newestFirst)).toEqual(allTx);
     expect([...allEvents].sort(newestFirst)).toEqual(allEvents);
-    for (const row of [...allTx, ...allEvents]) expect(row.Paywall).toMatchObject({ id: row.paywallId, slug: expect.any(String) });
+    for (const row of [...allTx, ...allEvents])
+      expect(row.Paywall).toMatchObject({ id: row.paywallId, slug: expect.any(String) });
     expect(new Set(allTx.map((t) => t.id)).size).toBe(120);
   });
 
@@ -63,7 +66,10 @@ describe("reading history", () => {
     ["status=PENDING", (r) => r.status === "PENDING"],
     ["network=tempo-testnet", (r) => r.network === "tempo-testnet"],
     ["protocol=mpp", (r) => r.protocol === "mpp"],
-    ["protocol=x402&network=base-sepolia&status=COMPLETED", (r) => r.protocol === "x402" && r.network === "base-sepolia" && r.status === "COMPLETED"],
+    [
+      "protocol=x402&network=base-sepolia&status=COMPLETED",
+      (r) => r.protocol === "x402" && r.network === "base-sepolia" && r.status === "COMPLETED",
+    ],
   ];
 
   it.each(txFilters)("filters transactions by %s", async (query, predicate) => {
@@ -87,23 +93,37 @@ describe("reading history", () => {
       [`serviceId=${serviceId}`, (r) => r.serviceId === serviceId],
       [`from=${from}&to=${to}`, inRange],
       [`from=${from}`, (r) => r.createdAt >= from],
-      [`paywallId=${paywallId}&from=${from}&to=${to}&status=COMPLETED`, (r) => r.paywallId === paywallId && inRange(r) && r.status === "COMPLETED"],
+      [
+        `paywallId=${paywallId}&from=${from}&to=${to}&status=COMPLETED`,
+        (r) => r.paywallId === paywallId && inRange(r) && r.status === "COMPLETED",
+      ],
     ];
     for (const [query, predicate] of checks) {
       const rows = await readAll(`/v1/transactions?${query}`, key);
-      expect(rows.map((r) => r.id), query).toEqual(allTx.filter(predicate).map((r) => r.id));
+      expect(
+        rows.map((r) => r.id),
+        query,
+      ).toEqual(allTx.filter(predicate).map((r) => r.id));
     }
     const events = await readAll(`/v1/events?paywallId=${paywallId}&eventType=ERROR&from=${from}`, key);
-    expect(events.map((r) => r.id)).toEqual(allEvents.filter((r) => r.paywallId === paywallId && r.eventType === "ERROR" && r.createdAt >= from).map((r) => r.id));
+    expect(events.map((r) => r.id)).toEqual(
+      allEvents.filter((r) => r.paywallId === paywallId && r.eventType === "ERROR" && r.createdAt >= from).map((r) => r.id),
+    );
   });
 
   it("meta.stats counts each event type over the whole filtered set, matching an independent count", async () => {
     const paywallId = allEvents[0]!.paywallId as string;
     for (const query of ["", `paywallId=${paywallId}`, "eventType=ERROR"]) {
       const { body } = await callJson(`/v1/events?limit=5${query ? `&${query}` : ""}`, { key });
-      const where = ["tenant_id = ?", ...(query.startsWith("paywallId") ? ["paywall_id = ?"] : []), ...(query.startsWith("eventType") ? ["event_type = 'ERROR'"] : [])];
+      const where = [
+        "tenant_id = ?",
+        ...(query.startsWith("paywallId") ? ["paywall_id = ?"] : []),
+        ...(query.startsWith("eventType") ? ["event_type = 'ERROR'"] : []),
+      ];
       const params = [tenantId, ...(query.startsWith("paywallId") ? [paywallId] : [])];
-      const counted = await env.DB.prepare(`SELECT event_type AS t, count(*) AS n FROM events WHERE ${where.join(" AND ")} GROUP BY event_type`)
+      const counted = await env.DB.prepare(
+        `SELECT event_type AS t, count(*) AS n FROM events WHERE ${where.join(" AND ")} GROUP BY event_type`,
+      )
         .bind(...params)
         .all<{ t: string; n: number }>();
       const expected = { REQUEST: 0, SUCCESS: 0, ERROR: 0, ...Object.fromEntries(counted.results.map((r) => [r.t, r.n])) };
@@ -123,7 +143,15 @@ describe("reading history", () => {
     const own = await createApiKey({ scopes: ["transactions:read", "paywalls:write"] });
     const paywall = await createPaywallFor(own.tenant);
     const id = recordId("txn");
-    await ingest().recordTransaction({ id, paywallId: paywall.id, protocol: "x402", network: "base-sepolia", amount: "7", status: "COMPLETED", txHash: txHash() });
+    await ingest().recordTransaction({
+      id,
+      paywallId: paywall.id,
+      protocol: "x402",
+      network: "base-sepolia",
+      amount: "7",
+      status: "COMPLETED",
+      txHash: txHash(),
+    });
     expect((await callJson(`/v1/paywalls/${paywall.id}`, { key: own.key, method: "DELETE" })).status).toBe(200);
     const kept = await callJson(`/v1/transactions/${id}`, { key: own.key });
     expect(kept.body.data).toMatchObject({ id, paywallId: paywall.id, Paywall: null });

@@ -6,6 +6,7 @@ import { insertTenant } from "../../src/db/tenants.ts";
 import { generateApiKey } from "../../src/lib/api-key.ts";
 import { newId, randomHex } from "../../src/lib/ids.ts";
 import { SCOPES, type Scope } from "../../src/lib/scopes.ts";
+import { observeResponse, registerApiKey } from "./canaries.ts";
 
 export const db = () => getDb(env.DB);
 
@@ -36,8 +37,11 @@ export interface KeyOptions {
 export async function createApiKey(options: KeyOptions = {}): Promise<{ key: string; row: ApiKeyRow; tenant: Tenant }> {
   const tenant = options.tenant ?? (await createTenant());
   const { key, keyHash, keyPrefix } = await generateApiKey();
+  const id = newId("key");
+  // The raw key and its hash must never appear in a response or a log line (see canaries.ts).
+  registerApiKey(`API key ${id} (${options.name ?? "test key"}) of ${tenant.id}`, key, keyHash);
   const row = await insertKey(db(), {
-    id: newId("key"),
+    id,
     tenantId: tenant.id,
     name: options.name ?? "test key",
     keyHash,
@@ -59,8 +63,8 @@ export interface CallOptions {
   headers?: Record<string, string>;
 }
 
-/** Calls the Worker through its real fetch handler. */
-export function call(path: string, options: CallOptions = {}): Promise<Response> {
+/** Calls the Worker through its real fetch handler. The response is also fed to the secret-canary scan (canaries.ts). */
+export async function call(path: string, options: CallOptions = {}): Promise<Response> {
   const headers = new Headers(options.headers);
   if (options.key !== undefined) headers.set("authorization", `Bearer ${options.key}`);
   if (options.ip !== undefined) headers.set("cf-connecting-ip", options.ip);
@@ -69,7 +73,10 @@ export function call(path: string, options: CallOptions = {}): Promise<Response>
     body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
     if (!headers.has("content-type")) headers.set("content-type", "application/json");
   }
-  return exports.default.fetch(`https://api.test${path}`, { method: options.method ?? "GET", headers, body });
+  const method = options.method ?? "GET";
+  const res = await exports.default.fetch(`https://api.test${path}`, { method, headers, body });
+  observeResponse(res, `${method} ${path.split("?")[0]}`);
+  return res;
 }
 
 /** Calls the Worker and parses its JSON body. */

@@ -5,6 +5,7 @@ import { env } from "cloudflare:workers";
 import { type MockInstance, vi } from "vitest";
 import { createApp } from "../../src/app.ts";
 import type { RateLimitDecision } from "../../src/rate-limiter.ts";
+import { observeResponse } from "./canaries.ts";
 import type { CallOptions } from "./factories.ts";
 
 /** The same request `call()` sends, as a `Request`. */
@@ -34,6 +35,7 @@ export async function fetchWithEnv(overrides: Partial<Record<keyof Env, unknown>
   const ctx = createExecutionContext();
   const res = await app.fetch(request, { ...env, ...overrides } as Env, ctx);
   await waitOnExecutionContext(ctx);
+  observeResponse(res, `${request.method} ${new URL(request.url).pathname}`);
   return res;
 }
 

@@ -8,6 +8,7 @@ import { createApp } from "../../src/app.ts";
 import { paywalls, services, type Tenant } from "../../src/db/schema.ts";
 import type { Paywall } from "../../src/routes/paywalls/schemas.ts";
 import type { Service } from "../../src/routes/services/schemas.ts";
+import { observeResponse } from "./canaries.ts";
 import { type CallOptions, call, createApiKey, db } from "./factories.ts";
 
 /** A secret value used in every secret field; it must never appear in a response body or a log line. */
@@ -65,6 +66,7 @@ export async function apiWithEnv<T = AnyBody>(envOverride: Env, path: string, op
     ctx,
   );
   await waitOnExecutionContext(ctx);
+  observeResponse(res, `${options.method ?? "GET"} ${path.split("?")[0]}`);
   return record<T>(res);
 }
 
