@@ -18,10 +18,6 @@ export const PaginationSchema = z
   })
   .openapi("Pagination");
 
-export const ValidationIssueSchema = z
-  .object({ path: z.string(), message: z.string() })
-  .openapi("ValidationIssue", { example: { path: "name", message: "Too small: expected string to have >=1 characters" } });
-
 export const ErrorSchema = z
   .object({
     error: z.string().openapi({ description: "Human-readable message" }),

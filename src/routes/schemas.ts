@@ -33,8 +33,6 @@ export const RoutePathSchema = TextSchema(200).min(1).regex(/^\//, "Must start w
 
 export const WalletSchema = z.string().regex(/^0x[a-fA-F0-9]{40}$/, "Must be a 0x-prefixed 20-byte hex address");
 
-export const isoDate = (date: Date) => date.toISOString();
-
 /** A secret value: also encrypted as UTF-8, so the same rule. */
 export const SecretValueSchema = TextSchema;
 
