@@ -59,4 +59,7 @@ export function errorResponses(codes: readonly ErrorCode[], options: { body?: bo
   return responses;
 }
 
+/** A JSON body or response with this schema. */
+export const json = <T>(schema: T) => ({ content: { "application/json": { schema } } });
+
 export const API_KEY_SECURITY: Record<string, string[]>[] = [{ bearerAuth: [] }, { apiKeyHeader: [] }];

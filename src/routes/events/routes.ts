@@ -1,11 +1,10 @@
 import { createRoute } from "@hono/zod-openapi";
 import { envelope, IdParamSchema } from "../../envelope.ts";
 import { requireScope } from "../../middleware/auth.ts";
-import { API_KEY_SECURITY, errorResponses, SCOPED_ERRORS } from "../../openapi.ts";
+import { API_KEY_SECURITY, errorResponses, json, SCOPED_ERRORS } from "../../openapi.ts";
 import { EventListQuerySchema, EventListSchema, EventSchema } from "./schemas.ts";
 
 const tags = ["Events"];
-const json = <T>(schema: T) => ({ content: { "application/json": { schema } } });
 
 export const listEvents = createRoute({
   method: "get",

@@ -1,11 +1,10 @@
 import { createRoute } from "@hono/zod-openapi";
 import { DeletedSchema, envelope, IdParamSchema, listEnvelope } from "../../envelope.ts";
 import { requireScope } from "../../middleware/auth.ts";
-import { API_KEY_SECURITY, errorResponses, SCOPED_ERRORS } from "../../openapi.ts";
+import { API_KEY_SECURITY, errorResponses, json, SCOPED_ERRORS } from "../../openapi.ts";
 import { ServiceCreateSchema, ServiceListQuerySchema, ServiceSchema, ServiceUpdateSchema } from "./schemas.ts";
 
 const tags = ["Services"];
-const json = <T>(schema: T) => ({ content: { "application/json": { schema } } });
 
 export const createService = createRoute({
   method: "post",

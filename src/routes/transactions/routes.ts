@@ -1,11 +1,10 @@
 import { createRoute } from "@hono/zod-openapi";
 import { envelope, IdParamSchema, listEnvelope } from "../../envelope.ts";
 import { requireScope } from "../../middleware/auth.ts";
-import { API_KEY_SECURITY, errorResponses, SCOPED_ERRORS } from "../../openapi.ts";
+import { API_KEY_SECURITY, errorResponses, json, SCOPED_ERRORS } from "../../openapi.ts";
 import { TransactionListQuerySchema, TransactionSchema } from "./schemas.ts";
 
 const tags = ["Transactions"];
-const json = <T>(schema: T) => ({ content: { "application/json": { schema } } });
 
 export const listTransactions = createRoute({
   method: "get",
