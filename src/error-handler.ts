@@ -1,8 +1,8 @@
 import type { Hook } from "@hono/zod-openapi";
-import { DrizzleQueryError } from "drizzle-orm/errors";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ZodError } from "zod";
+import { isDatabaseFailure } from "./db/errors.ts";
 import { meta } from "./envelope.ts";
 import { ApiError } from "./errors.ts";
 import type { AppEnv } from "./types.ts";
@@ -29,14 +29,6 @@ export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) =
     throw new ApiError("VALIDATION_ERROR", "The request is not valid", { details: validationIssues(result.error as ZodError) });
   }
 };
-
-/** True for failures of D1 itself. Their messages carry SQL and bound parameters, so they are never shown or logged. */
-function isDatabaseFailure(err: unknown): boolean {
-  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e instanceof DrizzleQueryError || /^D1_|D1 DB|SQLITE_/.test(e.message)) return true;
-  }
-  return false;
-}
 
 /** Maps anything thrown to the one error type. Unknown errors become a generic 500: no message, no stack. */
 export function toApiError(err: unknown): ApiError {
