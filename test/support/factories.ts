@@ -63,8 +63,8 @@ export interface CallOptions {
   headers?: Record<string, string>;
 }
 
-/** Calls the Worker through its real fetch handler. The response is also fed to the secret-canary scan (canaries.ts). */
-export async function call(path: string, options: CallOptions = {}): Promise<Response> {
+/** The request `call()` sends: the key as a Bearer token, the client address, a JSON body. */
+export function buildRequest(path: string, options: CallOptions = {}): Request {
   const headers = new Headers(options.headers);
   if (options.key !== undefined) headers.set("authorization", `Bearer ${options.key}`);
   if (options.ip !== undefined) headers.set("cf-connecting-ip", options.ip);
@@ -73,9 +73,13 @@ export async function call(path: string, options: CallOptions = {}): Promise<Res
     body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
     if (!headers.has("content-type")) headers.set("content-type", "application/json");
   }
-  const method = options.method ?? "GET";
-  const res = await exports.default.fetch(`https://api.test${path}`, { method, headers, body });
-  observeResponse(res, `${method} ${path.split("?")[0]}`);
+  return new Request(`https://api.test${path}`, { method: options.method ?? "GET", headers, body });
+}
+
+/** Calls the Worker through its real fetch handler. The response is also fed to the secret-canary scan (canaries.ts). */
+export async function call(path: string, options: CallOptions = {}): Promise<Response> {
+  const res = await exports.default.fetch(buildRequest(path, options));
+  observeResponse(res, `${options.method ?? "GET"} ${path.split("?")[0]}`);
   return res;
 }
 

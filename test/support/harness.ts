@@ -6,20 +6,9 @@ import { type MockInstance, vi } from "vitest";
 import { createApp } from "../../src/app.ts";
 import type { RateLimitDecision } from "../../src/rate-limiter.ts";
 import { observeResponse } from "./canaries.ts";
-import type { CallOptions } from "./factories.ts";
+import { buildRequest, type CallOptions } from "./factories.ts";
 
-/** The same request `call()` sends, as a `Request`. */
-export function buildRequest(path: string, options: CallOptions = {}): Request {
-  const headers = new Headers(options.headers);
-  if (options.key !== undefined) headers.set("authorization", `Bearer ${options.key}`);
-  if (options.ip !== undefined) headers.set("cf-connecting-ip", options.ip);
-  let body: string | undefined;
-  if (options.body !== undefined) {
-    body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
-    if (!headers.has("content-type")) headers.set("content-type", "application/json");
-  }
-  return new Request(`https://api.test${path}`, { method: options.method ?? "GET", headers, body });
-}
+export { buildRequest };
 
 const app = createApp();
 

@@ -9,7 +9,7 @@ import { paywalls, services, type Tenant } from "../../src/db/schema.ts";
 import type { Paywall } from "../../src/routes/paywalls/schemas.ts";
 import type { Service } from "../../src/routes/services/schemas.ts";
 import { observeResponse } from "./canaries.ts";
-import { type CallOptions, call, createApiKey, db } from "./factories.ts";
+import { buildRequest, type CallOptions, call, createApiKey, db } from "./factories.ts";
 
 /** A secret value used in every secret field; it must never appear in a response body or a log line. */
 export const CANARY = "canary-5ecret-9d1f6a2b7c";
@@ -52,19 +52,8 @@ const app = createApp();
  * object, so pass the same `envOverride` object to every request of one scenario.
  */
 export async function apiWithEnv<T = AnyBody>(envOverride: Env, path: string, options: CallOptions = {}): Promise<ApiResult<T>> {
-  const headers = new Headers(options.headers);
-  if (options.key !== undefined) headers.set("authorization", `Bearer ${options.key}`);
-  let body: string | undefined;
-  if (options.body !== undefined) {
-    body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
-    if (!headers.has("content-type")) headers.set("content-type", "application/json");
-  }
   const ctx = createExecutionContext();
-  const res = await app.fetch(
-    new Request(`https://api.test${path}`, { method: options.method ?? "GET", headers, body }),
-    envOverride,
-    ctx,
-  );
+  const res = await app.fetch(buildRequest(path, options), envOverride, ctx);
   await waitOnExecutionContext(ctx);
   observeResponse(res, `${options.method ?? "GET"} ${path.split("?")[0]}`);
   return record<T>(res);
