@@ -17,15 +17,16 @@
 //
 // Sizes: FUZZ_RUNS runs per property (default 30; see test/support/fuzz-env.ts for how to pass it). Prints one line,
 // `fuzz: N requests`.
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Tenant } from "../../src/db/schema.ts";
 import { ERROR_STATUS } from "../../src/errors.ts";
 import { writeDemoData } from "../../src/ingest/demo-data.ts";
+import { api, read, send as sendRequest } from "../support/client.ts";
+import { captureConsole } from "../support/console.ts";
 import { createApiKey, db } from "../support/factories.ts";
 import { envInt, fcParams } from "../support/fuzz-env.ts";
-import { quietLogs } from "../support/harness.ts";
 import {
   type ArbitraryOptions,
   arbitraryFromSchema,
@@ -40,6 +41,7 @@ import {
   validateSchema,
 } from "../support/openapi-arbitraries.ts";
 import { type BodyMutation, bodyMutations, MALFORMED_BODIES } from "../support/openapi-mutations.ts";
+import { seededRandom } from "../support/random.ts";
 
 const RUNS = envInt("FUZZ_RUNS", 30);
 /** Per test: generous, since a failing property shrinks by re-sending requests. */
@@ -151,15 +153,7 @@ async function send(actor: Actor | null, req: Req): Promise<Answer> {
         })
       : req.text;
   }
-  const res = await exports.default.fetch(`https://api.test${req.path}`, { method: req.method, headers, body });
-  const text = await res.text();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.status, text, body: parsed, headers: res.headers };
+  return read(await sendRequest(new Request(`https://api.test${req.path}`, { method: req.method, headers, body })));
 }
 
 /** The tenant's services and paywalls rows, every column as stored. */
@@ -545,7 +539,7 @@ async function idsOf(tenantId: string) {
 }
 
 async function seedReadable(actor: Actor) {
-  await writeDemoData(db(), actor.tenant, 30);
+  await writeDemoData(db(), actor.tenant, 30, seededRandom(30));
   await withAnchors(actor);
   await createOk(actor, "/v1/paywalls", {
     slug: "proxy",
@@ -574,9 +568,8 @@ async function seedReadable(actor: Actor) {
 }
 
 beforeAll(async () => {
-  quietLogs();
-  const res = await exports.default.fetch("https://api.test/openapi.json");
-  doc = (await res.json()) as OpenApiDoc;
+  captureConsole();
+  doc = (await api<OpenApiDoc>("/openapi.json")).body;
   for (const o of operationsOf(doc)) ops.set(o.id, o);
   reader = await Actor.create();
   readerIds = await seedReadable(reader);
@@ -586,7 +579,7 @@ beforeAll(async () => {
 }, TIMEOUT);
 
 afterAll(() => {
-  vi.restoreAllMocks(); // quietLogs() silenced the access log
+  vi.restoreAllMocks(); // captureConsole() silenced the access log
   const kinds = [...kindCounts].map(([k, n]) => `${k} ${n}`).join(", ");
   console.log(`fuzz: ${requestCount} requests (${RUNS} runs per property; ${kinds})`);
 });

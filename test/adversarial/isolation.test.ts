@@ -12,7 +12,8 @@ import type { PaywallRow, Tenant } from "../../src/db/schema.ts";
 import { SCOPES, type Scope } from "../../src/lib/scopes.ts";
 import { createPaywallFor, ingest, recordId } from "../history/support.ts";
 import { canary } from "../support/canaries.ts";
-import { call, createApiKey, createTenant } from "../support/factories.ts";
+import { api } from "../support/client.ts";
+import { createApiKey, createTenant } from "../support/factories.ts";
 
 // ---------------------------------------------------------------------------------------------------------------
 // The document
@@ -32,8 +33,7 @@ interface Doc {
   components?: { schemas?: Record<string, { properties?: Record<string, unknown> }> };
 }
 
-const docResponse = await call("/openapi.json");
-const doc = (await docResponse.json()) as Doc;
+const doc = (await api<Doc>("/openapi.json")).body;
 const HTTP_METHODS = ["get", "post", "put", "patch", "delete"];
 
 interface Route {
@@ -626,13 +626,13 @@ async function runCase({ route, identity, request, outcome }: Case): Promise<voi
   const { headers, ip } = identity.send(keys, route);
   const before = writes && outcome.kind === "deny" ? await snapshot() : null;
 
-  const res = await call(`${path}${query}`, {
+  const res = await api(`${path}${query}`, {
     method: route.method,
     headers,
     ...(ip === undefined ? {} : { ip }),
     ...(resolved.body === undefined ? {} : { body: resolved.body }),
   });
-  const text = await res.text();
+  const text = res.text;
   const body = JSON.parse(text);
   const context = `${route.method} ${path}${query} as ${identity.name}: ${text.slice(0, 400)}`;
 

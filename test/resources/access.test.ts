@@ -1,16 +1,14 @@
 // Object-level (ownership, references) and function-level (scopes) authorization of the 10 routes.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { Scope } from "../../src/lib/scopes.ts";
+import { type ApiResult, api } from "../support/client.ts";
+import { captureConsole } from "../support/console.ts";
 import { createApiKey } from "../support/factories.ts";
 import {
   type Actor,
-  type ApiResult,
   actor,
-  api,
-  captureConsole,
   createPaywall,
   createService,
-  expectCanaryNeverSeen,
   expectError,
   type Paywall,
   proxyPaywallBody,
@@ -21,8 +19,9 @@ import {
   storedService,
 } from "../support/resources.ts";
 
-beforeAll(captureConsole);
-afterAll(expectCanaryNeverSeen);
+beforeAll(() => {
+  captureConsole();
+});
 
 const ALL_SCOPES: Scope[] = [
   "services:read",
@@ -260,6 +259,14 @@ describe("scopes", () => {
     for (const route of ROUTES.filter((r) => r.scope.startsWith(`${other}:`))) {
       expectError(await route.run(key, w.ids), 403, "INSUFFICIENT_SCOPE");
     }
+  });
+
+  it("authentication comes before the scope: a revoked key lacking the scope gets KEY_REVOKED, not INSUFFICIENT_SCOPE", async () => {
+    const w = await world();
+    const { key } = await createApiKey({ tenant: w.owner.tenant, scopes: ["events:read"], status: "revoked" });
+    expectError(await api("/v1/services", { key, method: "POST", body: serviceBody() }), 401, "KEY_REVOKED");
+    expectError(await api(`/v1/paywalls/${w.ids.pw}`, { key }), 401, "KEY_REVOKED");
+    expect(await w.counts()).toEqual({ services: 1, paywalls: 1 });
   });
 
   it("the scope is checked before the body, the id and the owner", async () => {
