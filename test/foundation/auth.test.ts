@@ -9,7 +9,6 @@ import { createApiKey, createTenant, db, unknownKey } from "../support/factories
 import { recordingDb } from "../support/fake-bindings.ts";
 
 beforeEach(() => {
-  vi.useRealTimers();
   vi.restoreAllMocks();
   captureConsole();
 });

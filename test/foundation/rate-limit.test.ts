@@ -10,7 +10,6 @@ import { createApiKey, createTenant, db } from "../support/factories.ts";
 import { fakeLimiter } from "../support/fake-bindings.ts";
 
 beforeEach(() => {
-  vi.useRealTimers();
   vi.restoreAllMocks();
   captureConsole();
 });

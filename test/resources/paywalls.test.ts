@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { api } from "../support/client.ts";
 import { useTestClock } from "../support/clock.ts";
 import { captureConsole } from "../support/console.ts";
@@ -20,9 +20,6 @@ import {
 
 beforeAll(() => {
   captureConsole();
-});
-afterEach(() => {
-  vi.useRealTimers();
 });
 
 const PAY = env.PAYMENT_BASE_URL.replace(/\/+$/, "");

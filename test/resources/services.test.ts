@@ -1,4 +1,4 @@
-import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { api } from "../support/client.ts";
 import { useTestClock } from "../support/clock.ts";
 import { captureConsole } from "../support/console.ts";
@@ -19,9 +19,6 @@ import {
 
 beforeAll(() => {
   captureConsole();
-});
-afterEach(() => {
-  vi.useRealTimers();
 });
 
 const fullBody = () => ({

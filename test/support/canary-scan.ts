@@ -7,8 +7,8 @@
 // - the recorded calls of any spy a test put on those methods (`captureConsole` replaces the implementation, so
 //   the wrapper is not reached), read after every test, before the next
 //   `beforeEach` can restore and clear them. `vi.spyOn` is wrapped to collect those spies.
-import { afterAll, afterEach, expect, type MockInstance, vi } from "vitest";
-import { canaries, describeLeaks, harvestStoredSecrets } from "./canaries.ts";
+import { afterAll, afterEach, beforeAll, expect, type MockInstance, vi } from "vitest";
+import { canaries, describeLeaks, harvestStoredSecrets, markFileStart } from "./canaries.ts";
 
 const LEVELS = ["log", "info", "warn", "error", "debug"] as const;
 type Level = (typeof LEVELS)[number];
@@ -89,6 +89,11 @@ function harvestConsoleSpies(): void {
 }
 
 let observedAtLastHarvest = 0;
+
+beforeAll(async () => {
+  await markFileStart();
+  observedAtLastHarvest = canaries.observationCount();
+});
 
 afterEach(async () => {
   harvestConsoleSpies();

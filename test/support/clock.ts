@@ -1,6 +1,6 @@
 // A clock the test moves by hand. The Worker, its Durable Objects and the tests share one isolate, so a faked `Date`
 // is the time the app reads too (key expiry, rate-limit windows, `updatedAt`). Only `Date` is faked: timers and
-// I/O run as usual. Restore with `vi.useRealTimers()` (an `afterEach` of the file that uses it).
+// I/O run as usual. The setup file (setup.ts) puts the real clock back after every test.
 import { vi } from "vitest";
 
 export interface TestClock {
