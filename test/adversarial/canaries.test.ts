@@ -7,7 +7,7 @@ import "../support/canary-scan.ts";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { generateApiKey } from "../../src/lib/api-key.ts";
-import { AUTH_CONFIG_FIELDS, AUTH_METHODS, type AuthMethod } from "../../src/lib/auth-config.ts";
+import { AUTH_FIELDS, AUTH_METHODS, type SpecAuthMethod as AuthMethod } from "../fixtures/spec.ts";
 import { canaries, canary, describeLeaks, harvestStoredSecrets, LeakScanner, registerApiKey } from "../support/canaries.ts";
 import { type ApiResult, type CallOptions, api as callWorker } from "../support/client.ts";
 import { createApiKey } from "../support/factories.ts";
@@ -38,7 +38,7 @@ async function api(path: string, options: CallOptions = {}): Promise<ApiResult> 
 
 /** authConfig for a method: every secret field a fresh canary, every name field a plain name. */
 function authConfigFor(method: AuthMethod, label: string): Record<string, string> {
-  const spec = AUTH_CONFIG_FIELDS[method];
+  const spec = AUTH_FIELDS[method];
   return Object.fromEntries([
     ...spec.names.map((name) => [name, `X-Plain-${name}`]),
     ...spec.secrets.map((field) => [field, plant(`${method} authConfig.${field} (${label})`)]),
@@ -47,8 +47,8 @@ function authConfigFor(method: AuthMethod, label: string): Record<string, string
 
 const maskedConfig = (method: AuthMethod) =>
   Object.fromEntries([
-    ...AUTH_CONFIG_FIELDS[method].names.map((name) => [name, `X-Plain-${name}`]),
-    ...AUTH_CONFIG_FIELDS[method].secrets.map((field) => [field, MASK]),
+    ...AUTH_FIELDS[method].names.map((name) => [name, `X-Plain-${name}`]),
+    ...AUTH_FIELDS[method].secrets.map((field) => [field, MASK]),
   ]);
 
 const serviceBody = (method: AuthMethod, label: string, overrides: Record<string, unknown> = {}) => ({
@@ -148,7 +148,7 @@ describe("a canary in every secret authConfig field of every auth method", () =>
     // Stored encrypted: no canary in the row.
     const row = await env.DB.prepare("SELECT * FROM services WHERE id = ?").bind(id).first();
     for (const value of planted) expect(JSON.stringify(row).includes(value)).toBe(false);
-    for (const field of AUTH_CONFIG_FIELDS[method].secrets) {
+    for (const field of AUTH_FIELDS[method].secrets) {
       expect(JSON.parse(row?.auth_config as string)[field]).toMatch(/^v1\./);
     }
 

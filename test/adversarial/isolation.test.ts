@@ -10,6 +10,7 @@ import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { PaywallRow, Tenant } from "../../src/db/schema.ts";
 import { SCOPES, type Scope } from "../../src/lib/scopes.ts";
+import { ALL_SCOPES, GRANTED_BY } from "../fixtures/spec.ts";
 import { createPaywallFor, ingest, recordId } from "../history/support.ts";
 import { canary } from "../support/canaries.ts";
 import { api } from "../support/client.ts";
@@ -241,17 +242,6 @@ type Outcome = { kind: "deny"; status: number; code: string; metered: boolean } 
 const deny = (status: number, code: string, metered: boolean): Outcome => ({ kind: "deny", status, code, metered });
 const ALLOW: Outcome = { kind: "allow", metered: true };
 const PUBLIC: Outcome = { kind: "allow", metered: false };
-
-/** The keys that grant a scope: a `:write` scope implies its `:read`. */
-const GRANTED_BY: Record<Scope, Scope[]> = {
-  "services:read": ["services:read", "services:write"],
-  "services:write": ["services:write"],
-  "paywalls:read": ["paywalls:read", "paywalls:write"],
-  "paywalls:write": ["paywalls:write"],
-  "transactions:read": ["transactions:read"],
-  "events:read": ["events:read"],
-};
-const ALL_SCOPES = Object.keys(GRANTED_BY) as Scope[];
 
 const scopeVerdict = (granted: Scope[]) => (route: Route) =>
   route.scope === null || GRANTED_BY[route.scope].some((s) => granted.includes(s)) ? null : deny(403, "INSUFFICIENT_SCOPE", true);

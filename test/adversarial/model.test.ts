@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { pauseKey, resumeKey, revokeKey } from "../../src/admin/commands.ts";
 import type { Tenant } from "../../src/db/schema.ts";
 import { ApiError } from "../../src/errors.ts";
+import { grants, type SpecScope } from "../fixtures/spec.ts";
 import { read, send } from "../support/client.ts";
 import { captureConsole } from "../support/console.ts";
 import { createApiKey, createTenant, db } from "../support/factories.ts";
@@ -36,10 +37,8 @@ const otherMode = (mode: Mode): Mode => (mode === "testnet" ? "mainnet" : "testn
 const SERVICES_CAP = 50;
 const PAYWALLS_CAP = 500;
 
-type Scope = "services:read" | "services:write" | "paywalls:read" | "paywalls:write" | "transactions:read" | "events:read";
-/** `x:write` implies `x:read`. */
-const hasScope = (scopes: readonly Scope[], needed: Scope) =>
-  scopes.includes(needed) || (needed.endsWith(":read") && scopes.includes(needed.replace(":read", ":write") as Scope));
+type Scope = SpecScope;
+const hasScope = grants;
 
 const KEY_PROFILES: { name: string; scopes: Scope[] }[] = [
   {

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { AUTH_METHODS, authFieldsOf } from "../fixtures/spec.ts";
 import { api } from "../support/client.ts";
 import { useTestClock } from "../support/clock.ts";
 import { captureConsole } from "../support/console.ts";
@@ -230,15 +231,10 @@ describe("POST /v1/services validation", () => {
     expectInvalid(await post(body), field);
   });
 
-  const REQUIRED: Record<string, string[]> = {
-    bearer: ["bearerToken"],
-    token: ["token"],
-    "x-api-key": ["apiKey"],
-    "custom-header": ["headerName", "headerValue"],
-    "query-param": ["paramName", "paramValue"],
-    "x-api-key-secret": ["apiKey", "apiSecret"],
-    "json-body-field": ["fieldName", "fieldValue"],
-  };
+  /** The fields each method requires (the spec's field table; methods without fields are left out). */
+  const REQUIRED: Record<string, string[]> = Object.fromEntries(
+    AUTH_METHODS.map((method) => [method, authFieldsOf(method)] as const).filter(([, fields]) => fields.length > 0),
+  );
   const fullConfig = (method: string) => Object.fromEntries((REQUIRED[method] ?? []).map((f) => [f, `${f}-value`]));
 
   const missing = Object.entries(REQUIRED).flatMap(([method, fields]) => fields.map((field) => [method, field] as const));

@@ -7,6 +7,7 @@ import { expect } from "vitest";
 import type { Tenant } from "../../src/db/schema.ts";
 import { ERROR_STATUS } from "../../src/errors.ts";
 import { writeDemoData } from "../../src/ingest/demo-data.ts";
+import { AUTH_FIELDS, AUTH_METHODS, NETWORKS, type SpecAuthMethod } from "../fixtures/spec.ts";
 import { api, read, send as sendRequest } from "./client.ts";
 import { createApiKey, db } from "./factories.ts";
 import { envInt } from "./fuzz-env.ts";
@@ -33,26 +34,10 @@ export const MAX_BODY_BYTES = 100 * 1024;
 // ---------------------------------------------------------------------------------------------------------------
 // Contract facts the fixups need (spec sections 2.2, decisions.md "Services" and "Paywalls")
 
-export const NETWORKS = {
-  testnet: ["arc-testnet", "base-sepolia", "hyperevm-testnet", "tempo-testnet"],
-  mainnet: ["base", "hyperevm", "tempo"],
-};
 export type Mode = keyof typeof NETWORKS;
-export const modeOf = (network: string): Mode => (NETWORKS.testnet.includes(network) ? "testnet" : "mainnet");
+export const modeOf = (network: string): Mode =>
+  (NETWORKS.testnet as readonly string[]).includes(network) ? "testnet" : "mainnet";
 
-/** decisions.md: authConfig fields per authMethod; names are returned in clear, every other value as `***`. */
-export const AUTH_FIELDS: Record<string, { names: string[]; secrets: string[] }> = {
-  none: { names: [], secrets: [] },
-  bearer: { names: [], secrets: ["bearerToken"] },
-  token: { names: [], secrets: ["token"] },
-  "x-api-key": { names: [], secrets: ["apiKey"] },
-  "custom-header": { names: ["headerName"], secrets: ["headerValue"] },
-  "query-param": { names: ["paramName"], secrets: ["paramValue"] },
-  "bearer-customer": { names: [], secrets: [] },
-  "x-api-key-secret": { names: [], secrets: ["apiKey", "apiSecret"] },
-  "json-body-field": { names: ["fieldName"], secrets: ["fieldValue"] },
-};
-export const AUTH_METHODS = Object.keys(AUTH_FIELDS);
 export const ALL_HTTP_METHODS = ["GET", "POST", "PUT", "PATCH"];
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -310,7 +295,7 @@ export function networksOf(mode: Mode, list: string[] | undefined, n: number | u
 
 /** The authConfig of a method: exactly its fields (decisions.md), values from generated strings; `***` only to keep a stored secret. */
 export function authConfigFor(method: string, values: string[], keepStored = false): Record<string, string> {
-  const spec = AUTH_FIELDS[method] as { names: string[]; secrets: string[] };
+  const spec = AUTH_FIELDS[method as SpecAuthMethod] as { names: readonly string[]; secrets: readonly string[] };
   const fields = [...spec.names, ...spec.secrets];
   return Object.fromEntries(
     fields.map((f, i) => [f, keepStored && spec.secrets.includes(f) ? "***" : (values[i % values.length] ?? "value")]),
@@ -318,7 +303,7 @@ export function authConfigFor(method: string, values: string[], keepStored = fal
 }
 
 export const maskedAuthConfig = (method: string, config: Record<string, string>) => {
-  const spec = AUTH_FIELDS[method] as { names: string[]; secrets: string[] };
+  const spec = AUTH_FIELDS[method as SpecAuthMethod] as { names: readonly string[]; secrets: readonly string[] };
   return Object.fromEntries(Object.keys(config).map((f) => [f, spec.names.includes(f) ? config[f] : "***"]));
 };
 
