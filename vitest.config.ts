@@ -1,31 +1,46 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
-export default defineConfig(async () => ({
-  plugins: [
-    cloudflareTest({
-      main: "./test/support/worker.ts",
-      wrangler: { configPath: "./wrangler.toml" },
-      miniflare: {
-        bindings: {
-          TEST_MIGRATIONS: await readD1Migrations("./migrations"),
-          // A fixed test key ring (never used outside tests).
-          ENCRYPTION_KEY: "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
-        },
-        // An empty database for the migration upgrade-path tests.
-        d1Databases: ["MIGRATION_DB"],
-        durableObjects: {
-          RACY_RATE_LIMITER: { className: "RacyRateLimiter", useSQLite: true },
-        },
+/** A fixed test key ring (never used outside tests). */
+const TEST_ENCRYPTION_KEY = "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+
+// wrangler.toml declares ENCRYPTION_KEY a required secret; wrangler looks for it in .dev.vars, .env or the process
+// environment when it reads the config for the test runtime, and warns once per runtime without it. The runtime
+// gets the test key ring from `bindings` below either way.
+process.env.ENCRYPTION_KEY ??= TEST_ENCRYPTION_KEY;
+
+/** The Worker under test, inside workerd with real D1 and Durable Objects. */
+const worker = async () =>
+  cloudflareTest({
+    main: "./test/support/worker.ts",
+    wrangler: { configPath: "./wrangler.toml" },
+    miniflare: {
+      bindings: {
+        TEST_MIGRATIONS: await readD1Migrations("./migrations"),
+        ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
       },
-    }),
-  ],
+      // An empty database for the migration upgrade-path tests.
+      d1Databases: ["MIGRATION_DB"],
+      durableObjects: {
+        RACY_RATE_LIMITER: { className: "RacyRateLimiter", useSQLite: true },
+      },
+    },
+  });
+
+export default defineConfig(async () => ({
+  plugins: [await worker()],
   // FUZZ_RUNS, FUZZ_MODEL_RUNS, FUZZ_MODEL_COMMANDS, FUZZ_SEED: larger or reproducible adversarial runs (see README).
   envPrefix: ["VITE_", "FUZZ_"],
   test: {
     // The Worker's access log prints a JSON line per request; keep the test output to what tests print themselves.
     onConsoleLog: (log: string) => !log.startsWith('{"requestId":"req_'),
-    setupFiles: ["./test/support/apply-migrations.ts", "./test/support/canary-scan.ts"],
+    setupFiles: ["./test/support/setup.ts", "./test/support/canary-scan.ts"],
     include: ["test/**/*.test.ts"],
+    // Test files run one after another in a few runtimes instead of one runtime each: starting workerd and
+    // evaluating the app costs most of a second per file. Files stay independent: each makes its own tenants,
+    // keys and rows, and the canary scan harvests only the rows written since its file began.
+    isolate: false,
+    // The canary scan's hooks read D1 after each test; on a busy machine that can outlast the 10 s default.
+    hookTimeout: 30_000,
   },
 }));

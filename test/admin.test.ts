@@ -19,7 +19,8 @@ import { ApiError } from "../src/errors.ts";
 import { hashApiKey } from "../src/lib/api-key.ts";
 import { newId } from "../src/lib/ids.ts";
 import { SCOPES } from "../src/lib/scopes.ts";
-import { callJson, createApiKey, randomWallet } from "./support/factories.ts";
+import { api } from "./support/client.ts";
+import { createApiKey, randomWallet } from "./support/factories.ts";
 
 const db = () => getDb(env.DB);
 
@@ -43,7 +44,7 @@ async function rejection(promise: Promise<unknown>): Promise<ApiError> {
   return err as ApiError;
 }
 
-const me = (key: string, ip?: string) => callJson("/v1/me", { key, ...(ip ? { ip } : {}) });
+const me = (key: string, ip?: string) => api("/v1/me", { key, ...(ip ? { ip } : {}) });
 
 describe("tenant create / list", () => {
   it("creates a tenant and returns it with ISO dates; lists it", async () => {
@@ -366,7 +367,7 @@ describe("demo-data", () => {
     const result = await demoData(db(), { tenant: tenant.id, count: "7" });
     expect(result).toMatchObject({ tenantId: tenant.id, events: 14, transactions: 7 });
     const { key } = await createKey(db(), { tenant: tenant.id, name: "reader", scopes: "transactions:read" });
-    const res = await callJson("/v1/transactions?limit=100", { key });
+    const res = await api("/v1/transactions?limit=100", { key });
     expect(res.status).toBe(200);
     expect(res.body.data).toHaveLength(7);
 

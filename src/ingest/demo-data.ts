@@ -70,24 +70,26 @@ async function demoPaywalls(db: Db, tenant: Tenant): Promise<PaywallRow[]> {
   return created;
 }
 
-const pick = <T>(list: readonly T[]): T => list[Math.floor(Math.random() * list.length)] as T;
+/** A number in [0, 1); `Math.random` unless a caller (a test) passes a seeded generator. */
+type Random = () => number;
 
 /**
  * Writes `count` buyer requests spread over the last week through the ingestion code: each request is a
  * REQUEST event, then SUCCESS (with a COMPLETED or PENDING transaction) or ERROR (with a FAILED one).
  */
-export async function writeDemoData(db: Db, tenant: Tenant, count: number) {
+export async function writeDemoData(db: Db, tenant: Tenant, count: number, random: Random = Math.random) {
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)] as T;
   const targets = await demoPaywalls(db, tenant);
   const events: Record<string, unknown>[] = [];
   const transactions: Record<string, unknown>[] = [];
   const now = Date.now();
   for (let i = 0; i < count; i++) {
     const paywall = pick(targets);
-    const at = new Date(now - Math.floor(Math.random() * 7 * DAY_MS));
-    const later = new Date(at.getTime() + 50 + Math.floor(Math.random() * 900));
+    const at = new Date(now - Math.floor(random() * 7 * DAY_MS));
+    const later = new Date(at.getTime() + 50 + Math.floor(random() * 900));
     const network = pick(paywall.networks);
-    const protocol = network.startsWith("tempo") && Math.random() < 0.5 ? "mpp" : "x402";
-    const ok = Math.random() < 0.85;
+    const protocol = network.startsWith("tempo") && random() < 0.5 ? "mpp" : "x402";
+    const ok = random() < 0.85;
     const ref = randomHex(8);
     events.push({ id: `evt_demo_${ref}_r`, paywallId: paywall.id, eventType: "REQUEST", createdAt: at.toISOString() });
     events.push({
@@ -100,7 +102,7 @@ export async function writeDemoData(db: Db, tenant: Tenant, count: number) {
       metadata: { method: "GET", path: paywall.targetRoute ?? "/" },
       createdAt: later.toISOString(),
     });
-    const pending = ok && Math.random() < 0.1;
+    const pending = ok && random() < 0.1;
     transactions.push({
       id: `txn_demo_${ref}`,
       paywallId: paywall.id,

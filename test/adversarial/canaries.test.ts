@@ -7,19 +7,12 @@ import "../support/canary-scan.ts";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { generateApiKey } from "../../src/lib/api-key.ts";
-import { AUTH_CONFIG_FIELDS, AUTH_METHODS, type AuthMethod } from "../../src/lib/auth-config.ts";
+import { AUTH_FIELDS, AUTH_METHODS, type SpecAuthMethod as AuthMethod } from "../fixtures/spec.ts";
 import { canaries, canary, describeLeaks, harvestStoredSecrets, LeakScanner, registerApiKey } from "../support/canaries.ts";
-import { type CallOptions, call, createApiKey } from "../support/factories.ts";
+import { type ApiResult, type CallOptions, api as callWorker } from "../support/client.ts";
+import { createApiKey } from "../support/factories.ts";
 
 const MASK = "***";
-
-interface Result {
-  status: number;
-  text: string;
-  // biome-ignore lint/suspicious/noExplicitAny: a JSON answer, asserted field by field
-  body: any;
-  headers: Headers;
-}
 
 /** Every canary this file put anywhere. */
 const planted: string[] = [];
@@ -30,16 +23,9 @@ const plant = (label: string) => {
 };
 
 /** Calls the Worker and checks, besides the suite-wide scan, that no planted canary came back in this answer. */
-async function api(path: string, options: CallOptions = {}): Promise<Result> {
-  const res = await call(path, options);
-  const text = await res.text();
-  // biome-ignore lint/suspicious/noExplicitAny: a JSON answer, asserted field by field
-  let body: any;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
+async function api(path: string, options: CallOptions = {}): Promise<ApiResult> {
+  const res = await callWorker(path, options);
+  const { text } = res;
   const headerText = [...res.headers].map(([k, v]) => `${k}: ${v}`).join("\n");
   for (const value of planted) {
     expect(text.includes(value), `${options.method ?? "GET"} ${path} → ${res.status} echoes a canary`).toBe(false);
@@ -47,12 +33,12 @@ async function api(path: string, options: CallOptions = {}): Promise<Result> {
       false,
     );
   }
-  return { status: res.status, text, body, headers: res.headers };
+  return res;
 }
 
 /** authConfig for a method: every secret field a fresh canary, every name field a plain name. */
 function authConfigFor(method: AuthMethod, label: string): Record<string, string> {
-  const spec = AUTH_CONFIG_FIELDS[method];
+  const spec = AUTH_FIELDS[method];
   return Object.fromEntries([
     ...spec.names.map((name) => [name, `X-Plain-${name}`]),
     ...spec.secrets.map((field) => [field, plant(`${method} authConfig.${field} (${label})`)]),
@@ -61,8 +47,8 @@ function authConfigFor(method: AuthMethod, label: string): Record<string, string
 
 const maskedConfig = (method: AuthMethod) =>
   Object.fromEntries([
-    ...AUTH_CONFIG_FIELDS[method].names.map((name) => [name, `X-Plain-${name}`]),
-    ...AUTH_CONFIG_FIELDS[method].secrets.map((field) => [field, MASK]),
+    ...AUTH_FIELDS[method].names.map((name) => [name, `X-Plain-${name}`]),
+    ...AUTH_FIELDS[method].secrets.map((field) => [field, MASK]),
   ]);
 
 const serviceBody = (method: AuthMethod, label: string, overrides: Record<string, unknown> = {}) => ({
@@ -162,7 +148,7 @@ describe("a canary in every secret authConfig field of every auth method", () =>
     // Stored encrypted: no canary in the row.
     const row = await env.DB.prepare("SELECT * FROM services WHERE id = ?").bind(id).first();
     for (const value of planted) expect(JSON.stringify(row).includes(value)).toBe(false);
-    for (const field of AUTH_CONFIG_FIELDS[method].secrets) {
+    for (const field of AUTH_FIELDS[method].secrets) {
       expect(JSON.parse(row?.auth_config as string)[field]).toMatch(/^v1\./);
     }
 

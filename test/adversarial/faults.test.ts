@@ -7,47 +7,39 @@
 // against a healthy D1 succeeds. The rate limiter's Durable Object failing is the documented fail-closed 503.
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client.ts";
 import { Ingest } from "../../src/ingest/entrypoint.ts";
 import { recordEvents, recordTransactions } from "../../src/ingest/ingest.ts";
 import { newId, randomHex } from "../../src/lib/ids.ts";
 import type { RateLimitDecision } from "../../src/rate-limiter.ts";
-import { createApiKey } from "../support/factories.ts";
+import { type ApiResult, api } from "../support/client.ts";
+import { type CapturedConsole, captureConsole } from "../support/console.ts";
+import { createApiKey, insertRows, paywallRow, serviceRow } from "../support/factories.ts";
 import {
   type D1Call,
   type D1Fault,
   d1Error,
   everyCall,
   type FaultPosition,
+  fakeLimiter,
   faultPositions,
   faultyD1,
   MAIN_FAULTS,
   ruleAt,
   sqlMatching,
-} from "../support/faulty-d1.ts";
-import {
-  type Actor,
-  type ApiResult,
-  apiWithEnv,
-  CANARY,
-  captureConsole,
-  expectCanaryNeverSeen,
-  insertRows,
-  paywallRow,
-  seen,
-  serviceBody,
-  serviceRow,
-  uniqueSlug,
-} from "../support/resources.ts";
+} from "../support/fake-bindings.ts";
+import { type Actor, CANARY, serviceBody, uniqueSlug } from "../support/resources.ts";
 
 /** Sent as a name: echoed by a successful response, but never by an error body or a log line. */
 const NAME_CANARY = "name-canary-3b9e71d4";
 /** The secret canary of resources.ts, never seen anywhere (checked for the whole file in `afterAll`). */
 const SECRET = `${CANARY}-faults`;
 
-beforeAll(() => captureConsole());
-afterAll(() => expectCanaryNeverSeen());
+let logs: CapturedConsole;
+beforeAll(() => {
+  logs = captureConsole();
+});
 
 /** The loops below make hundreds of requests; under a loaded CI machine they need more than the default 5 s. */
 const SLOW = 120_000;
@@ -290,9 +282,9 @@ function expectGenericDatabaseError(res: ApiResult, logs: string[], who: Actor, 
 
 /** Calls the app with this D1 binding and returns the response with the log lines written meanwhile. */
 async function send(db: D1Database, who: Actor, req: Request) {
-  const from = seen.logs.length;
-  const res = await apiWithEnv({ ...env, DB: db } as Env, req.path, { key: who.key, method: req.method, body: req.body });
-  return { res, logs: seen.logs.slice(from) };
+  const from = logs.lines.length;
+  const res = await api(req.path, { key: who.key, method: req.method, body: req.body, env: { DB: db } });
+  return { res, logs: logs.lines.slice(from) };
 }
 
 /** The D1 calls of one healthy run of the scenario (on its own fixture). */
@@ -323,7 +315,7 @@ async function injectAndRetry(s: Scenario<unknown>, position: FaultPosition, fau
   expectGenericDatabaseError(res, logs, who, code);
   expect(changes(before, await snapshot(who.tenant.id)), `partial write after a fault at ${position.label}`).toEqual([]);
 
-  const retry = await apiWithEnv({ ...env } as Env, req.path, { key: who.key, method: req.method, body: req.body });
+  const retry = await api(req.path, { key: who.key, method: req.method, body: req.body, env: {} });
   expect(retry.status, `retry after ${position.label}: ${retry.text}`).toBe(s.ok);
   await s.verify(who, fixture, retry);
 }
@@ -376,7 +368,7 @@ describe("a connection lost before D1 answers (the runtime's error, without a D1
           expect(["DATABASE_ERROR", "INTERNAL_ERROR"]).toContain(res.body?.code);
           expectGenericDatabaseError(res, logs, who, res.body.code);
           expect(changes(before, await snapshot(who.tenant.id)), `partial write after a fault at ${position.label}`).toEqual([]);
-          const retry = await apiWithEnv({ ...env } as Env, req.path, { key: who.key, method: req.method, body: req.body });
+          const retry = await api(req.path, { key: who.key, method: req.method, body: req.body, env: {} });
           expect(retry.status, retry.text).toBe(s.ok);
         }
       },
@@ -419,7 +411,7 @@ describe("a write D1 committed whose answer was lost", () => {
       };
       const { res, logs } = await send(faulty.db, who, req);
       expectGenericDatabaseError(res, logs, who);
-      const list = await apiWithEnv(env, "/v1/services", { key: who.key });
+      const list = await api("/v1/services", { key: who.key, env: {} });
       expect(list.body.data).toEqual([
         expect.objectContaining({ name: NAME_CANARY, authMethod: "bearer", authConfig: { bearerToken: "***" } }),
       ]);
@@ -443,12 +435,12 @@ describe("bookkeeping writes off the critical path", () => {
   it("a failed lastUsedAt update does not fail the request and leaks nothing", async () => {
     const { key, tenant } = await createApiKey();
     const faulty = faultyD1(env.DB, [{ match: sqlMatching(/^update "api_keys"/), fault: "overloaded" }]);
-    const from = seen.logs.length;
-    const res = await apiWithEnv({ ...env, DB: faulty.db } as Env, "/v1/me", { key });
+    const from = logs.lines.length;
+    const res = await api("/v1/me", { key, env: { DB: faulty.db } });
     expect(res.status, res.text).toBe(200);
     expect(faulty.injected).toHaveLength(1);
     expect(res.body.data).toMatchObject({ user: expect.objectContaining({ id: tenant.id }) });
-    for (const line of seen.logs.slice(from)) expect(line).not.toMatch(SQL_TEXT);
+    for (const line of logs.lines.slice(from)) expect(line).not.toMatch(SQL_TEXT);
   });
 });
 
@@ -456,7 +448,7 @@ describe("GET /v1/health with a failing D1", () => {
   it("each D1 error → 503 {status: degraded}; the next healthy check → 200", async () => {
     for (const fault of MAIN_FAULTS) {
       const faulty = faultyD1(env.DB, [{ match: everyCall, fault }]);
-      const sick = await apiWithEnv({ ...env, DB: faulty.db } as Env, "/v1/health");
+      const sick = await api("/v1/health", { env: { DB: faulty.db } });
       expect(sick.status, sick.text).toBe(503);
       expect(sick.body).toEqual({
         data: { status: "degraded", checks: { database: "error" } },
@@ -464,7 +456,7 @@ describe("GET /v1/health with a failing D1", () => {
       });
       expect(sick.text).not.toMatch(SQL_TEXT);
       expect(faulty.injected).toHaveLength(1);
-      const healthy = await apiWithEnv({ ...env, DB: faulty.db } as Env, "/v1/health");
+      const healthy = await api("/v1/health", { env: { DB: faulty.db } });
       expect(healthy.status).toBe(200);
     }
   });
@@ -536,7 +528,7 @@ describe("ingestion under D1 faults: a batch of records is stored whole or not a
       const faulty = faultyD1(env.DB, [{ match: (c: D1Call) => c.method === "batch", fault }]);
       const ctx = createExecutionContext();
       const entry = new Ingest(ctx, { ...env, DB: faulty.db } as Env);
-      const from = seen.logs.length;
+      const from = logs.lines.length;
       const result = await entry.recordEvents(f.events as never);
       await waitOnExecutionContext(ctx);
       expect(faulty.injected).toHaveLength(1);
@@ -545,7 +537,7 @@ describe("ingestion under D1 faults: a batch of records is stored whole or not a
         code: expect.stringMatching(/^(DATABASE|INTERNAL)_ERROR$/),
         error: expect.any(String),
       });
-      const text = JSON.stringify(result) + seen.logs.slice(from).join("\n");
+      const text = JSON.stringify(result) + logs.lines.slice(from).join("\n");
       expect(text).not.toMatch(SQL_TEXT);
       expect(text).not.toContain(CANARY);
       expect(text).not.toContain(f.paywallId);
@@ -564,40 +556,20 @@ describe("ingestion under D1 faults: a batch of records is stored whole or not a
 
 type Hit = (limit: number, windowMs: number) => RateLimitDecision;
 
-/** A `RATE_LIMITER` namespace whose objects run `hit`; counts the calls that reach an object. */
-function limiterNamespace(hit: Hit) {
-  const stats = { idFromName: 0, get: 0, hit: 0 };
-  const namespace = {
-    idFromName: (name: string) => {
-      stats.idFromName++;
-      return { name, toString: () => name, equals: () => false };
-    },
-    get: () => {
-      stats.get++;
-      return {
-        hit: async (limit: number, windowMs: number) => {
-          stats.hit++;
-          return hit(limit, windowMs);
-        },
-      };
-    },
-  };
-  return { namespace, stats };
-}
-
 const allow: Hit = (limit, windowMs) => ({ allowed: true, limit, remaining: limit - 1, resetAt: Date.now() + windowMs });
 const doError = (message: string, props: { retryable?: boolean; overloaded?: boolean }) =>
   Object.assign(new Error(message), props);
 
 async function throughLimiter(ns: unknown, req: Request = { path: "/v1/me", method: "GET" }) {
   const who = await quietActor();
-  const from = seen.logs.length;
-  const res = await apiWithEnv({ ...env, RATE_LIMITER: ns } as Env, req.path, {
+  const from = logs.lines.length;
+  const res = await api(req.path, {
     key: who.key,
     method: req.method,
     body: req.body,
+    env: { RATE_LIMITER: ns },
   });
-  return { who, res, logs: seen.logs.slice(from) };
+  return { who, res, logs: logs.lines.slice(from) };
 }
 
 function expectFailClosed(res: ApiResult, logs: string[]) {
@@ -616,43 +588,43 @@ function expectFailClosed(res: ApiResult, logs: string[]) {
 describe("rate limiter faults", () => {
   it("a retryable error once, then an answer → 200 after exactly one retry", async () => {
     let calls = 0;
-    const { namespace, stats } = limiterNamespace((limit, windowMs) => {
+    const namespace = fakeLimiter((limit, windowMs) => {
       if (calls++ === 0) throw doError("Network connection lost.", { retryable: true });
       return allow(limit, windowMs);
     });
     const { res } = await throughLimiter(namespace);
     expect(res.status, res.text).toBe(200);
-    expect(stats.hit).toBe(2);
+    expect(namespace.stats.hit).toBe(2);
     expect(res.headers.get("RateLimit-Limit")).toBe("1000");
   });
 
   for (const message of ["Network connection lost.", "Durable Object reset because its code was updated."]) {
     it(`"${message}" (retryable) every time → 503 SERVICE_UNAVAILABLE, Retry-After: 1, after one retry`, async () => {
-      const { namespace, stats } = limiterNamespace(() => {
+      const namespace = fakeLimiter(() => {
         throw doError(message, { retryable: true });
       });
       const { res, logs } = await throughLimiter(namespace);
       expectFailClosed(res, logs);
-      expect(stats.hit).toBe(2);
+      expect(namespace.stats.hit).toBe(2);
     });
   }
 
   it("overloaded (even if also marked retryable) → 503 without a retry", async () => {
     for (const props of [{ overloaded: true }, { overloaded: true, retryable: true }]) {
-      const { namespace, stats } = limiterNamespace(() => {
+      const namespace = fakeLimiter(() => {
         throw doError("Durable Object is overloaded. Too many requests queued.", props);
       });
       const { res, logs } = await throughLimiter(namespace);
       expectFailClosed(res, logs);
-      expect(stats.hit).toBe(1);
+      expect(namespace.stats.hit).toBe(1);
     }
   });
 
   it("a non-retryable error, or a namespace that cannot make a stub → 503 without a retry", async () => {
-    const plain = limiterNamespace(() => {
+    const plain = fakeLimiter(() => {
       throw new Error("internal error; reference = 0123456789abcdef");
     });
-    const r1 = await throughLimiter(plain.namespace);
+    const r1 = await throughLimiter(plain);
     expectFailClosed(r1.res, r1.logs);
     expect(plain.stats.hit).toBe(1);
 
@@ -669,16 +641,17 @@ describe("rate limiter faults", () => {
   });
 
   it("fails closed: a refused write request reaches no handler and writes nothing", async () => {
-    const { namespace } = limiterNamespace(() => {
+    const namespace = fakeLimiter(() => {
       throw doError("Durable Object is overloaded. Too many requests queued.", { overloaded: true });
     });
     const who = await quietActor();
     const before = await snapshot(who.tenant.id);
     const recorder = faultyD1(env.DB);
-    const res = await apiWithEnv({ ...env, RATE_LIMITER: namespace, DB: recorder.db } as unknown as Env, "/v1/services", {
+    const res = await api("/v1/services", {
       key: who.key,
       method: "POST",
       body: serviceBody(),
+      env: { RATE_LIMITER: namespace, DB: recorder.db },
     });
     expect(res.status, res.text).toBe(503);
     expect(changes(before, await snapshot(who.tenant.id))).toEqual([]);

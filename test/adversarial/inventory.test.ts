@@ -3,7 +3,8 @@
 // operation never reaches the not-found handler; an undocumented method on a documented path always does).
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/app.ts";
-import { call, createApiKey } from "../support/factories.ts";
+import { api } from "../support/client.ts";
+import { createApiKey } from "../support/factories.ts";
 
 interface Doc {
   paths: Record<string, Record<string, unknown>>;
@@ -31,9 +32,9 @@ beforeAll(async () => {
     if (typeof args[0] === "string" && args[0].startsWith('{"requestId"')) return;
     log(...args);
   });
-  const res = await call("/openapi.json");
+  const res = await api("/openapi.json");
   expect(res.status).toBe(200);
-  doc = (await res.json()) as Doc;
+  doc = res.body;
   documented = Object.entries(doc.paths)
     .flatMap(([path, item]) =>
       Object.keys(item)
@@ -91,9 +92,9 @@ describe("static: the routes Hono registered", () => {
 describe("through the Worker", () => {
   /** The body of the app's not-found handler, learnt from a path nobody serves. */
   async function notFoundBody(): Promise<{ error: string; code: string }> {
-    const res = await call("/v1/inventory-probe-nothing-here", { key });
+    const res = await api("/v1/inventory-probe-nothing-here", { key });
     expect(res.status).toBe(404);
-    return (await res.json()) as { error: string; code: string };
+    return res.body as { error: string; code: string };
   }
 
   const concrete = (template: string) => template.replace(/\{[^}]+\}/g, "id_inventory_probe");
@@ -104,8 +105,8 @@ describe("through the Worker", () => {
     for (const route of documented) {
       const [method, path] = route.split(" ") as [string, string];
       const body = method === "POST" || method === "PATCH" ? {} : undefined;
-      const res = await call(concrete(path.replace(/:([a-zA-Z]+)/g, "{$1}")), { key, method, body });
-      const text = await res.text();
+      const res = await api(concrete(path.replace(/:([a-zA-Z]+)/g, "{$1}")), { key, method, body });
+      const text = res.text;
       if (res.status === 404 && text.includes(missing.error)) reachedNotFound.push(route);
     }
     expect(reachedNotFound).toEqual([]);
@@ -118,8 +119,8 @@ describe("through the Worker", () => {
       const documentedMethods = Object.keys(item).map((m) => m.toUpperCase());
       for (const method of [...METHODS, "OPTIONS"].filter((m) => !documentedMethods.includes(m))) {
         const body = ["GET", "DELETE", "OPTIONS"].includes(method) ? undefined : {};
-        const res = await call(concrete(path), { key, method, body });
-        const text = await res.text();
+        const res = await api(concrete(path), { key, method, body });
+        const text = res.text;
         if (!(res.status === 404 && text.includes(missing.error) && text.includes(missing.code))) {
           served.push(`${method} ${path} → ${res.status} ${text.slice(0, 120)}`);
         }
@@ -135,8 +136,8 @@ describe("through the Worker", () => {
       const [method, pattern] = entry.split(" ") as [string, string];
       const path = pattern.replace("*", "inventory-probe-under-wildcard");
       for (const m of method === "ALL" ? METHODS : [method]) {
-        const res = await call(path, { key, method: m, body: m === "GET" || m === "DELETE" ? undefined : {} });
-        const text = await res.text();
+        const res = await api(path, { key, method: m, body: m === "GET" || m === "DELETE" ? undefined : {} });
+        const text = res.text;
         if (!(res.status === 404 && text.includes(missing.error))) answered.push(`${m} ${path} → ${res.status}`);
       }
     }
@@ -144,14 +145,14 @@ describe("through the Worker", () => {
   });
 
   it("/openapi.json and /docs answer without a key", async () => {
-    const json = await call("/openapi.json");
+    const json = await api("/openapi.json");
     expect(json.status).toBe(200);
     expect(json.headers.get("content-type")).toMatch(/^application\/json/);
-    const docs = await call("/docs");
+    const docs = await api("/docs");
     expect(docs.status).toBe(200);
     expect(docs.headers.get("content-type")).toMatch(/^text\/html/);
     // The reference page lists exactly the documented operations.
-    const html = await docs.text();
+    const html = docs.text;
     for (const route of documented) {
       const [method, path] = route.split(" ") as [string, string];
       expect(html, route).toContain(`${method} ${path.replace(/:([a-zA-Z]+)/g, "{$1}")}`);

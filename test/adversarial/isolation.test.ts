@@ -10,9 +10,11 @@ import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { PaywallRow, Tenant } from "../../src/db/schema.ts";
 import { SCOPES, type Scope } from "../../src/lib/scopes.ts";
+import { ALL_SCOPES, GRANTED_BY } from "../fixtures/spec.ts";
 import { createPaywallFor, ingest, recordId } from "../history/support.ts";
 import { canary } from "../support/canaries.ts";
-import { call, createApiKey, createTenant } from "../support/factories.ts";
+import { api } from "../support/client.ts";
+import { createApiKey, createTenant } from "../support/factories.ts";
 
 // ---------------------------------------------------------------------------------------------------------------
 // The document
@@ -32,8 +34,7 @@ interface Doc {
   components?: { schemas?: Record<string, { properties?: Record<string, unknown> }> };
 }
 
-const docResponse = await call("/openapi.json");
-const doc = (await docResponse.json()) as Doc;
+const doc = (await api<Doc>("/openapi.json")).body;
 const HTTP_METHODS = ["get", "post", "put", "patch", "delete"];
 
 interface Route {
@@ -241,17 +242,6 @@ type Outcome = { kind: "deny"; status: number; code: string; metered: boolean } 
 const deny = (status: number, code: string, metered: boolean): Outcome => ({ kind: "deny", status, code, metered });
 const ALLOW: Outcome = { kind: "allow", metered: true };
 const PUBLIC: Outcome = { kind: "allow", metered: false };
-
-/** The keys that grant a scope: a `:write` scope implies its `:read`. */
-const GRANTED_BY: Record<Scope, Scope[]> = {
-  "services:read": ["services:read", "services:write"],
-  "services:write": ["services:write"],
-  "paywalls:read": ["paywalls:read", "paywalls:write"],
-  "paywalls:write": ["paywalls:write"],
-  "transactions:read": ["transactions:read"],
-  "events:read": ["events:read"],
-};
-const ALL_SCOPES = Object.keys(GRANTED_BY) as Scope[];
 
 const scopeVerdict = (granted: Scope[]) => (route: Route) =>
   route.scope === null || GRANTED_BY[route.scope].some((s) => granted.includes(s)) ? null : deny(403, "INSUFFICIENT_SCOPE", true);
@@ -626,13 +616,13 @@ async function runCase({ route, identity, request, outcome }: Case): Promise<voi
   const { headers, ip } = identity.send(keys, route);
   const before = writes && outcome.kind === "deny" ? await snapshot() : null;
 
-  const res = await call(`${path}${query}`, {
+  const res = await api(`${path}${query}`, {
     method: route.method,
     headers,
     ...(ip === undefined ? {} : { ip }),
     ...(resolved.body === undefined ? {} : { body: resolved.body }),
   });
-  const text = await res.text();
+  const text = res.text;
   const body = JSON.parse(text);
   const context = `${route.method} ${path}${query} as ${identity.name}: ${text.slice(0, 400)}`;
 

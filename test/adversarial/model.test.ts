@@ -9,15 +9,17 @@
 //
 // Sizes: FUZZ_MODEL_RUNS runs (default 15) of up to FUZZ_MODEL_COMMANDS commands (default 30); see test/support/fuzz-env.ts.
 // Prints one line, `model: N runs, M commands`.
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { pauseKey, resumeKey, revokeKey } from "../../src/admin/commands.ts";
 import type { Tenant } from "../../src/db/schema.ts";
 import { ApiError } from "../../src/errors.ts";
+import { grants, type SpecScope } from "../fixtures/spec.ts";
+import { read, send } from "../support/client.ts";
+import { captureConsole } from "../support/console.ts";
 import { createApiKey, createTenant, db } from "../support/factories.ts";
 import { envInt, fcParams } from "../support/fuzz-env.ts";
-import { quietLogs } from "../support/harness.ts";
 
 const RUNS = envInt("FUZZ_MODEL_RUNS", 15);
 const MAX_COMMANDS = envInt("FUZZ_MODEL_COMMANDS", 30);
@@ -35,10 +37,8 @@ const otherMode = (mode: Mode): Mode => (mode === "testnet" ? "mainnet" : "testn
 const SERVICES_CAP = 50;
 const PAYWALLS_CAP = 500;
 
-type Scope = "services:read" | "services:write" | "paywalls:read" | "paywalls:write" | "transactions:read" | "events:read";
-/** `x:write` implies `x:read`. */
-const hasScope = (scopes: readonly Scope[], needed: Scope) =>
-  scopes.includes(needed) || (needed.endsWith(":read") && scopes.includes(needed.replace(":read", ":write") as Scope));
+type Scope = SpecScope;
+const hasScope = grants;
 
 const KEY_PROFILES: { name: string; scopes: Scope[] }[] = [
   {
@@ -95,7 +95,7 @@ interface Model {
   paywalls: MPaywall[];
 }
 
-/** The real side is the Worker itself; commands reach it through `exports.default.fetch` and D1. */
+/** The real side is the Worker itself; commands reach it through the Worker's fetch handler (client.ts) and D1. */
 type Real = Record<string, never>;
 
 const newestFirst = <T extends { createdAt: string; id: string }>(a: T, b: T) =>
@@ -161,19 +161,11 @@ async function api(m: Model, t: number, k: number, method: string, path: string,
   const key = m.keys[t]?.[k] as MKey;
   const headers = new Headers({ authorization: `Bearer ${key.key}` });
   if (body !== undefined) headers.set("content-type", "application/json");
-  const res = await exports.default.fetch(`https://api.test${path}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.status, body: parsed, text };
+  return read(
+    await send(
+      new Request(`https://api.test${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }),
+    ),
+  );
 }
 
 function expectOutcome(what: string, ans: Answer, expected: Outcome): void {
@@ -779,7 +771,9 @@ async function setup(): Promise<{ model: Model; real: Real }> {
 // ---------------------------------------------------------------------------------------------------------------
 
 describe("model-based: services, paywalls and keys across three tenants", () => {
-  beforeAll(() => quietLogs());
+  beforeAll(() => {
+    captureConsole();
+  });
   afterAll(() => {
     vi.restoreAllMocks();
     const seen = [...outcomes].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k}: ${n}`);

@@ -2,22 +2,25 @@ import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { deleteKey, setKeyStatus } from "../../src/db/api-keys.ts";
 import { SCOPES } from "../../src/lib/scopes.ts";
-import { call, callJson, createApiKey, createTenant, db } from "../support/factories.ts";
-import { callWithEnv, quietLogs, recordingDb, sleep, unknownKey } from "../support/harness.ts";
+import { type ApiResult, api } from "../support/client.ts";
+import { useTestClock } from "../support/clock.ts";
+import { captureConsole } from "../support/console.ts";
+import { createApiKey, createTenant, db, unknownKey } from "../support/factories.ts";
+import { recordingDb } from "../support/fake-bindings.ts";
 
 beforeEach(() => {
   vi.restoreAllMocks();
-  quietLogs();
+  captureConsole();
 });
 
-const authError = async (res: Response) => {
-  const body = (await res.json()) as { error: string; code: string; meta: { requestId: string } };
+const authError = async (res: ApiResult) => {
+  const body = res.body as { error: string; code: string; meta: { requestId: string } };
   return { status: res.status, code: body.code, body };
 };
 
 describe("missing, malformed and unknown keys", () => {
   it("no key → 401 INVALID_API_KEY, with a message that says how to send one", async () => {
-    const { status, body } = await callJson("/v1/me");
+    const { status, body } = await api("/v1/me");
     expect(status).toBe(401);
     expect(body.code).toBe("INVALID_API_KEY");
     expect(body.error).toMatch(/Authorization|X-Api-Key/);
@@ -32,17 +35,17 @@ describe("missing, malformed and unknown keys", () => {
     ["scheme only", { authorization: "Bearer" }],
     ["malformed X-Api-Key", { "x-api-key": "mpk_short" }],
   ])("malformed key (%s) → 401 INVALID_API_KEY", async (_, headers) => {
-    expect(await authError(await call("/v1/me", { headers }))).toMatchObject({ status: 401, code: "INVALID_API_KEY" });
+    expect(await authError(await api("/v1/me", { headers }))).toMatchObject({ status: 401, code: "INVALID_API_KEY" });
   });
 
   it("a well-formed key nobody holds → 401 INVALID_API_KEY", async () => {
-    expect(await authError(await call("/v1/me", { key: unknownKey() }))).toMatchObject({ status: 401, code: "INVALID_API_KEY" });
+    expect(await authError(await api("/v1/me", { key: unknownKey() }))).toMatchObject({ status: 401, code: "INVALID_API_KEY" });
   });
 
   it("a real key with one character changed → 401 INVALID_API_KEY", async () => {
     const { key } = await createApiKey();
     const last = key.at(-1) === "0" ? "1" : "0";
-    expect(await authError(await call("/v1/me", { key: key.slice(0, -1) + last }))).toMatchObject({
+    expect(await authError(await api("/v1/me", { key: key.slice(0, -1) + last }))).toMatchObject({
       status: 401,
       code: "INVALID_API_KEY",
     });
@@ -50,7 +53,7 @@ describe("missing, malformed and unknown keys", () => {
 
   it("the key prefix alone is not a key", async () => {
     const { row } = await createApiKey();
-    expect((await call("/v1/me", { key: row.keyPrefix })).status).toBe(401);
+    expect((await api("/v1/me", { key: row.keyPrefix })).status).toBe(401);
   });
 });
 
@@ -69,14 +72,14 @@ describe("malformed keys cost no database query", () => {
 
   it.each(malformed)("%j → 401 INVALID_API_KEY and the database is never touched", async (headers) => {
     const { db: spy, calls } = recordingDb();
-    const res = await callWithEnv({ DB: spy }, "/v1/me", { headers });
+    const res = await api("/v1/me", { headers, env: { DB: spy } });
     expect(await authError(res)).toMatchObject({ status: 401, code: "INVALID_API_KEY" });
     expect(calls).toEqual([]);
   });
 
   it("(control) a well-formed key does reach the recording database", async () => {
     const { db: spy, calls } = recordingDb();
-    const res = await callWithEnv({ DB: spy }, "/v1/me", { key: unknownKey() });
+    const res = await api("/v1/me", { key: unknownKey(), env: { DB: spy } });
     expect(res.status).toBe(401);
     expect(calls.length).toBeGreaterThan(0);
   });
@@ -84,7 +87,7 @@ describe("malformed keys cost no database query", () => {
   it("(control) a valid key through the recording database authenticates", async () => {
     const { key } = await createApiKey();
     const { db: spy, calls } = recordingDb();
-    const res = await callWithEnv({ DB: spy }, "/v1/me", { key });
+    const res = await api("/v1/me", { key, env: { DB: spy } });
     expect(res.status).toBe(200);
     expect(calls.length).toBeGreaterThan(0);
   });
@@ -93,90 +96,93 @@ describe("malformed keys cost no database query", () => {
 describe("key state", () => {
   it("revoked → 401 KEY_REVOKED", async () => {
     const { key } = await createApiKey({ status: "revoked" });
-    expect(await authError(await call("/v1/me", { key }))).toMatchObject({ status: 401, code: "KEY_REVOKED" });
+    expect(await authError(await api("/v1/me", { key }))).toMatchObject({ status: 401, code: "KEY_REVOKED" });
   });
 
   it("paused → 401 KEY_INACTIVE", async () => {
     const { key } = await createApiKey({ status: "paused" });
-    expect(await authError(await call("/v1/me", { key }))).toMatchObject({ status: 401, code: "KEY_INACTIVE" });
+    expect(await authError(await api("/v1/me", { key }))).toMatchObject({ status: 401, code: "KEY_INACTIVE" });
   });
 
   it("expired → 401 KEY_EXPIRED", async () => {
     const { key } = await createApiKey({ expiresAt: new Date(Date.now() - 1000) });
-    expect(await authError(await call("/v1/me", { key }))).toMatchObject({ status: 401, code: "KEY_EXPIRED" });
+    expect(await authError(await api("/v1/me", { key }))).toMatchObject({ status: 401, code: "KEY_EXPIRED" });
   });
 
-  it("expiring in the future works, and stops working once the moment passes", async () => {
-    const { key } = await createApiKey({ expiresAt: new Date(Date.now() + 1500) });
-    expect((await call("/v1/me", { key })).status).toBe(200);
-    await sleep(1600);
-    expect(await authError(await call("/v1/me", { key }))).toMatchObject({ status: 401, code: "KEY_EXPIRED" });
+  it("expiring in the future works up to its last millisecond, and stops working at the moment itself", async () => {
+    const clock = useTestClock();
+    const { key } = await createApiKey({ expiresAt: new Date(clock.now() + 1500) });
+    expect((await api("/v1/me", { key })).status).toBe(200);
+    clock.advance(1499);
+    expect((await api("/v1/me", { key })).status).toBe(200);
+    clock.advance(1);
+    expect(await authError(await api("/v1/me", { key }))).toMatchObject({ status: 401, code: "KEY_EXPIRED" });
   });
 
   it("expiring far in the future works", async () => {
     const { key } = await createApiKey({ expiresAt: new Date(Date.now() + 365 * 24 * 3600 * 1000) });
-    expect((await call("/v1/me", { key })).status).toBe(200);
+    expect((await api("/v1/me", { key })).status).toBe(200);
   });
 
   it("revoked and expired → KEY_REVOKED; paused and expired → KEY_EXPIRED", async () => {
     const past = new Date(Date.now() - 60_000);
     const revoked = await createApiKey({ status: "revoked", expiresAt: past });
     const paused = await createApiKey({ status: "paused", expiresAt: past });
-    expect((await authError(await call("/v1/me", { key: revoked.key }))).code).toBe("KEY_REVOKED");
-    expect((await authError(await call("/v1/me", { key: paused.key }))).code).toBe("KEY_EXPIRED");
+    expect((await authError(await api("/v1/me", { key: revoked.key }))).code).toBe("KEY_REVOKED");
+    expect((await authError(await api("/v1/me", { key: paused.key }))).code).toBe("KEY_EXPIRED");
   });
 
   it("a pause, a resume and a revocation take effect on the very next request", async () => {
     const { key, row } = await createApiKey();
-    expect((await call("/v1/me", { key })).status).toBe(200);
+    expect((await api("/v1/me", { key })).status).toBe(200);
 
     await setKeyStatus(db(), row.id, "paused", new Date());
-    expect((await authError(await call("/v1/me", { key }))).code).toBe("KEY_INACTIVE");
+    expect((await authError(await api("/v1/me", { key }))).code).toBe("KEY_INACTIVE");
 
     await setKeyStatus(db(), row.id, "active", new Date());
-    expect((await call("/v1/me", { key })).status).toBe(200);
+    expect((await api("/v1/me", { key })).status).toBe(200);
 
     await setKeyStatus(db(), row.id, "revoked", new Date());
-    expect((await authError(await call("/v1/me", { key }))).code).toBe("KEY_REVOKED");
+    expect((await authError(await api("/v1/me", { key }))).code).toBe("KEY_REVOKED");
   });
 
   it("a deleted key → 401 INVALID_API_KEY on the next request", async () => {
     const { key, row } = await createApiKey();
-    expect((await call("/v1/me", { key })).status).toBe(200);
+    expect((await api("/v1/me", { key })).status).toBe(200);
     await deleteKey(db(), row.id);
-    expect(await authError(await call("/v1/me", { key }))).toMatchObject({ status: 401, code: "INVALID_API_KEY" });
+    expect(await authError(await api("/v1/me", { key }))).toMatchObject({ status: 401, code: "INVALID_API_KEY" });
   });
 
   it("a key of a tenant that was deleted no longer works", async () => {
     const { key, tenant } = await createApiKey();
-    expect((await call("/v1/me", { key })).status).toBe(200);
+    expect((await api("/v1/me", { key })).status).toBe(200);
     await env.DB.prepare("DELETE FROM tenants WHERE id = ?").bind(tenant.id).run();
-    expect((await call("/v1/me", { key })).status).toBe(401);
+    expect((await api("/v1/me", { key })).status).toBe(401);
   });
 });
 
 describe("headers", () => {
   it("X-Api-Key works alone", async () => {
     const { key, row } = await createApiKey();
-    const { status, body } = await callJson("/v1/me", { headers: { "x-api-key": key } });
+    const { status, body } = await api("/v1/me", { headers: { "x-api-key": key } });
     expect(status).toBe(200);
     expect(body.data.apiKey.id).toBe(row.id);
   });
 
   it("a lowercase `bearer` scheme works", async () => {
     const { key } = await createApiKey();
-    expect((await call("/v1/me", { headers: { authorization: `bearer ${key}` } })).status).toBe(200);
+    expect((await api("/v1/me", { headers: { authorization: `bearer ${key}` } })).status).toBe(200);
   });
 
   it("both headers with the same key work", async () => {
     const { key } = await createApiKey();
-    expect((await call("/v1/me", { key, headers: { "x-api-key": key } })).status).toBe(200);
+    expect((await api("/v1/me", { key, headers: { "x-api-key": key } })).status).toBe(200);
   });
 
   it("two different valid keys → 401 INVALID_API_KEY (neither is used)", async () => {
     const a = await createApiKey();
     const b = await createApiKey();
-    expect(await authError(await call("/v1/me", { key: a.key, headers: { "x-api-key": b.key } }))).toMatchObject({
+    expect(await authError(await api("/v1/me", { key: a.key, headers: { "x-api-key": b.key } }))).toMatchObject({
       status: 401,
       code: "INVALID_API_KEY",
     });
@@ -184,12 +190,12 @@ describe("headers", () => {
 
   it("a valid Bearer key with a malformed X-Api-Key → 401", async () => {
     const { key } = await createApiKey();
-    expect((await call("/v1/me", { key, headers: { "x-api-key": "nonsense" } })).status).toBe(401);
+    expect((await api("/v1/me", { key, headers: { "x-api-key": "nonsense" } })).status).toBe(401);
   });
 
   it("the key is not read from the query string", async () => {
     const { key } = await createApiKey();
-    expect((await call(`/v1/me?api_key=${key}`)).status).toBe(401);
+    expect((await api(`/v1/me?api_key=${key}`)).status).toBe(401);
   });
 });
 
@@ -204,37 +210,37 @@ describe("IP allowlist", () => {
     ["several entries", ["192.0.2.1", "2001:db8::/32"], "2001:db8:1::1", "192.0.2.2"],
   ])("%s: inside → 200, outside → 403 IP_NOT_ALLOWED", async (_, allowIps, inside, outside) => {
     const { key } = await createApiKey({ allowIps });
-    expect((await call("/v1/me", { key, ip: inside })).status).toBe(200);
-    expect(await authError(await call("/v1/me", { key, ip: outside }))).toMatchObject({ status: 403, code: "IP_NOT_ALLOWED" });
+    expect((await api("/v1/me", { key, ip: inside })).status).toBe(200);
+    expect(await authError(await api("/v1/me", { key, ip: outside }))).toMatchObject({ status: 403, code: "IP_NOT_ALLOWED" });
   });
 
   it("with an allowlist, a request without a client address is refused", async () => {
     const { key } = await createApiKey({ allowIps: ["0.0.0.0/0", "::/0"] });
-    expect(await authError(await call("/v1/me", { key }))).toMatchObject({ status: 403, code: "IP_NOT_ALLOWED" });
+    expect(await authError(await api("/v1/me", { key }))).toMatchObject({ status: 403, code: "IP_NOT_ALLOWED" });
   });
 
   it("an IPv4 allowlist refuses IPv6 clients", async () => {
     const { key } = await createApiKey({ allowIps: ["0.0.0.0/0"] });
-    expect((await call("/v1/me", { key, ip: "2001:db8::1" })).status).toBe(403);
-    expect((await call("/v1/me", { key, ip: "192.0.2.1" })).status).toBe(200);
+    expect((await api("/v1/me", { key, ip: "2001:db8::1" })).status).toBe(403);
+    expect((await api("/v1/me", { key, ip: "192.0.2.1" })).status).toBe(200);
   });
 
   it("an empty allowlist admits any address", async () => {
     const { key } = await createApiKey({ allowIps: [] });
     for (const ip of ["203.0.113.7", "2001:db8::1", "::ffff:10.1.2.3"]) {
-      expect((await call("/v1/me", { key, ip })).status).toBe(200);
+      expect((await api("/v1/me", { key, ip })).status).toBe(200);
     }
   });
 
   it("only CF-Connecting-IP counts, not X-Forwarded-For or X-Real-IP", async () => {
     const { key } = await createApiKey({ allowIps: ["203.0.113.7"] });
     const spoofed = { "x-forwarded-for": "203.0.113.7", "x-real-ip": "203.0.113.7" };
-    expect((await call("/v1/me", { key, ip: "192.0.2.1", headers: spoofed })).status).toBe(403);
+    expect((await api("/v1/me", { key, ip: "192.0.2.1", headers: spoofed })).status).toBe(403);
   });
 
   it("key state is checked before the allowlist: a revoked key from outside → KEY_REVOKED", async () => {
     const { key } = await createApiKey({ status: "revoked", allowIps: ["203.0.113.7"] });
-    expect((await authError(await call("/v1/me", { key, ip: "192.0.2.1" }))).code).toBe("KEY_REVOKED");
+    expect((await authError(await api("/v1/me", { key, ip: "192.0.2.1" }))).code).toBe("KEY_REVOKED");
   });
 });
 
@@ -243,7 +249,7 @@ describe("GET /v1/me", () => {
     const tenant = await createTenant();
     const { key, row } = await createApiKey({ tenant, scopes: ["services:read", "paywalls:write"], name: "CI deploy" });
     const before = Date.now();
-    const { status, body, headers } = await callJson("/v1/me", { key });
+    const { status, body, headers } = await api("/v1/me", { key });
     expect(status).toBe(200);
     expect(body.data).toEqual({
       user: {
@@ -266,8 +272,8 @@ describe("GET /v1/me", () => {
 
   it("never returns the key, its hash or internal fields", async () => {
     const { key, row } = await createApiKey();
-    const res = await call("/v1/me", { key });
-    const text = await res.text();
+    const res = await api("/v1/me", { key });
+    const text = res.text;
     expect(text).not.toContain(key);
     expect(text).not.toContain(row.keyHash);
     expect(text).not.toMatch(/keyHash|key_hash|allowedIps|revokedAt/);
@@ -275,14 +281,14 @@ describe("GET /v1/me", () => {
 
   it.each(SCOPES)("works with the single scope %s", async (scope) => {
     const { key } = await createApiKey({ scopes: [scope] });
-    const { status, body } = await callJson("/v1/me", { key });
+    const { status, body } = await api("/v1/me", { key });
     expect(status).toBe(200);
     expect(body.data.apiKey.scopes).toEqual([scope]);
   });
 
   it("works with X-Api-Key and reports the same identity", async () => {
     const { key, row, tenant } = await createApiKey();
-    const { body } = await callJson("/v1/me", { headers: { "x-api-key": key } });
+    const { body } = await api("/v1/me", { headers: { "x-api-key": key } });
     expect(body.data.user.id).toBe(tenant.id);
     expect(body.data.apiKey.id).toBe(row.id);
   });
@@ -290,7 +296,7 @@ describe("GET /v1/me", () => {
   it("reports a tenant without a Tempo wallet as null", async () => {
     const tenant = await createTenant({ tempoWalletAddress: null });
     const { key } = await createApiKey({ tenant });
-    const { status, body } = await callJson("/v1/me", { key });
+    const { status, body } = await api("/v1/me", { key });
     expect(status).toBe(200);
     expect(body.data.user.tempoWalletAddress).toBeNull();
   });
@@ -299,8 +305,8 @@ describe("GET /v1/me", () => {
     const tenant = await createTenant();
     const a = await createApiKey({ tenant, name: "a" });
     const b = await createApiKey({ tenant, name: "b" });
-    const ra = await callJson("/v1/me", { key: a.key });
-    const rb = await callJson("/v1/me", { key: b.key });
+    const ra = await api("/v1/me", { key: a.key });
+    const rb = await api("/v1/me", { key: b.key });
     expect(ra.body.data.user).toEqual(rb.body.data.user);
     expect([ra.body.data.apiKey.name, rb.body.data.apiKey.name]).toEqual(["a", "b"]);
   });
@@ -308,7 +314,7 @@ describe("GET /v1/me", () => {
   it("records lastUsedAt after a successful request", async () => {
     const { key, row } = await createApiKey();
     expect(row.lastUsedAt).toBeNull();
-    await callWithEnv({}, "/v1/me", { key });
+    await api("/v1/me", { key, env: {} });
     const stored = await env.DB.prepare("SELECT last_used_at FROM api_keys WHERE id = ?")
       .bind(row.id)
       .first<{ last_used_at: number }>();

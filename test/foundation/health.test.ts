@@ -1,15 +1,16 @@
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { call, callJson } from "../support/factories.ts";
-import { callWithEnv, failingDb, quietLogs, readJson } from "../support/harness.ts";
+import { api } from "../support/client.ts";
+import { captureConsole } from "../support/console.ts";
+import { failingDb } from "../support/fake-bindings.ts";
 
 beforeEach(() => {
   vi.restoreAllMocks();
-  quietLogs();
+  captureConsole();
 });
 
 describe("GET /v1/health", () => {
   it("answers 200 {status: ok, checks: {database: ok}} without a key", async () => {
-    const { status, body, headers } = await callJson("/v1/health");
+    const { status, body, headers } = await api("/v1/health");
     expect(status).toBe(200);
     expect(body).toEqual({
       data: { status: "ok", checks: { database: "ok" } },
@@ -19,15 +20,15 @@ describe("GET /v1/health", () => {
   });
 
   it("ignores a key, even an invalid one, and counts against no quota", async () => {
-    const res = await call("/v1/health", { key: "not-a-key" });
+    const res = await api("/v1/health", { key: "not-a-key" });
     expect(res.status).toBe(200);
     expect(res.headers.get("RateLimit-Limit")).toBeNull();
   });
 
   it("answers 503 {status: degraded, checks: {database: error}} when D1 fails", async () => {
-    const res = await callWithEnv({ DB: failingDb() }, "/v1/health");
+    const res = await api("/v1/health", { env: { DB: failingDb() } });
     expect(res.status).toBe(503);
-    const body = await res.json();
+    const body = res.body;
     expect(body).toEqual({
       data: { status: "degraded", checks: { database: "error" } },
       meta: { requestId: res.headers.get("X-Request-Id"), timestamp: expect.any(String) },
@@ -40,8 +41,8 @@ describe("GET /v1/health", () => {
         throw new Error("D1_ERROR: binding unavailable");
       },
     };
-    const res = await callWithEnv({ DB: throwing }, "/v1/health");
+    const res = await api("/v1/health", { env: { DB: throwing } });
     expect(res.status).toBe(503);
-    expect((await readJson<{ data: { status: string } }>(res)).data.status).toBe("degraded");
+    expect(res.body.data.status).toBe("degraded");
   });
 });

@@ -1,5 +1,5 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import { createRoute, z } from "@hono/zod-openapi";
 import { secureHeaders } from "hono/secure-headers";
 import { beforeEach, describe, expect, it, vi } from "vitest";
@@ -11,12 +11,13 @@ import { rateLimit } from "../../src/middleware/rate-limit.ts";
 import { limitBody, MAX_BODY_BYTES, noStore, requireJsonBody } from "../../src/middleware/request-guards.ts";
 import { requestId } from "../../src/middleware/request-id.ts";
 import { createRouter } from "../../src/router.ts";
-import { call, callJson, createApiKey } from "../support/factories.ts";
-import { type ErrorBody, quietLogs, readJson } from "../support/harness.ts";
+import { type ApiResult, api, type ErrorBody, read, send as sendToWorker } from "../support/client.ts";
+import { captureConsole } from "../support/console.ts";
+import { createApiKey } from "../support/factories.ts";
 
 beforeEach(() => {
   vi.restoreAllMocks();
-  quietLogs();
+  captureConsole();
 });
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -26,7 +27,7 @@ describe("success envelope and request ids", () => {
   it("is {data, meta: {requestId, timestamp}}, with X-Request-Id = meta.requestId", async () => {
     const { key } = await createApiKey();
     const before = Date.now();
-    const { status, body, headers } = await callJson("/v1/me", { key });
+    const { status, body, headers } = await api("/v1/me", { key });
     expect(status).toBe(200);
     expect(Object.keys(body).sort()).toEqual(["data", "meta"]);
     expect(Object.keys(body.meta).sort()).toEqual(["requestId", "timestamp"]);
@@ -40,7 +41,7 @@ describe("success envelope and request ids", () => {
   it("gives every request its own id", async () => {
     const { key } = await createApiKey();
     const ids = await Promise.all(
-      Array.from({ length: 20 }, () => call("/v1/me", { key }).then((r) => r.headers.get("X-Request-Id"))),
+      Array.from({ length: 20 }, () => api("/v1/me", { key }).then((r) => r.headers.get("X-Request-Id"))),
     );
     expect(new Set(ids).size).toBe(20);
   });
@@ -48,7 +49,7 @@ describe("success envelope and request ids", () => {
   it("does not echo a client-sent X-Request-Id", async () => {
     const { key } = await createApiKey();
     const sent = "req_0123456789abcdef01234567";
-    const { body, headers } = await callJson("/v1/me", { key, headers: { "x-request-id": sent } });
+    const { body, headers } = await api("/v1/me", { key, headers: { "x-request-id": sent } });
     expect(body.meta.requestId).not.toBe(sent);
     expect(headers.get("X-Request-Id")).toBe(body.meta.requestId);
     expect(headers.get("X-Request-Id")).not.toContain(sent);
@@ -57,8 +58,8 @@ describe("success envelope and request ids", () => {
 
 describe("error envelope", () => {
   it("is {error, code, meta} with the same request id as the header", async () => {
-    const res = await call("/v1/me");
-    const body = await readJson(res);
+    const res = await api("/v1/me");
+    const body = res.body;
     expect(res.status).toBe(401);
     expect(Object.keys(body).sort()).toEqual(["code", "error", "meta"]);
     expect(typeof body.error).toBe("string");
@@ -72,7 +73,7 @@ describe("error envelope", () => {
   it("an unknown path under /v1 with a valid key → 404 NOT_FOUND", async () => {
     const { key } = await createApiKey();
     for (const path of ["/v1/nope", "/v1/me/extra", "/v1/", "/v1/ME"]) {
-      const { status, body } = await callJson(path, { key });
+      const { status, body } = await api(path, { key });
       expect({ path, status, code: body.code }).toEqual({ path, status: 404, code: "NOT_FOUND" });
       expect(body.meta.requestId).toMatch(REQUEST_ID);
     }
@@ -81,17 +82,17 @@ describe("error envelope", () => {
   it("an unknown method on a known path with a valid key → 404 NOT_FOUND", async () => {
     const { key } = await createApiKey();
     for (const method of ["POST", "DELETE", "PATCH", "PUT"]) {
-      const { status, body } = await callJson("/v1/me", { key, method });
+      const { status, body } = await api("/v1/me", { key, method });
       expect({ method, status, code: body.code }).toEqual({ method, status: 404, code: "NOT_FOUND" });
     }
   });
 
   it("an unknown path under /v1 without a key → 401 (routes are not revealed to anonymous callers)", async () => {
-    expect((await call("/v1/nope")).status).toBe(401);
+    expect((await api("/v1/nope")).status).toBe(401);
   });
 
   it("an unknown path outside /v1 → 404 NOT_FOUND in the JSON envelope", async () => {
-    const { status, body } = await callJson("/nope");
+    const { status, body } = await api("/nope");
     expect(status).toBe(404);
     expect(body.code).toBe("NOT_FOUND");
     expect(body.meta.requestId).toMatch(REQUEST_ID);
@@ -99,7 +100,7 @@ describe("error envelope", () => {
 });
 
 describe("security headers", () => {
-  const expectHardened = (res: Response) => {
+  const expectHardened = (res: ApiResult) => {
     expect(res.headers.get("X-Content-Type-Options")).toBe("nosniff");
     expect(res.headers.get("X-Frame-Options")).toMatch(/DENY|SAMEORIGIN/);
     expect(res.headers.get("Referrer-Policy")).toBe("no-referrer");
@@ -110,7 +111,7 @@ describe("security headers", () => {
 
   it("on a success", async () => {
     const { key } = await createApiKey();
-    const res = await call("/v1/me", { key });
+    const res = await api("/v1/me", { key });
     expect(res.status).toBe(200);
     expectHardened(res);
   });
@@ -118,19 +119,19 @@ describe("security headers", () => {
   it("on 401, 403 and 404 errors, and on the health check", async () => {
     const { key } = await createApiKey({ allowIps: ["203.0.113.7"] });
     const responses = [
-      await call("/v1/me"),
-      await call("/v1/me", { key, ip: "192.0.2.1" }),
-      await call("/v1/nope", { key, ip: "203.0.113.7" }),
-      await call("/nope"),
-      await call("/v1/health"),
+      await api("/v1/me"),
+      await api("/v1/me", { key, ip: "192.0.2.1" }),
+      await api("/v1/nope", { key, ip: "203.0.113.7" }),
+      await api("/nope"),
+      await api("/v1/health"),
     ];
     expect(responses.map((r) => r.status)).toEqual([401, 403, 404, 404, 200]);
     for (const res of responses) expectHardened(res);
   });
 
   it("no error body carries a stack trace", async () => {
-    for (const res of [await call("/v1/me"), await call("/nope"), await call("/v1/me", { key: "x" })]) {
-      const text = await res.text();
+    for (const res of [await api("/v1/me"), await api("/nope"), await api("/v1/me", { key: "x" })]) {
+      const text = res.text;
       expect(text).not.toMatch(/\bat\s+\S+\s+\(|\.ts:\d+|stack/);
     }
   });
@@ -142,13 +143,17 @@ describe("request bodies on the real app", () => {
   it("a body over 100 KiB (with Content-Length) → 413 VALIDATION_ERROR, before authentication", async () => {
     const body = big(MAX_BODY_BYTES + 1);
     expect(new TextEncoder().encode(body).length).toBe(MAX_BODY_BYTES + 1);
-    const res = await exports.default.fetch("https://api.test/v1/me", {
-      method: "POST",
-      headers: { "content-type": "application/json", "content-length": String(body.length) },
-      body,
-    });
+    const res = await read(
+      await sendToWorker(
+        new Request("https://api.test/v1/me", {
+          method: "POST",
+          headers: { "content-type": "application/json", "content-length": String(body.length) },
+          body,
+        }),
+      ),
+    );
     expect(res.status).toBe(413);
-    expect((await readJson(res)).code).toBe("VALIDATION_ERROR");
+    expect(res.body.code).toBe("VALIDATION_ERROR");
   });
 
   it("a chunked body over 100 KiB (no Content-Length) → 413 VALIDATION_ERROR", async () => {
@@ -162,21 +167,25 @@ describe("request bodies on the real app", () => {
         controller.enqueue(chunk);
       },
     });
-    const res = await exports.default.fetch("https://api.test/v1/me", {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-      body: stream,
-    });
+    const res = await read(
+      await sendToWorker(
+        new Request("https://api.test/v1/me", {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+          body: stream,
+        }),
+      ),
+    );
     expect(res.status).toBe(413);
-    const body = await readJson(res);
+    const body = res.body;
     expect(body.code).toBe("VALIDATION_ERROR");
     expect(body.meta.requestId).toMatch(REQUEST_ID);
   });
 
   it("exactly 100 KiB is accepted past the size check (404: no POST route)", async () => {
     const { key } = await createApiKey();
-    expect((await call("/v1/me", { key, method: "POST", body: big(MAX_BODY_BYTES) })).status).toBe(404);
-    expect((await call("/v1/me", { key, method: "POST", body: big(MAX_BODY_BYTES + 1) })).status).toBe(413);
+    expect((await api("/v1/me", { key, method: "POST", body: big(MAX_BODY_BYTES) })).status).toBe(404);
+    expect((await api("/v1/me", { key, method: "POST", body: big(MAX_BODY_BYTES + 1) })).status).toBe(413);
   });
 
   it.each([
@@ -187,7 +196,7 @@ describe("request bodies on the real app", () => {
     "text/json",
   ])("a body sent as %s → 415 VALIDATION_ERROR", async (type) => {
     const { key } = await createApiKey();
-    const { status, body } = await callJson("/v1/me", {
+    const { status, body } = await api("/v1/me", {
       key,
       method: "POST",
       body: '{"a":1}',
@@ -198,7 +207,9 @@ describe("request bodies on the real app", () => {
   });
 
   it("a body without any Content-Type → 415", async () => {
-    const res = await exports.default.fetch("https://api.test/v1/me", { method: "POST", body: new Blob(['{"a":1}']) });
+    const res = await read(
+      await sendToWorker(new Request("https://api.test/v1/me", { method: "POST", body: new Blob(['{"a":1}']) })),
+    );
     expect(res.status).toBe(415);
   });
 });
@@ -240,7 +251,7 @@ async function send(method: string, body: BodyInit | null, headers: Record<strin
   const ctx = createExecutionContext();
   const res = await app.fetch(new Request("https://api.test/v1/things", { method, body, headers }), env, ctx);
   await waitOnExecutionContext(ctx);
-  return { status: res.status, body: await readJson<ErrorBody & { data: Record<string, unknown> }>(res) };
+  return { status: res.status, body: (await read<ErrorBody & { data: Record<string, unknown> }>(res)).body };
 }
 
 describe("request bodies on a JSON route", () => {
@@ -339,7 +350,7 @@ describe("request bodies on a JSON route", () => {
 describe("request bodies on POST /v1/services", () => {
   it("malformed JSON → 400 VALIDATION_ERROR", async () => {
     const { key } = await createApiKey({ scopes: ["services:write"] });
-    const { status, body } = await callJson("/v1/services", { key, method: "POST", body: '{"name":' });
+    const { status, body } = await api("/v1/services", { key, method: "POST", body: '{"name":' });
     expect(status).toBe(400);
     expect(body.code).toBe("VALIDATION_ERROR");
   });
@@ -348,7 +359,7 @@ describe("request bodies on POST /v1/services", () => {
     "Content-Type %s → 415 VALIDATION_ERROR, not a 500",
     async (type) => {
       const { key } = await createApiKey({ scopes: ["services:write"] });
-      const { status, body } = await callJson("/v1/services", {
+      const { status, body } = await api("/v1/services", {
         key,
         method: "POST",
         body: "{}",
@@ -367,12 +378,16 @@ describe("request bodies on POST /v1/services", () => {
         controller.close();
       },
     });
-    const res = await exports.default.fetch("https://api.test/v1/services", {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: stream,
-    });
+    const res = await read(
+      await sendToWorker(
+        new Request("https://api.test/v1/services", {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          body: stream,
+        }),
+      ),
+    );
     expect(res.status).toBe(413);
-    expect((await readJson(res)).code).toBe("VALIDATION_ERROR");
+    expect(res.body.code).toBe("VALIDATION_ERROR");
   });
 });

@@ -7,8 +7,10 @@ import { renderError } from "../../src/error-handler.ts";
 import { accessLog } from "../../src/middleware/access-log.ts";
 import { requestId } from "../../src/middleware/request-id.ts";
 import { createRouter } from "../../src/router.ts";
-import { call, createApiKey } from "../support/factories.ts";
-import { callWithEnv, captureLogs, failingDb, fakeLimiter } from "../support/harness.ts";
+import { type ApiResult, api, read } from "../support/client.ts";
+import { captureConsole } from "../support/console.ts";
+import { createApiKey } from "../support/factories.ts";
+import { failingDb, fakeLimiter } from "../support/fake-bindings.ts";
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -17,7 +19,7 @@ afterEach(() => {
 const CANARY = "canary-7f3e9a1c5b2d4e6f";
 
 /** The one log line of the response's request. */
-function lineOf(entries: Record<string, unknown>[], res: Response) {
+function lineOf(entries: Record<string, unknown>[], res: ApiResult) {
   const id = res.headers.get("X-Request-Id");
   const lines = entries.filter((e) => e.requestId === id);
   expect(lines).toHaveLength(1);
@@ -27,8 +29,8 @@ function lineOf(entries: Record<string, unknown>[], res: Response) {
 describe("access log", () => {
   it("writes exactly one JSON line per request, naming the key and tenant by id", async () => {
     const { key, row, tenant } = await createApiKey();
-    const logs = captureLogs();
-    const res = await call("/v1/me", { key });
+    const logs = captureConsole();
+    const res = await api("/v1/me", { key });
     expect(res.status).toBe(200);
     expect(logs.lines).toHaveLength(1);
     const line = lineOf(logs.entries(), res);
@@ -46,23 +48,23 @@ describe("access log", () => {
 
   it("logs each of several requests once, with its own id", async () => {
     const { key } = await createApiKey();
-    const logs = captureLogs();
-    const responses = [await call("/v1/me", { key }), await call("/v1/health"), await call("/v1/me"), await call("/nope")];
+    const logs = captureConsole();
+    const responses = [await api("/v1/me", { key }), await api("/v1/health"), await api("/v1/me"), await api("/nope")];
     expect(logs.lines).toHaveLength(4);
     const entries = logs.entries();
     expect(responses.map((r) => lineOf(entries, r).status)).toEqual([200, 200, 401, 404]);
   });
 
   it("a refused request is logged with its status and code, and no key or tenant", async () => {
-    const logs = captureLogs();
-    const res = await call("/v1/me", { key: "mpk_nope" });
+    const logs = captureConsole();
+    const res = await api("/v1/me", { key: "mpk_nope" });
     expect(lineOf(logs.entries(), res)).toMatchObject({ status: 401, error: "INVALID_API_KEY", keyId: null, tenantId: null });
   });
 
   it("logs the path without its query string", async () => {
     const { key } = await createApiKey();
-    const logs = captureLogs();
-    const res = await call(`/v1/me?token=${CANARY}`, { key });
+    const logs = captureConsole();
+    const res = await api(`/v1/me?token=${CANARY}`, { key });
     expect(lineOf(logs.entries(), res).path).toBe("/v1/me");
     expect(logs.lines.join("\n")).not.toContain(CANARY);
   });
@@ -71,16 +73,16 @@ describe("access log", () => {
     const good = await createApiKey({ allowIps: ["203.0.113.7"] });
     const other = await createApiKey();
     const revoked = await createApiKey({ status: "revoked" });
-    const logs = captureLogs();
+    const logs = captureConsole();
     const limits = { RATE_LIMIT_MAX: "1", RATE_LIMIT_WINDOW_SECONDS: "60" };
     const statuses = [
-      (await call("/v1/me", { key: good.key, ip: "203.0.113.7" })).status,
-      (await call("/v1/me", { key: good.key, ip: "192.0.2.1" })).status,
-      (await call("/v1/me", { key: good.key, ip: "203.0.113.7", headers: { "x-api-key": other.key } })).status,
-      (await call("/v1/me", { key: revoked.key })).status,
-      (await callWithEnv(limits, "/v1/me", { key: other.key })).status,
-      (await callWithEnv(limits, "/v1/me", { key: other.key })).status,
-      (await callWithEnv({ DB: failingDb() }, "/v1/me", { key: other.key })).status,
+      (await api("/v1/me", { key: good.key, ip: "203.0.113.7" })).status,
+      (await api("/v1/me", { key: good.key, ip: "192.0.2.1" })).status,
+      (await api("/v1/me", { key: good.key, ip: "203.0.113.7", headers: { "x-api-key": other.key } })).status,
+      (await api("/v1/me", { key: revoked.key })).status,
+      (await api("/v1/me", { key: other.key, env: limits })).status,
+      (await api("/v1/me", { key: other.key, env: limits })).status,
+      (await api("/v1/me", { key: other.key, env: { DB: failingDb() } })).status,
     ];
     expect(statuses).toEqual([200, 403, 401, 401, 200, 429, 500]);
     const text = logs.lines.join("\n");
@@ -95,7 +97,7 @@ describe("access log", () => {
     const { key } = await createApiKey();
     const error = vi.spyOn(console, "error").mockImplementation(() => {});
     const log = vi.spyOn(console, "log").mockImplementation(() => {});
-    const res = await callWithEnv({ DB: failingDb() }, "/v1/me", { key });
+    const res = await api("/v1/me", { key, env: { DB: failingDb() } });
     expect(res.status).toBe(500);
     expect(error).toHaveBeenCalledTimes(1);
     expect(log).not.toHaveBeenCalled();
@@ -104,29 +106,28 @@ describe("access log", () => {
 
   it("a limiter outage is logged as a 503 with its own code", async () => {
     const { key } = await createApiKey();
-    const logs = captureLogs();
-    const res = await callWithEnv(
-      {
+    const logs = captureConsole();
+    const res = await api("/v1/me", {
+      key,
+      env: {
         RATE_LIMITER: fakeLimiter(() => {
           throw new Error(`limiter down ${CANARY}`);
         }),
       },
-      "/v1/me",
-      { key },
-    );
+    });
     expect(res.status).toBe(503);
     expect(lineOf(logs.entries(), res)).toMatchObject({ status: 503, error: expect.any(String) });
     expect(logs.lines.join("\n")).not.toContain(CANARY);
-    expect(await res.text()).not.toContain(CANARY);
+    expect(res.text).not.toContain(CANARY);
   });
 });
 
 describe("database errors leak nothing", () => {
   it("a D1 failure whose message carries a secret → 500 DATABASE_ERROR, generic message, secret nowhere", async () => {
     const { key, row } = await createApiKey();
-    const logs = captureLogs();
-    const res = await callWithEnv({ DB: failingDb(`D1_ERROR: no such column: ${CANARY}: SQLITE_ERROR`) }, "/v1/me", { key });
-    const text = await res.text();
+    const logs = captureConsole();
+    const res = await api("/v1/me", { key, env: { DB: failingDb(`D1_ERROR: no such column: ${CANARY}: SQLITE_ERROR`) } });
+    const text = res.text;
     const body = JSON.parse(text);
     expect(res.status).toBe(500);
     expect(Object.keys(body).sort()).toEqual(["code", "error", "meta"]);
@@ -151,9 +152,9 @@ describe("database errors leak nothing", () => {
     expect((thrown as Error).message).toContain(row.keyHash);
     expect(String((thrown as Error).cause)).toContain(CANARY);
 
-    const logs = captureLogs();
-    const res = await callWithEnv({ DB: db }, "/v1/me", { key });
-    const text = await res.text();
+    const logs = captureConsole();
+    const res = await api("/v1/me", { key, env: { DB: db } });
+    const text = res.text;
     expect(res.status).toBe(500);
     expect(JSON.parse(text)).toMatchObject({ code: "DATABASE_ERROR" });
     const everything = `${text}\n${logs.lines.join("\n")}`;
@@ -172,10 +173,10 @@ describe("database errors leak nothing", () => {
       throw new Error("outer", { cause: new Error(`inner ${CANARY}`) });
     });
     app.onError(renderError);
-    const logs = captureLogs();
+    const logs = captureConsole();
     for (const path of ["/boom", "/boom-cause"]) {
-      const res = await app.fetch(new Request(`https://api.test${path}`), env);
-      const text = await res.text();
+      const res = await read(await app.fetch(new Request(`https://api.test${path}`), env));
+      const { text } = res;
       expect(res.status).toBe(500);
       expect(JSON.parse(text)).toMatchObject({ code: "INTERNAL_ERROR", error: "An internal error occurred" });
       expect(text).not.toContain(CANARY);

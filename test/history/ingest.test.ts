@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { api } from "../support/client.ts";
 import { createApiKey, createTenant } from "../support/factories.ts";
 import { address, createPaywallFor, ingest, recordId, txHash } from "./support.ts";
 
@@ -235,10 +236,9 @@ describe("Ingest entrypoint: events", () => {
     const paywall = await createPaywallFor(a.tenant);
     const id = recordId("evt");
     await ingest().recordEvent({ id, paywallId: paywall.id, eventType: "REQUEST" });
-    const { call } = await import("../support/factories.ts");
-    expect((await call(`/v1/events/${id}`, { key: a.key })).status).toBe(200);
-    expect((await call(`/v1/events/${id}`, { key: b.key })).status).toBe(403);
-    const listB = await (await call("/v1/events", { key: b.key })).json<{ data: unknown[] }>();
-    expect(listB.data).toEqual([]);
+    expect((await api(`/v1/events/${id}`, { key: a.key })).status).toBe(200);
+    expect((await api(`/v1/events/${id}`, { key: b.key })).status).toBe(403);
+    const listB = await api<{ data: unknown[] }>("/v1/events", { key: b.key });
+    expect(listB.body.data).toEqual([]);
   });
 });

@@ -2,7 +2,9 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { writeDemoData } from "../../src/ingest/demo-data.ts";
 import { SCOPES, type Scope } from "../../src/lib/scopes.ts";
-import { callJson, createApiKey, db } from "../support/factories.ts";
+import { api } from "../support/client.ts";
+import { createApiKey, db } from "../support/factories.ts";
+import { seededRandom } from "../support/random.ts";
 import { createPaywallFor, ingest, recordId, txHash } from "./support.ts";
 
 type Row = Record<string, unknown> & { id: string; createdAt: string };
@@ -12,7 +14,7 @@ async function readAll(path: string, key: string, limit = 100): Promise<Row[]> {
   const rows: Row[] = [];
   for (let offset = 0; ; offset += limit) {
     const sep = path.includes("?") ? "&" : "?";
-    const { status, body } = await callJson(`${path}${sep}limit=${limit}&offset=${offset}`, { key });
+    const { status, body } = await api(`${path}${sep}limit=${limit}&offset=${offset}`, { key });
     expect(status).toBe(200);
     rows.push(...body.data);
     if (!body.meta.pagination.hasMore) return rows;
@@ -31,7 +33,8 @@ describe("reading history", () => {
     const made = await createApiKey({ scopes: ["transactions:read", "events:read"] });
     key = made.key;
     tenantId = made.tenant.id;
-    await writeDemoData(db(), made.tenant, 120);
+    // Seeded: every filter below finds rows in every run (with Math.random one could come up empty).
+    await writeDemoData(db(), made.tenant, 120, seededRandom(120));
     allTx = await readAll("/v1/transactions", key);
     allEvents = await readAll("/v1/events", key);
   });
@@ -51,9 +54,9 @@ describe("reading history", () => {
   });
 
   it("pages without gaps or repeats, and reports total and hasMore", async () => {
-    const first = await callJson("/v1/transactions?limit=50", { key });
+    const first = await api("/v1/transactions?limit=50", { key });
     expect(first.body.meta.pagination).toEqual({ total: 120, limit: 50, offset: 0, hasMore: true });
-    const last = await callJson("/v1/transactions?limit=50&offset=100", { key });
+    const last = await api("/v1/transactions?limit=50&offset=100", { key });
     expect(last.body.meta.pagination).toEqual({ total: 120, limit: 50, offset: 100, hasMore: false });
     expect(last.body.data).toHaveLength(20);
     const pages = await readAll("/v1/transactions", key, 7);
@@ -77,7 +80,7 @@ describe("reading history", () => {
     expect(expected.length).toBeGreaterThan(0);
     const rows = await readAll(`/v1/transactions?${query}`, key);
     expect(rows.map((r) => r.id)).toEqual(expected.map((r) => r.id));
-    const { body } = await callJson(`/v1/transactions?${query}&limit=1`, { key });
+    const { body } = await api(`/v1/transactions?${query}&limit=1`, { key });
     expect(body.meta.pagination.total).toBe(expected.length);
   });
 
@@ -114,7 +117,7 @@ describe("reading history", () => {
   it("meta.stats counts each event type over the whole filtered set, matching an independent count", async () => {
     const paywallId = allEvents[0]!.paywallId as string;
     for (const query of ["", `paywallId=${paywallId}`, "eventType=ERROR"]) {
-      const { body } = await callJson(`/v1/events?limit=5${query ? `&${query}` : ""}`, { key });
+      const { body } = await api(`/v1/events?limit=5${query ? `&${query}` : ""}`, { key });
       const where = [
         "tenant_id = ?",
         ...(query.startsWith("paywallId") ? ["paywall_id = ?"] : []),
@@ -135,10 +138,10 @@ describe("reading history", () => {
 
   it("gets one record by id, and keeps history after its paywall is deleted", async () => {
     const tx = allTx[3]!;
-    const one = await callJson(`/v1/transactions/${tx.id}`, { key });
+    const one = await api(`/v1/transactions/${tx.id}`, { key });
     expect(one.body.data).toEqual(tx);
-    expect((await callJson(`/v1/events/${allEvents[0]!.id}`, { key })).body.data).toEqual(allEvents[0]);
-    expect((await callJson("/v1/transactions/txn_missing_000", { key })).status).toBe(404);
+    expect((await api(`/v1/events/${allEvents[0]!.id}`, { key })).body.data).toEqual(allEvents[0]);
+    expect((await api("/v1/transactions/txn_missing_000", { key })).status).toBe(404);
 
     const own = await createApiKey({ scopes: ["transactions:read", "paywalls:write"] });
     const paywall = await createPaywallFor(own.tenant);
@@ -152,10 +155,10 @@ describe("reading history", () => {
       status: "COMPLETED",
       txHash: txHash(),
     });
-    expect((await callJson(`/v1/paywalls/${paywall.id}`, { key: own.key, method: "DELETE" })).status).toBe(200);
-    const kept = await callJson(`/v1/transactions/${id}`, { key: own.key });
+    expect((await api(`/v1/paywalls/${paywall.id}`, { key: own.key, method: "DELETE" })).status).toBe(200);
+    const kept = await api(`/v1/transactions/${id}`, { key: own.key });
     expect(kept.body.data).toMatchObject({ id, paywallId: paywall.id, Paywall: null });
-    const byPaywall = await callJson(`/v1/transactions?paywallId=${paywall.id}`, { key: own.key });
+    const byPaywall = await api(`/v1/transactions?paywallId=${paywall.id}`, { key: own.key });
     expect(byPaywall.body.data.map((r: Row) => r.id)).toEqual([id]);
   });
 
@@ -171,13 +174,13 @@ describe("reading history", () => {
       "offset=-1",
       "sort=asc",
     ]) {
-      const res = await callJson(`/v1/transactions?${query}`, { key });
+      const res = await api(`/v1/transactions?${query}`, { key });
       expect(res.status, query).toBe(400);
       expect(res.body.code).toBe("VALIDATION_ERROR");
       expect(res.body.details.length).toBeGreaterThan(0);
     }
     for (const query of ["eventType=CLICK", "to=not-a-date", "status=COMPLETED"]) {
-      const res = await callJson(`/v1/events?${query}`, { key });
+      const res = await api(`/v1/events?${query}`, { key });
       expect(res.status, query).toBe(400);
     }
   });
@@ -187,13 +190,13 @@ describe("reading history", () => {
     const paywallId = allTx[0]!.paywallId as string;
     const serviceId = allTx[0]!.serviceId as string;
     for (const path of [`/v1/transactions?paywallId=${paywallId}`, `/v1/events?serviceId=${serviceId}`]) {
-      const res = await callJson(path, { key: other.key });
+      const res = await api(path, { key: other.key });
       expect(res.status, path).toBe(403);
       expect(res.body.code).toBe("FORBIDDEN");
     }
-    expect((await callJson(`/v1/transactions/${allTx[0]!.id}`, { key: other.key })).body.code).toBe("FORBIDDEN");
-    expect((await callJson("/v1/transactions", { key: other.key })).body.data).toEqual([]);
-    expect((await callJson("/v1/events", { key: other.key })).body.meta.stats).toEqual({ REQUEST: 0, SUCCESS: 0, ERROR: 0 });
+    expect((await api(`/v1/transactions/${allTx[0]!.id}`, { key: other.key })).body.code).toBe("FORBIDDEN");
+    expect((await api("/v1/transactions", { key: other.key })).body.data).toEqual([]);
+    expect((await api("/v1/events", { key: other.key })).body.meta.stats).toEqual({ REQUEST: 0, SUCCESS: 0, ERROR: 0 });
   });
 
   it("needs transactions:read and events:read respectively", async () => {
@@ -206,7 +209,7 @@ describe("reading history", () => {
     for (const [path, needed] of cases) {
       const others = SCOPES.filter((s) => s !== needed);
       const without = await createApiKey({ scopes: others });
-      const res = await callJson(path, { key: without.key });
+      const res = await api(path, { key: without.key });
       expect(res.status, path).toBe(403);
       expect(res.body.code).toBe("INSUFFICIENT_SCOPE");
     }

@@ -7,19 +7,9 @@ import {
   isSecretField,
   maskAuthConfig,
 } from "../../src/lib/auth-config.ts";
+import { AUTH_FIELDS } from "../fixtures/spec.ts";
 
-// decisions.md, "Services": the fields of each method, copied as the oracle. Names are not secret.
-const ORACLE: Record<string, { names: string[]; secrets: string[] }> = {
-  none: { names: [], secrets: [] },
-  bearer: { names: [], secrets: ["bearerToken"] },
-  token: { names: [], secrets: ["token"] },
-  "x-api-key": { names: [], secrets: ["apiKey"] },
-  "custom-header": { names: ["headerName"], secrets: ["headerValue"] },
-  "query-param": { names: ["paramName"], secrets: ["paramValue"] },
-  "bearer-customer": { names: [], secrets: [] },
-  "x-api-key-secret": { names: [], secrets: ["apiKey", "apiSecret"] },
-  "json-body-field": { names: ["fieldName"], secrets: ["fieldValue"] },
-};
+const ORACLE = AUTH_FIELDS;
 const METHODS = Object.keys(ORACLE) as AuthMethod[];
 const full = (method: AuthMethod) =>
   Object.fromEntries([...ORACLE[method]!.names, ...ORACLE[method]!.secrets].map((f) => [f, `${f}-v`]));

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { checkUpstreamUrl } from "../../src/lib/ssrf.ts";
+import { checkUpstreamUrl, type SsrfCheck } from "../../src/lib/ssrf.ts";
 import {
   ALLOWED,
   BLOCKED,
@@ -193,6 +193,22 @@ const publicIpv6 = fc.bigInt({ min: 0x2n << 124n, max: (0x4n << 124n) - 1n }).fi
 
 const RUNS = 2000;
 
+/** The check's refusal; fails the test if `url` was allowed (so no assertion below it is skipped silently). */
+function refusal(url: string): Extract<SsrfCheck, { allowed: false }> {
+  const result = checkUpstreamUrl(url);
+  expect(result.allowed, url).toBe(false);
+  if (result.allowed) throw new Error("unreachable: asserted above");
+  return result;
+}
+
+/** The URL the check allowed; fails the test if `url` was refused. */
+function allowedUrl(url: string): URL {
+  const result = checkUpstreamUrl(url);
+  expect(result.allowed, url).toBe(true);
+  if (!result.allowed) throw new Error("unreachable: asserted above");
+  return result.url;
+}
+
 // ---------------------------------------------------------------------------------------------------------
 
 describe("checkUpstreamUrl: corpus", () => {
@@ -204,12 +220,9 @@ describe("checkUpstreamUrl: corpus", () => {
   }
 
   it.each(ALLOWED)("allows %j (host %s)", (url, hostname) => {
-    const result = checkUpstreamUrl(url);
-    expect(result.allowed).toBe(true);
-    if (result.allowed) {
-      expect(result.url.hostname).toBe(hostname);
-      expect(result.url.href).toBe(new URL(url).href);
-    }
+    const allowed = allowedUrl(url);
+    expect(allowed.hostname).toBe(hostname);
+    expect(allowed.href).toBe(new URL(url).href);
   });
 
   it.each(NEEDS_DNS)("allows %j at write time: only a DNS-aware request-time check can refuse it", (url) => {
@@ -222,23 +235,20 @@ describe("checkUpstreamUrl: corpus", () => {
   });
 
   it("gives a short message naming the normalized host, never the userinfo", () => {
-    const address = checkUpstreamUrl("http://0x7f.1:8080/x");
-    expect(address).toMatchObject({ allowed: false, reason: "private_address" });
-    if (!address.allowed) expect(address.message).toContain("127.0.0.1");
+    const address = refusal("http://0x7f.1:8080/x");
+    expect(address.reason).toBe("private_address");
+    expect(address.message).toContain("127.0.0.1");
 
-    const name = checkUpstreamUrl("http://Metadata.Google.Internal./");
-    if (!name.allowed) expect(name.message).toContain("metadata.google.internal.");
+    const name = refusal("http://Metadata.Google.Internal./");
+    expect(name.message).toContain("metadata.google.internal.");
 
-    const userinfo = checkUpstreamUrl("https://admin:s3cr3t-t0ken@api.example.com/");
-    expect(userinfo).toMatchObject({ allowed: false, reason: "userinfo_not_allowed" });
-    if (!userinfo.allowed) {
-      expect(userinfo.message).not.toContain("s3cr3t");
-      expect(userinfo.message).not.toContain("admin");
-    }
+    const userinfo = refusal("https://admin:s3cr3t-t0ken@api.example.com/");
+    expect(userinfo.reason).toBe("userinfo_not_allowed");
+    expect(userinfo.message).not.toContain("s3cr3t");
+    expect(userinfo.message).not.toContain("admin");
 
     for (const url of Object.values(BLOCKED).flatMap((group) => group.urls)) {
-      const result = checkUpstreamUrl(url);
-      if (!result.allowed) expect(result.message).toMatch(/^[A-Z].{10,200}\.$/s);
+      expect(refusal(url).message, url).toMatch(/^[A-Z].{10,200}\.$/s);
     }
   });
 });
@@ -327,9 +337,7 @@ describe("checkUpstreamUrl: properties", () => {
     fc.assert(
       fc.property(publicIpv4, ipv4Spelling, urlShape, (n, spelling, shape) => {
         const url = toUrl(renderIpv4(n, spelling), shape);
-        const result = checkUpstreamUrl(url);
-        expect(result.allowed, url).toBe(true);
-        if (result.allowed) expect(result.url.hostname).toBe(intToIpv4(n));
+        expect(allowedUrl(url).hostname).toBe(intToIpv4(n));
       }),
       { numRuns: RUNS },
     );
@@ -338,9 +346,8 @@ describe("checkUpstreamUrl: properties", () => {
   it("allows every public IPv4 address as IPv4-mapped IPv6", () => {
     fc.assert(
       fc.property(publicIpv4, fc.constantFrom(...mappedWrappers), (n, wrap) => {
-        const result = checkUpstreamUrl(`https://${wrap(n)}/`);
-        expect(result.allowed, wrap(n)).toBe(true);
-        if (result.allowed) expect(ipv6ToBigInt(result.url.hostname.slice(1, -1))).toBe((0xffffn << 32n) | BigInt(n));
+        const hostname = allowedUrl(`https://${wrap(n)}/`).hostname;
+        expect(ipv6ToBigInt(hostname.slice(1, -1))).toBe((0xffffn << 32n) | BigInt(n));
       }),
       { numRuns: RUNS },
     );
@@ -370,9 +377,7 @@ describe("checkUpstreamUrl: properties", () => {
     fc.assert(
       fc.property(publicIpv6, ipv6Spelling, (n, spelling) => {
         const url = `http://${renderIpv6(n, spelling)}/`;
-        const result = checkUpstreamUrl(url);
-        expect(result.allowed, url).toBe(true);
-        if (result.allowed) expect(ipv6ToBigInt(result.url.hostname.slice(1, -1))).toBe(n);
+        expect(ipv6ToBigInt(allowedUrl(url).hostname.slice(1, -1))).toBe(n);
       }),
       { numRuns: RUNS },
     );

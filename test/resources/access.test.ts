@@ -1,16 +1,15 @@
 // Object-level (ownership, references) and function-level (scopes) authorization of the 10 routes.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { Scope } from "../../src/lib/scopes.ts";
+import { ALL_SCOPES, GRANTED_BY } from "../fixtures/spec.ts";
+import { type ApiResult, api } from "../support/client.ts";
+import { captureConsole } from "../support/console.ts";
 import { createApiKey } from "../support/factories.ts";
 import {
   type Actor,
-  type ApiResult,
   actor,
-  api,
-  captureConsole,
   createPaywall,
   createService,
-  expectCanaryNeverSeen,
   expectError,
   type Paywall,
   proxyPaywallBody,
@@ -21,17 +20,9 @@ import {
   storedService,
 } from "../support/resources.ts";
 
-beforeAll(captureConsole);
-afterAll(expectCanaryNeverSeen);
-
-const ALL_SCOPES: Scope[] = [
-  "services:read",
-  "services:write",
-  "paywalls:read",
-  "paywalls:write",
-  "transactions:read",
-  "events:read",
-];
+beforeAll(() => {
+  captureConsole();
+});
 
 describe("ownership: another tenant's resources", () => {
   let owner: Actor;
@@ -193,9 +184,8 @@ const ROUTES: Route[] = [
   },
 ];
 
-/** Scopes that grant `scope`: itself, and the write scope for a read scope. */
-const grants = (scope: Scope): Scope[] =>
-  scope.endsWith(":read") ? [scope, scope.replace(":read", ":write") as Scope] : [scope];
+/** Scopes that grant `scope` (the spec's table). */
+const grants = (scope: Scope): Scope[] => [...GRANTED_BY[scope]];
 
 /** A tenant with a service and a paywall, and an all-scopes key to check nothing changed. */
 async function world() {
@@ -260,6 +250,22 @@ describe("scopes", () => {
     for (const route of ROUTES.filter((r) => r.scope.startsWith(`${other}:`))) {
       expectError(await route.run(key, w.ids), 403, "INSUFFICIENT_SCOPE");
     }
+  });
+
+  it("a key with both write scopes still lacks transactions:read and events:read", async () => {
+    const w = await world();
+    const { key } = await createApiKey({ tenant: w.owner.tenant, scopes: ["services:write", "paywalls:write"] });
+    expectError(await api("/v1/transactions", { key }), 403, "INSUFFICIENT_SCOPE");
+    expectError(await api("/v1/events", { key }), 403, "INSUFFICIENT_SCOPE");
+    expect((await api("/v1/paywalls", { key })).status).toBe(200);
+  });
+
+  it("authentication comes before the scope: a revoked key lacking the scope gets KEY_REVOKED, not INSUFFICIENT_SCOPE", async () => {
+    const w = await world();
+    const { key } = await createApiKey({ tenant: w.owner.tenant, scopes: ["events:read"], status: "revoked" });
+    expectError(await api("/v1/services", { key, method: "POST", body: serviceBody() }), 401, "KEY_REVOKED");
+    expectError(await api(`/v1/paywalls/${w.ids.pw}`, { key }), 401, "KEY_REVOKED");
+    expect(await w.counts()).toEqual({ services: 1, paywalls: 1 });
   });
 
   it("the scope is checked before the body, the id and the owner", async () => {

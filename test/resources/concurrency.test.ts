@@ -1,31 +1,26 @@
 // Guarantees that must hold under concurrent requests: the slug race, the beta caps, and the atomic service delete.
 import { env } from "cloudflare:workers";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../src/lib/ids.ts";
+import { type ApiResult, api } from "../support/client.ts";
+import { captureConsole } from "../support/console.ts";
+import { insertRows, paywallRow, serviceRow } from "../support/factories.ts";
+import { gatedD1 } from "../support/fake-bindings.ts";
 import {
-  type ApiResult,
   actor,
-  api,
-  apiWithEnv,
-  captureConsole,
   createPaywall,
   createService,
-  envWith,
-  expectCanaryNeverSeen,
   expectError,
   expectInvalid,
-  gatedD1,
-  insertRows,
-  paywallRow,
   proxyPaywallBody,
   routePaywallBody,
   serviceBody,
-  serviceRow,
   storedPaywall,
 } from "../support/resources.ts";
 
-beforeAll(captureConsole);
-afterAll(expectCanaryNeverSeen);
+beforeAll(() => {
+  captureConsole();
+});
 
 const count = async (sql: string, ...params: unknown[]) =>
   (
@@ -77,8 +72,8 @@ describe("slug race", () => {
 describe("beta caps under parallel creates", () => {
   it("services, cap 3 via config: with 1 held, 6 parallel creates → exactly 2 succeed, 4 × 403 BETA_LIMIT_SERVICES", async () => {
     const who = await actor();
-    const capped = envWith({ MAX_SERVICES_PER_TENANT: "3" });
-    const post = () => apiWithEnv(capped, "/v1/services", { key: who.key, method: "POST", body: serviceBody() });
+    const capped = { MAX_SERVICES_PER_TENANT: "3" };
+    const post = () => api("/v1/services", { key: who.key, method: "POST", body: serviceBody(), env: capped });
     expect((await post()).status).toBe(201);
     const results = await Promise.all(Array.from({ length: 6 }, post));
     expect(statuses(results)).toEqual([201, 201, 403, 403, 403, 403]);
@@ -92,7 +87,7 @@ describe("beta caps under parallel creates", () => {
     expect(await count("SELECT count(*) AS n FROM services WHERE tenant_id = ?", who.tenant.id)).toBe(3);
     // The cap is per tenant.
     const other = await actor();
-    expect((await apiWithEnv(capped, "/v1/services", { key: other.key, method: "POST", body: serviceBody() })).status).toBe(201);
+    expect((await api("/v1/services", { key: other.key, method: "POST", body: serviceBody(), env: capped })).status).toBe(201);
   });
 
   it("services, default cap 50: with 47 held, 8 parallel creates → exactly 3 succeed; 50 stored", async () => {
@@ -113,14 +108,15 @@ describe("beta caps under parallel creates", () => {
   it("paywalls, cap 4 via config: with 1 held, 8 parallel creates → exactly 3 succeed, 5 × 403 BETA_LIMIT_PAYWALLS", async () => {
     const who = await actor();
     const svc = await createService(who);
-    const capped = envWith({ MAX_PAYWALLS_PER_TENANT: "4" });
+    const capped = { MAX_PAYWALLS_PER_TENANT: "4" };
     await createPaywall(who, routePaywallBody(svc.id));
     const results = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
-        apiWithEnv(capped, "/v1/paywalls", {
+        api("/v1/paywalls", {
           key: who.key,
           method: "POST",
           body: i % 2 ? routePaywallBody(svc.id) : proxyPaywallBody(),
+          env: capped,
         }),
       ),
     );
@@ -186,10 +182,11 @@ describe("a service's mode change racing paywall writes", () => {
     const who = await actor();
     const svc = await createService(who, { networks: ["base-sepolia"] });
     const gated = gatedD1();
-    const creating = apiWithEnv({ ...env, DB: gated.db } as Env, "/v1/paywalls", {
+    const creating = api("/v1/paywalls", {
       key: who.key,
       method: "POST",
       body: routePaywallBody(svc.id),
+      env: { DB: gated.db },
     });
     await gated.reached(1);
     const change = await api(`/v1/services/${svc.id}`, {
@@ -209,10 +206,11 @@ describe("a service's mode change racing paywall writes", () => {
     const home = await createService(who, { networks: ["base-sepolia"] });
     const pw = await createPaywall(who, routePaywallBody(home.id));
     const gated = gatedD1(/^update "paywalls"/);
-    const moving = apiWithEnv({ ...env, DB: gated.db } as Env, `/v1/paywalls/${pw.id}`, {
+    const moving = api(`/v1/paywalls/${pw.id}`, {
       key: who.key,
       method: "PATCH",
       body: { serviceId: svc.id },
+      env: { DB: gated.db },
     });
     await gated.reached(1);
     const change = await api(`/v1/services/${svc.id}`, {
@@ -231,10 +229,11 @@ describe("a service's mode change racing paywall writes", () => {
     const who = await actor();
     const svc = await createService(who, { networks: ["base-sepolia"] });
     const gated = gatedD1();
-    const changing = apiWithEnv({ ...env, DB: gated.db } as Env, `/v1/services/${svc.id}`, {
+    const changing = api(`/v1/services/${svc.id}`, {
       key: who.key,
       method: "PATCH",
       body: { mode: "mainnet", networks: ["base"] },
+      env: { DB: gated.db },
     });
     await gated.reached(1);
     const pw = await createPaywall(who, routePaywallBody(svc.id));
@@ -295,10 +294,11 @@ describe("service delete", () => {
     const who = await actor();
     const svc = await createService(who);
     const gated = gatedD1();
-    const creating = apiWithEnv({ ...env, DB: gated.db } as Env, "/v1/paywalls", {
+    const creating = api("/v1/paywalls", {
       key: who.key,
       method: "POST",
       body: routePaywallBody(svc.id),
+      env: { DB: gated.db },
     });
     await gated.reached(1);
     expect((await api(`/v1/services/${svc.id}`, { key: who.key, method: "DELETE" })).status).toBe(200);

@@ -3,7 +3,8 @@
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import { ingest, recordId } from "../history/support.ts";
-import { callJson, createApiKey } from "../support/factories.ts";
+import { api } from "../support/client.ts";
+import { createApiKey } from "../support/factories.ts";
 
 const kept = async (tenantId: string) =>
   Object.fromEntries(
@@ -35,22 +36,20 @@ const paywallBody = (serviceId: string, slug: string) => ({
 
 it("follow creates, deletes and the cascade of a service delete", async () => {
   const { key, tenant } = await createApiKey();
-  const [a, b] = await Promise.all([1, 2].map(() => callJson("/v1/services", { key, method: "POST", body: serviceBody })));
+  const [a, b] = await Promise.all([1, 2].map(() => api("/v1/services", { key, method: "POST", body: serviceBody })));
   const ids = [a!.body.data.id, b!.body.data.id];
-  await Promise.all(
-    ["x", "y", "z"].map((slug) => callJson("/v1/paywalls", { key, method: "POST", body: paywallBody(ids[0], slug) })),
-  );
-  await callJson("/v1/paywalls", { key, method: "POST", body: paywallBody(ids[1], "w") });
-  const conflict = await callJson("/v1/paywalls", { key, method: "POST", body: paywallBody(ids[1], "w") });
+  await Promise.all(["x", "y", "z"].map((slug) => api("/v1/paywalls", { key, method: "POST", body: paywallBody(ids[0], slug) })));
+  await api("/v1/paywalls", { key, method: "POST", body: paywallBody(ids[1], "w") });
+  const conflict = await api("/v1/paywalls", { key, method: "POST", body: paywallBody(ids[1], "w") });
   expect(conflict.status).toBe(409);
   expect(await kept(tenant.id)).toEqual({ services: 2, paywalls: 4 });
-  expect((await callJson("/v1/paywalls", { key })).body.meta.pagination.total).toBe(4);
+  expect((await api("/v1/paywalls", { key })).body.meta.pagination.total).toBe(4);
 
-  await callJson(`/v1/services/${ids[0]}`, { key, method: "DELETE" });
+  await api(`/v1/services/${ids[0]}`, { key, method: "DELETE" });
   expect(await kept(tenant.id)).toEqual({ services: 1, paywalls: 1 });
-  expect((await callJson("/v1/paywalls", { key })).body.meta.pagination.total).toBe(1);
-  expect((await callJson("/v1/services", { key })).body.meta.pagination.total).toBe(1);
-  expect((await callJson("/v1/services?offset=5", { key })).body.meta.pagination).toEqual({
+  expect((await api("/v1/paywalls", { key })).body.meta.pagination.total).toBe(1);
+  expect((await api("/v1/services", { key })).body.meta.pagination.total).toBe(1);
+  expect((await api("/v1/services?offset=5", { key })).body.meta.pagination).toEqual({
     total: 1,
     limit: 20,
     offset: 5,
@@ -60,8 +59,8 @@ it("follow creates, deletes and the cascade of a service delete", async () => {
 
 it("count an idempotent retry of the gateway once", async () => {
   const { key, tenant } = await createApiKey();
-  const svc = await callJson("/v1/services", { key, method: "POST", body: serviceBody });
-  const pw = await callJson("/v1/paywalls", { key, method: "POST", body: paywallBody(svc.body.data.id, "p") });
+  const svc = await api("/v1/services", { key, method: "POST", body: serviceBody });
+  const pw = await api("/v1/paywalls", { key, method: "POST", body: paywallBody(svc.body.data.id, "p") });
   const event = { id: recordId("evt"), paywallId: pw.body.data.id, eventType: "SUCCESS" as const };
   const txn = {
     id: recordId("txn"),
@@ -75,6 +74,6 @@ it("count an idempotent retry of the gateway once", async () => {
     await ingest().recordTransaction(txn);
   }
   expect(await kept(tenant.id)).toMatchObject({ "events:SUCCESS": 1, transactions: 1 });
-  expect((await callJson("/v1/events", { key })).body.meta.stats).toEqual({ REQUEST: 0, SUCCESS: 1, ERROR: 0 });
-  expect((await callJson("/v1/transactions", { key })).body.meta.pagination.total).toBe(1);
+  expect((await api("/v1/events", { key })).body.meta.stats).toEqual({ REQUEST: 0, SUCCESS: 1, ERROR: 0 });
+  expect((await api("/v1/transactions", { key })).body.meta.pagination.total).toBe(1);
 });

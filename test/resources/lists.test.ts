@@ -1,27 +1,25 @@
 // GET /v1/services and GET /v1/paywalls: pagination, order, filters, embedding, query validation.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../src/lib/ids.ts";
+import { api } from "../support/client.ts";
+import { captureConsole } from "../support/console.ts";
+import { insertRows, paywallRow, serviceRow } from "../support/factories.ts";
 import {
   type Actor,
   actor,
-  api,
-  captureConsole,
   createPaywall,
   createService,
-  expectCanaryNeverSeen,
   expectInvalid,
   ISO_DATE,
-  insertRows,
   type Paywall,
-  paywallRow,
   proxyPaywallBody,
   routePaywallBody,
   type Service,
-  serviceRow,
 } from "../support/resources.ts";
 
-beforeAll(captureConsole);
-afterAll(expectCanaryNeverSeen);
+beforeAll(() => {
+  captureConsole();
+});
 
 const ids = (list: { id: string }[]) => list.map((x) => x.id);
 

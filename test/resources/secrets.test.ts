@@ -1,17 +1,15 @@
 // Secrets at rest (authConfig secrets, paywall header values) and the canary: a secret never leaves the Worker.
 import { env } from "cloudflare:workers";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { decryptSecret, parseKeyRing } from "../../src/lib/secret-box.ts";
+import { api } from "../support/client.ts";
+import { type CapturedConsole, captureConsole } from "../support/console.ts";
 import {
   type Actor,
   actor,
-  api,
-  apiWithEnv,
   CANARY,
-  captureConsole,
   createPaywall,
   createService,
-  expectCanaryNeverSeen,
   expectError,
   expectInvalid,
   type Paywall,
@@ -19,12 +17,13 @@ import {
   rawRow,
   routePaywallBody,
   type Service,
-  seen,
   serviceBody,
 } from "../support/resources.ts";
 
-beforeAll(captureConsole);
-afterAll(expectCanaryNeverSeen);
+let logs: CapturedConsole;
+beforeAll(() => {
+  logs = captureConsole();
+});
 
 const ring = () => parseKeyRing(env.ENCRYPTION_KEY as string);
 const STORED = /^v1\.k1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22,}$/;
@@ -297,17 +296,19 @@ describe("the canary never leaves the Worker", () => {
       },
     });
     const broken = { ...env, DB: failingWrites } as Env;
-    const before = seen.logs.length;
+    const before = logs.lines.length;
     const results = [
-      await apiWithEnv(broken, "/v1/services", {
+      await api("/v1/services", {
         key: owner.key,
         method: "POST",
         body: serviceBody({ description: CANARY, authConfig: { bearerToken: CANARY } }),
+        env: broken,
       }),
-      await apiWithEnv(broken, "/v1/paywalls", {
+      await api("/v1/paywalls", {
         key: owner.key,
         method: "POST",
         body: routePaywallBody(svc.id, { description: CANARY, headers: [{ key: "X", value: CANARY }] }),
+        env: broken,
       }),
     ];
     for (const r of results) {
@@ -315,7 +316,7 @@ describe("the canary never leaves the Worker", () => {
       expect(r.text).not.toContain(CANARY);
       expect(r.text).not.toMatch(/insert|select|params|SQLITE|D1_/i);
     }
-    const newLogs = seen.logs.slice(before).join("\n");
+    const newLogs = logs.lines.slice(before).join("\n");
     expect(newLogs).not.toContain(CANARY);
     expect(newLogs).not.toMatch(/insert into/i);
   });

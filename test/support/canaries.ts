@@ -62,6 +62,8 @@ const currentTest = () => {
 /** A registry and a collector. The suite uses the shared `canaries` instance; a self-test may make its own. */
 export class LeakScanner {
   private readonly secrets = new Map<string, Secret>();
+  /** The secrets by their first MIN_SECRET_LENGTH characters: a scan costs the text's length, not text × secrets. */
+  private readonly byPrefix = new Map<string, Secret[]>();
   private observations: Observation[] = [];
   private readonly seenTexts = new Set<string>();
   private pending: Promise<unknown>[] = [];
@@ -70,7 +72,14 @@ export class LeakScanner {
     if (typeof value !== "string" || value.length < MIN_SECRET_LENGTH) {
       throw new Error(`canaries: a ${kind} "${label}" shorter than ${MIN_SECRET_LENGTH} characters cannot be scanned for`);
     }
-    if (!this.secrets.has(value)) this.secrets.set(value, { kind, label, value });
+    if (!this.secrets.has(value)) {
+      const secret = { kind, label, value };
+      this.secrets.set(value, secret);
+      const prefix = value.slice(0, MIN_SECRET_LENGTH);
+      const bucket = this.byPrefix.get(prefix);
+      if (bucket) bucket.push(secret);
+      else this.byPrefix.set(prefix, [secret]);
+    }
     return value;
   }
 
@@ -125,14 +134,18 @@ export class LeakScanner {
   /** Every registered secret or secret shape found in what was observed. */
   findLeaks(): Leak[] {
     const leaks: Leak[] = [];
-    const secrets = [...this.secrets.values()];
     for (const obs of this.observations) {
       const hits: [number, number][] = [];
-      for (const secret of secrets) {
-        const at = obs.text.indexOf(secret.value);
-        if (at < 0) continue;
-        hits.push([at, at + secret.value.length]);
-        leaks.push(this.leak(secret.kind, secret.label, obs, at, secret.value.length));
+      const found = new Set<Secret>(); // each secret once per observation, at its first position
+      for (let at = 0; at + MIN_SECRET_LENGTH <= obs.text.length; at++) {
+        const bucket = this.byPrefix.get(obs.text.slice(at, at + MIN_SECRET_LENGTH));
+        if (!bucket) continue;
+        for (const secret of bucket) {
+          if (found.has(secret) || !obs.text.startsWith(secret.value, at)) continue;
+          found.add(secret);
+          hits.push([at, at + secret.value.length]);
+          leaks.push(this.leak(secret.kind, secret.label, obs, at, secret.value.length));
+        }
       }
       for (const { kind, pattern } of SHAPES) {
         for (const match of obs.text.matchAll(pattern)) {
@@ -222,18 +235,41 @@ const parse = (text: unknown): unknown => {
   }
 };
 
-async function rows<T>(sql: string): Promise<T[]> {
+async function rows<T>(sql: string, ...params: unknown[]): Promise<T[]> {
   try {
-    return (await env.DB.prepare(sql).all<T>()).results ?? [];
+    return (
+      (
+        await env.DB.prepare(sql)
+          .bind(...params)
+          .all<T>()
+      ).results ?? []
+    );
   } catch {
     return []; // a file that drops or replaces tables (migration tests) has nothing to harvest
+  }
+}
+
+const HARVESTED_TABLES = ["services", "paywalls", "api_keys"] as const;
+
+/**
+ * The rows a test file can have written: those after the last rowid each table had when the file began. Test files
+ * that share a runtime (`isolate: false`) share its database, and need not harvest each other's rows.
+ */
+const fileStart: Record<(typeof HARVESTED_TABLES)[number], number> = { services: 0, paywalls: 0, api_keys: 0 };
+
+/** Called by the setup file before each test file. */
+export async function markFileStart(): Promise<void> {
+  for (const table of HARVESTED_TABLES) {
+    const [row] = await rows<{ last: number | null }>(`SELECT max(rowid) AS last FROM ${table}`);
+    fileStart[table] = row?.last ?? 0;
   }
 }
 
 /** Registers what D1 and the environment hold that must never leave: ciphertexts, key hashes, key material. */
 export async function harvestStoredSecrets(scanner: LeakScanner = canaries): Promise<void> {
   for (const row of await rows<{ id: string; auth_config: string }>(
-    "SELECT id, auth_config FROM services WHERE auth_config LIKE '%v1.%'",
+    "SELECT id, auth_config FROM services WHERE rowid > ? AND auth_config LIKE '%v1.%'",
+    fileStart.services,
   )) {
     const config = parse(row.auth_config);
     if (config && typeof config === "object") {
@@ -242,7 +278,10 @@ export async function harvestStoredSecrets(scanner: LeakScanner = canaries): Pro
       }
     }
   }
-  for (const row of await rows<{ id: string; headers: string }>("SELECT id, headers FROM paywalls WHERE headers LIKE '%v1.%'")) {
+  for (const row of await rows<{ id: string; headers: string }>(
+    "SELECT id, headers FROM paywalls WHERE rowid > ? AND headers LIKE '%v1.%'",
+    fileStart.paywalls,
+  )) {
     const headers = parse(row.headers);
     if (Array.isArray(headers)) {
       for (const h of headers as { key?: unknown; value?: unknown }[]) {
@@ -250,7 +289,10 @@ export async function harvestStoredSecrets(scanner: LeakScanner = canaries): Pro
       }
     }
   }
-  for (const row of await rows<{ id: string; key_hash: string }>("SELECT id, key_hash FROM api_keys")) {
+  for (const row of await rows<{ id: string; key_hash: string }>(
+    "SELECT id, key_hash FROM api_keys WHERE rowid > ?",
+    fileStart.api_keys,
+  )) {
     if (typeof row.key_hash === "string") scanner.register("API key hash", `api_keys ${row.id}`, row.key_hash);
   }
   const ring = (env as unknown as { ENCRYPTION_KEY?: unknown }).ENCRYPTION_KEY;

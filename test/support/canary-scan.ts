@@ -4,11 +4,11 @@
 // Console output is captured twice over, so that a test silencing the console does not hide a leak:
 // - a plain wrapper around console.log/info/warn/error/debug (not a `vi.spyOn`: `vi.restoreAllMocks()` in a test
 //   file would remove a spy, but restores a spied method to this wrapper);
-// - the recorded calls of any spy a test put on those methods (`quietLogs`, `captureLogs`, `captureConsole`
-//   replace the implementation, so the wrapper is not reached), read after every test, before the next
+// - the recorded calls of any spy a test put on those methods (`captureConsole` replaces the implementation, so
+//   the wrapper is not reached), read after every test, before the next
 //   `beforeEach` can restore and clear them. `vi.spyOn` is wrapped to collect those spies.
-import { afterAll, afterEach, expect, type MockInstance, vi } from "vitest";
-import { canaries, describeLeaks, harvestStoredSecrets } from "./canaries.ts";
+import { afterAll, afterEach, beforeAll, expect, type MockInstance, vi } from "vitest";
+import { canaries, describeLeaks, harvestStoredSecrets, markFileStart } from "./canaries.ts";
 
 const LEVELS = ["log", "info", "warn", "error", "debug"] as const;
 type Level = (typeof LEVELS)[number];
@@ -88,22 +88,12 @@ function harvestConsoleSpies(): void {
   }
 }
 
-/** What the resources helpers recorded themselves: their `apiWithEnv` calls the app directly, not through `call()`. */
-async function harvestResourceHelpers(): Promise<void> {
-  try {
-    const resources = (await import("./resources.ts")) as { CANARY?: unknown; seen?: { bodies?: unknown; logs?: unknown } };
-    if (typeof resources.CANARY === "string") canaries.register("canary", "resources.ts CANARY", resources.CANARY);
-    const { bodies, logs } = resources.seen ?? {};
-    if (Array.isArray(bodies))
-      for (const body of bodies) if (typeof body === "string") canaries.observe("response body", "resources.ts api()", body);
-    if (Array.isArray(logs))
-      for (const line of logs) if (typeof line === "string") canaries.observe("console", "resources.ts captureConsole()", line);
-  } catch {
-    // the helper moved: nothing to read
-  }
-}
-
 let observedAtLastHarvest = 0;
+
+beforeAll(async () => {
+  await markFileStart();
+  observedAtLastHarvest = canaries.observationCount();
+});
 
 afterEach(async () => {
   harvestConsoleSpies();
@@ -118,7 +108,6 @@ afterEach(async () => {
 afterAll(async () => {
   harvestConsoleSpies();
   await canaries.flush();
-  await harvestResourceHelpers();
   await harvestStoredSecrets();
   const leaks = canaries.findLeaks();
   canaries.resetObservations();

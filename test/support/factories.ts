@@ -1,12 +1,13 @@
-import { env, exports } from "cloudflare:workers";
+// One factory per row kind, written straight to D1 (the API has its own tests): tenants, API keys, services, paywalls.
+import { env } from "cloudflare:workers";
 import { insertKey } from "../../src/db/api-keys.ts";
 import { getDb } from "../../src/db/client.ts";
-import type { ApiKeyRow, KeyStatus, Tenant } from "../../src/db/schema.ts";
+import { type ApiKeyRow, type KeyStatus, paywalls, services, type Tenant } from "../../src/db/schema.ts";
 import { insertTenant } from "../../src/db/tenants.ts";
 import { generateApiKey } from "../../src/lib/api-key.ts";
 import { newId, randomHex } from "../../src/lib/ids.ts";
 import { SCOPES, type Scope } from "../../src/lib/scopes.ts";
-import { observeResponse, registerApiKey } from "./canaries.ts";
+import { registerApiKey } from "./canaries.ts";
 
 export const db = () => getDb(env.DB);
 
@@ -55,39 +56,59 @@ export async function createApiKey(options: KeyOptions = {}): Promise<{ key: str
   return { key, row, tenant };
 }
 
-export interface CallOptions {
-  key?: string;
-  method?: string;
-  body?: unknown;
-  ip?: string;
-  headers?: Record<string, string>;
-}
+/** A well-formed key that no tenant holds. */
+export const unknownKey = () => `mpk_${randomHex(32)}`;
 
-/** The request `call()` sends: the key as a Bearer token, the client address, a JSON body. */
-export function buildRequest(path: string, options: CallOptions = {}): Request {
-  const headers = new Headers(options.headers);
-  if (options.key !== undefined) headers.set("authorization", `Bearer ${options.key}`);
-  if (options.ip !== undefined) headers.set("cf-connecting-ip", options.ip);
-  let body: string | undefined;
-  if (options.body !== undefined) {
-    body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
-    if (!headers.has("content-type")) headers.set("content-type", "application/json");
+type NewServiceRow = typeof services.$inferInsert;
+type NewPaywallRow = typeof paywalls.$inferInsert;
+
+/** Inserts rows directly (one statement per row: D1 caps bound parameters per statement), in batches. */
+export async function insertRows(table: "services", rows: NewServiceRow[]): Promise<void>;
+export async function insertRows(table: "paywalls", rows: NewPaywallRow[]): Promise<void>;
+export async function insertRows(table: "services" | "paywalls", rows: (NewServiceRow | NewPaywallRow)[]): Promise<void> {
+  const d = db();
+  for (let i = 0; i < rows.length; i += 100) {
+    const chunk = rows.slice(i, i + 100);
+    const statements = chunk.map((row) =>
+      table === "services" ? d.insert(services).values(row as NewServiceRow) : d.insert(paywalls).values(row as NewPaywallRow),
+    );
+    await d.batch(statements as [(typeof statements)[number], ...(typeof statements)[number][]]);
   }
-  return new Request(`https://api.test${path}`, { method: options.method ?? "GET", headers, body });
 }
 
-/** Calls the Worker through its real fetch handler. The response is also fed to the secret-canary scan (canaries.ts). */
-export async function call(path: string, options: CallOptions = {}): Promise<Response> {
-  const res = await exports.default.fetch(buildRequest(path, options));
-  observeResponse(res, `${options.method ?? "GET"} ${path.split("?")[0]}`);
-  return res;
-}
+/** A minimal valid service row for direct insertion. */
+export const serviceRow = (tenantId: string, id: string, overrides: Partial<NewServiceRow> = {}): NewServiceRow => ({
+  id,
+  tenantId,
+  name: "direct",
+  baseUrl: "https://api.example.com",
+  authMethod: "none",
+  authConfig: {},
+  networks: ["base-sepolia"],
+  mode: "testnet",
+  categories: [],
+  publicRoutes: [],
+  siwxRoutes: [],
+  ...overrides,
+});
 
-/** Calls the Worker and parses its JSON body. */
-export async function callJson<T = any>(
-  path: string,
-  options: CallOptions = {},
-): Promise<{ status: number; body: T; headers: Headers }> {
-  const res = await call(path, options);
-  return { status: res.status, body: (await res.json()) as T, headers: res.headers };
-}
+/** A minimal valid PROXY paywall row (no service) for direct insertion. */
+export const paywallRow = (tenant: Tenant, id: string, overrides: Partial<NewPaywallRow> = {}): NewPaywallRow => ({
+  id,
+  tenantId: tenant.id,
+  serviceId: null,
+  slug: id.replace(/_/g, "-"),
+  name: "direct",
+  targetType: "PROXY",
+  targetUrl: "https://api.example.com/x",
+  price: "1",
+  currency: "USDC",
+  networks: ["base-sepolia"],
+  merchantWallet: tenant.walletAddress,
+  timeout: 60000,
+  allowedMethods: ["GET"],
+  allowedHeaders: [],
+  fulfillmentMode: "PROXY",
+  enabled: true,
+  ...overrides,
+});

@@ -1,4 +1,10 @@
-// A D1 binding that forwards to a real one and fails chosen calls with the errors D1 returns in production.
+// Stand-ins for the Worker's bindings, passed to the app through the client's `env` option (client.ts):
+// D1 bindings that fail, record, hold or sabotage calls, and a rate-limiter namespace with a chosen answer.
+//
+import { env } from "cloudflare:workers";
+import type { RateLimitDecision } from "../../src/rate-limiter.ts";
+
+// faultyD1: a D1 binding that forwards to a real one and fails chosen calls with the errors D1 returns in production.
 //
 // The messages are D1's documented transient errors (developers.cloudflare.com/d1/observability/debug-d1,
 // "List of D1_ERRORs"). The binding (workerd `d1-api.ts`) throws them as `new Error("D1_ERROR: " + message,
@@ -220,4 +226,117 @@ export function ruleAt(position: FaultPosition, fault: D1Fault): FaultRule {
   return position.statement === undefined
     ? { match: nth(position.call), fault }
     : { match: nth(position.call), fault, timing: "inside", statement: position.statement };
+}
+
+/** A D1 binding that forwards to the real one and records every method called on it or on its statements. */
+export function recordingDb(real: D1Database = env.DB): { db: D1Database; calls: string[] } {
+  const calls: string[] = [];
+  const wrap = <T extends object>(target: T, label: string): T =>
+    new Proxy(target, {
+      get(t, prop) {
+        const value = Reflect.get(t, prop, t);
+        if (typeof value !== "function") return value;
+        return (...args: unknown[]) => {
+          calls.push(`${label}.${String(prop)}`);
+          const result = value.apply(t, args);
+          return result && typeof result === "object" && !(result instanceof Promise) ? wrap(result, label) : result;
+        };
+      },
+    });
+  return { db: wrap(real, "DB"), calls };
+}
+
+/** A D1 binding whose every query fails with `message` (as D1 does when it is unreachable or overloaded). */
+export function failingDb(message = "D1_ERROR: Network connection lost."): D1Database {
+  const fail = () => Promise.reject(new Error(message));
+  const statement = {
+    bind: () => statement,
+    all: fail,
+    raw: fail,
+    first: fail,
+    run: fail,
+  };
+  return {
+    prepare: () => statement,
+    batch: fail,
+    exec: fail,
+    dump: fail,
+    withSession: () => {
+      throw new Error(message);
+    },
+  } as unknown as D1Database;
+}
+
+/** A `RATE_LIMITER` namespace whose every object answers `hit` with `hit`; `stats` counts the calls that reach it. */
+export function fakeLimiter(hit: (limit: number, windowMs: number) => Promise<RateLimitDecision> | RateLimitDecision) {
+  const stats = { idFromName: 0, get: 0, hit: 0 };
+  return {
+    stats,
+    idFromName: (name: string) => {
+      stats.idFromName++;
+      return { name, toString: () => name, equals: () => false };
+    },
+    get: () => {
+      stats.get++;
+      return {
+        hit: async (limit: number, windowMs: number) => {
+          stats.hit++;
+          return hit(limit, windowMs);
+        },
+      };
+    },
+  };
+}
+
+/**
+ * A D1 binding that holds writes until `release()`: every `batch`, and every statement whose SQL matches
+ * `holdStatements`, waits. `reached(n)` resolves once n writes are waiting. With it a test can order two
+ * requests exactly: one checks, then stalls before its write while the other runs to completion.
+ */
+export function gatedD1(holdStatements: RegExp = /^$/, real: D1Database = env.DB) {
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  let waiting = 0;
+  const watchers: { n: number; resolve: () => void }[] = [];
+  const arrive = async () => {
+    waiting++;
+    for (const w of watchers.filter((w) => waiting >= w.n)) w.resolve();
+    await gate;
+  };
+  const held = (statement: D1PreparedStatement): D1PreparedStatement => {
+    const run =
+      (method: "all" | "raw" | "run" | "first") =>
+      async (...args: unknown[]) => {
+        await arrive();
+        return (statement[method] as (...a: unknown[]) => unknown)(...args);
+      };
+    return {
+      bind: (...values: unknown[]) => held(statement.bind(...values)),
+      all: run("all"),
+      raw: run("raw"),
+      run: run("run"),
+      first: run("first"),
+    } as unknown as D1PreparedStatement;
+  };
+  const db = {
+    prepare: (query: string) => (holdStatements.test(query) ? held(real.prepare(query)) : real.prepare(query)),
+    batch: async (statements: D1PreparedStatement[]) => {
+      await arrive();
+      return real.batch(statements);
+    },
+    exec: (query: string) => real.exec(query),
+    dump: () => real.dump(),
+    withSession: (constraint?: string) => real.withSession(constraint),
+  } as unknown as D1Database;
+  return {
+    db,
+    reached: (n: number) =>
+      new Promise<void>((resolve) => {
+        if (waiting >= n) resolve();
+        else watchers.push({ n, resolve });
+      }),
+    release: () => open(),
+  };
 }
