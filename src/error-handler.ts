@@ -4,29 +4,14 @@ import { HTTPException } from "hono/http-exception";
 import type { ZodError } from "zod";
 import { isDatabaseFailure } from "./db/errors.ts";
 import { meta } from "./envelope.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError, invalid } from "./errors.ts";
+import { issuesOf } from "./lib/issues.ts";
 import type { AppEnv } from "./types.ts";
-
-export interface ValidationIssue {
-  path: string;
-  message: string;
-}
-
-/** One `{path, message}` per problem; an unknown field is named by its own path. */
-export function validationIssues(error: ZodError): ValidationIssue[] {
-  return error.issues.flatMap((issue): ValidationIssue[] => {
-    const base = issue.path.map(String).join(".");
-    if (issue.code === "unrecognized_keys") {
-      return issue.keys.map((key) => ({ path: base ? `${base}.${key}` : key, message: "Unknown field" }));
-    }
-    return [{ path: base, message: issue.message }];
-  });
-}
 
 /** The validation hook of every route: a failed schema becomes `400 VALIDATION_ERROR` with its issues. */
 export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
   if (!result.success) {
-    throw new ApiError("VALIDATION_ERROR", "The request is not valid", { details: validationIssues(result.error as ZodError) });
+    throw invalid(issuesOf(result.error as ZodError));
   }
 };
 

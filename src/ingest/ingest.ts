@@ -10,8 +10,8 @@ import {
   type NewTransaction,
   settlePending,
 } from "../db/transactions.ts";
-import { validationIssues } from "../error-handler.ts";
 import type { ErrorCode } from "../errors.ts";
+import { issuesOf } from "../lib/issues.ts";
 import type { Event } from "../routes/events/schemas.ts";
 import { toEvent } from "../routes/events/serialize.ts";
 import type { Transaction } from "../routes/transactions/schemas.ts";
@@ -48,7 +48,7 @@ function parseAll<S extends z.ZodType>(
   for (const [i, input] of inputs.entries()) {
     const parsed = schema.safeParse(input);
     if (!parsed.success) {
-      const details = validationIssues(parsed.error).map((d) => ({ ...d, path: inputs.length > 1 ? `${i}.${d.path}` : d.path }));
+      const details = issuesOf(parsed.error).map((d) => ({ ...d, path: inputs.length > 1 ? `${i}.${d.path}` : d.path }));
       return { ok: false, result: fail("VALIDATION_ERROR", "The record is not valid", details) };
     }
     values.push(parsed.data);
@@ -184,7 +184,7 @@ export const recordEvents = (db: Db, inputs: unknown[]) => record(db, eventKind,
 export async function settleTransaction(db: Db, id: unknown, input: unknown): Promise<IngestResult<Transaction>> {
   if (typeof id !== "string" || id.length === 0 || id.length > 64) return fail("VALIDATION_ERROR", "id must be a transaction id");
   const parsed = SettlementSchema.safeParse(input);
-  if (!parsed.success) return fail("VALIDATION_ERROR", "The settlement is not valid", validationIssues(parsed.error));
+  if (!parsed.success) return fail("VALIDATION_ERROR", "The settlement is not valid", issuesOf(parsed.error));
   const s = parsed.data;
   const change = {
     status: s.status,

@@ -6,8 +6,9 @@ import * as db from "../../db/paywalls.ts";
 import type { PaywallRow, ServiceRow, Tenant } from "../../db/schema.ts";
 import { findService } from "../../db/services.ts";
 import { meta, pagination } from "../../envelope.ts";
-import { ApiError } from "../../errors.ts";
+import { ApiError, invalid } from "../../errors.ts";
 import { newId } from "../../lib/ids.ts";
+import type { Issue } from "../../lib/issues.ts";
 import { commonMode, networksOutsideMode } from "../../lib/networks.ts";
 import { headersMaskedWithoutValue, sealHeaders } from "../../lib/secret-fields.ts";
 import type { AppEnv } from "../../types.ts";
@@ -17,9 +18,6 @@ import { HTTP_METHODS } from "./schemas.ts";
 import { toPaywall } from "./serialize.ts";
 
 export const DEFAULT_TIMEOUT_MS = 60_000;
-
-type Issue = { path: string; message: string };
-const invalid = (details: Issue[]) => new ApiError("VALIDATION_ERROR", "The request is not valid", { details });
 
 /** The service a paywall points at: it must exist and belong to the tenant. */
 async function ownService(database: Db, serviceId: string, tenantId: string): Promise<ServiceRow> {

@@ -4,7 +4,7 @@ import type { Db } from "../../db/client.ts";
 import type { Mode, StoredAuthConfig } from "../../db/schema.ts";
 import * as db from "../../db/services.ts";
 import { meta, pagination } from "../../envelope.ts";
-import { ApiError } from "../../errors.ts";
+import { ApiError, invalid } from "../../errors.ts";
 import { type AuthMethod, authConfigIssues } from "../../lib/auth-config.ts";
 import { newId } from "../../lib/ids.ts";
 import { NETWORKS_BY_MODE, networksOutsideMode } from "../../lib/networks.ts";
@@ -14,9 +14,6 @@ import { assertOwned, assertSafeUpstream, keyRing } from "../guards.ts";
 import type * as routes from "./routes.ts";
 import type { ServiceUpdate } from "./schemas.ts";
 import { toService } from "./serialize.ts";
-
-const invalid = (details: { path: string; message: string }[]) =>
-  new ApiError("VALIDATION_ERROR", "The request is not valid", { details });
 
 export const createService: RouteHandler<typeof routes.createService, AppEnv> = async (c) => {
   const body = c.req.valid("json");
