@@ -24,6 +24,15 @@ export function keyStateError(key: Pick<ApiKeyRow, "status" | "expiresAt">, now:
 }
 
 /**
+ * The RFC 6750 challenge every 401 carries: `Bearer realm="api"`, plus `error="invalid_token"` when a key was sent
+ * (a request without credentials gets no error attribute).
+ */
+function unauthorized(error: ApiError, keySent: boolean): ApiError {
+  const challenge = keySent ? 'Bearer realm="api", error="invalid_token"' : 'Bearer realm="api"';
+  return new ApiError(error.code, error.message, { headers: { "WWW-Authenticate": challenge } });
+}
+
+/**
  * Authenticates the API key: format (no query for a malformed key), one indexed lookup by hash,
  * key state, then the key's IP allowlist against `CF-Connecting-IP`. Key state is read on every
  * request, so a pause or revocation holds from the next request on.
@@ -31,15 +40,15 @@ export function keyStateError(key: Pick<ApiKeyRow, "status" | "expiresAt">, now:
 export function authenticate(): MiddlewareHandler<AppEnv> {
   return async function authenticate(c, next) {
     const read = readApiKey(c.req.header("authorization"), c.req.header("x-api-key"));
-    if (!read.ok) throw new ApiError("INVALID_API_KEY", KEY_MESSAGES[read.reason]);
+    if (!read.ok) throw unauthorized(new ApiError("INVALID_API_KEY", KEY_MESSAGES[read.reason]), read.reason !== "missing");
 
     const found = await findKeyWithTenantByHash(c.var.db, await hashApiKey(read.key));
-    if (!found) throw new ApiError("INVALID_API_KEY", KEY_MESSAGES.malformed);
+    if (!found) throw unauthorized(new ApiError("INVALID_API_KEY", KEY_MESSAGES.malformed), true);
 
     const { key, tenant } = found;
     const now = new Date();
     const stateError = keyStateError(key, now);
-    if (stateError) throw stateError;
+    if (stateError) throw unauthorized(stateError, true);
     if (!isIpAllowed(key.allowedIps, c.req.header("cf-connecting-ip"))) {
       throw new ApiError("IP_NOT_ALLOWED", "This API key may not be used from this IP address");
     }

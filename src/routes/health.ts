@@ -1,5 +1,6 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { envelope, meta } from "../envelope.ts";
+import { json, publicRoute } from "../openapi.ts";
 import { createRouter } from "../router.ts";
 
 const HealthSchema = z
@@ -9,15 +10,17 @@ const HealthSchema = z
   })
   .openapi("Health");
 
-const route = createRoute({
+const route = publicRoute({
+  operationId: "getHealth",
   method: "get",
   path: "/health",
   tags: ["System"],
   summary: "Health check",
+  errors: ["VALIDATION_ERROR", "INTERNAL_ERROR"],
   description: "No API key needed. `503` with `status: degraded` when the database does not answer.",
   responses: {
-    200: { description: "Healthy", content: { "application/json": { schema: envelope(HealthSchema) } } },
-    503: { description: "Degraded", content: { "application/json": { schema: envelope(HealthSchema) } } },
+    200: { description: "Healthy", ...json(envelope(HealthSchema)) },
+    503: { description: "Degraded", ...json(envelope(HealthSchema)) },
   },
 });
 
