@@ -4,11 +4,11 @@ import { ApiError } from "./errors.ts";
 import { accessLog } from "./middleware/access-log.ts";
 import { authenticate } from "./middleware/auth.ts";
 import { database } from "./middleware/database.ts";
-import { rateLimit } from "./middleware/rate-limit.ts";
 import { limitBody, noStore, requireJsonBody } from "./middleware/request-guards.ts";
 import { requestId } from "./middleware/request-id.ts";
 import { serverTiming } from "./middleware/server-timing.ts";
 import { registerComponents } from "./openapi.ts";
+import { rateLimit } from "./rate-limit/middleware.ts";
 import { createRouter } from "./router.ts";
 import { docsPage } from "./routes/docs.ts";
 import { eventsRouter } from "./routes/events/index.ts";
@@ -17,6 +17,7 @@ import { meRouter } from "./routes/me.ts";
 import { paywallsRouter } from "./routes/paywalls/index.ts";
 import { servicesRouter } from "./routes/services/index.ts";
 import { transactionsRouter } from "./routes/transactions/index.ts";
+import type { AppEnv } from "./types.ts";
 
 export const API_INFO = {
   title: "Paywall Management API",
@@ -49,7 +50,7 @@ const DOCUMENT = {
 };
 
 export function createApp() {
-  const app = createRouter();
+  const app = createRouter<AppEnv>();
 
   app.use("*", requestId(), accessLog(), secureHeaders(), noStore());
   app.use("*", serverTiming()); // SERVER_TIMING=on only: D1/DO accounting header

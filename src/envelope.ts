@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { ERROR_STATUS, type ErrorCode } from "./errors.ts";
 import { SCOPES } from "./lib/scopes.ts";
+import type { RequestIdVariables } from "./middleware/request-id.ts";
 
 export const MetaSchema = z
   .object({
@@ -69,7 +70,11 @@ export const ErrorSchema = z
 export type Meta = z.infer<typeof MetaSchema>;
 export type Pagination = z.infer<typeof PaginationSchema>;
 
-export const meta = (c: Context): Meta => ({ requestId: c.get("requestId") as string, timestamp: new Date().toISOString() });
+/** The `meta` of every body, from any context that holds a request id. */
+export const meta = (c: { var: RequestIdVariables }): Meta => ({
+  requestId: c.var.requestId,
+  timestamp: new Date().toISOString(),
+});
 
 /** Success envelope schema: `{ data, meta }`. */
 export const envelope = <T extends z.ZodType>(data: T) => z.object({ data, meta: MetaSchema });

@@ -6,10 +6,11 @@ import { isDatabaseFailure } from "./db/errors.ts";
 import { meta } from "./envelope.ts";
 import { ApiError, invalid } from "./errors.ts";
 import { issuesOf } from "./lib/issues.ts";
-import type { AppEnv } from "./types.ts";
+import type { AccessLogVariables } from "./middleware/access-log.ts";
+import type { RequestIdVariables } from "./middleware/request-id.ts";
 
 /** The validation hook of every route: a failed schema becomes `400 VALIDATION_ERROR` with its issues. */
-export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
+export const validationHook: Hook<unknown, any, string, unknown> = (result) => {
   if (!result.success) {
     throw invalid(issuesOf(result.error as ZodError));
   }
@@ -30,9 +31,12 @@ export function toApiError(err: unknown): ApiError {
 }
 
 /** The one error renderer: `{ error, code, details?, meta }`. */
-export function renderError(err: unknown, c: Context<AppEnv>): Response {
+export function renderError<E extends { Variables: RequestIdVariables & AccessLogVariables }>(
+  err: unknown,
+  c: Context<E>,
+): Response {
   const apiError = toApiError(err);
-  if (!c.get("errorCode")) c.set("errorCode", apiError.code);
+  if (!c.var.errorCode) c.set("errorCode", apiError.code);
   for (const [name, value] of Object.entries(apiError.headers)) c.header(name, value);
   const body = {
     error: apiError.message,

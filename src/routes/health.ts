@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { envelope, meta } from "../envelope.ts";
 import { json, publicRoute } from "../openapi.ts";
 import { createRouter } from "../router.ts";
+import type { PublicEnv } from "../types.ts";
 
 const HealthSchema = z
   .object({
@@ -24,7 +25,7 @@ const route = publicRoute({
   },
 });
 
-export const healthRouter = createRouter().openapi(route, async (c) => {
+export const healthRouter = createRouter<PublicEnv>().openapi(route, async (c) => {
   const database = await Promise.resolve()
     .then(() => c.env.DB.prepare("SELECT 1").first())
     .then(() => "ok" as const)

@@ -4,7 +4,7 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { type MockInstance, vi } from "vitest";
 import { createApp } from "../../src/app.ts";
-import type { RateLimitDecision } from "../../src/rate-limiter.ts";
+import type { RateLimitDecision } from "../../src/rate-limit/durable-object.ts";
 import { observeResponse } from "./canaries.ts";
 import { buildRequest, type CallOptions } from "./factories.ts";
 

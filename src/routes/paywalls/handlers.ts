@@ -11,7 +11,7 @@ import { newId } from "../../lib/ids.ts";
 import type { Issue } from "../../lib/issues.ts";
 import { commonMode, networksOutsideMode } from "../../lib/networks.ts";
 import { headersMaskedWithoutValue, sealHeaders } from "../../lib/secret-fields.ts";
-import type { AppEnv } from "../../types.ts";
+import type { ApiEnv } from "../../types.ts";
 import { assertOwned, assertSafeUpstream, keyRing } from "../guards.ts";
 import type * as routes from "./routes.ts";
 import { HTTP_METHODS } from "./schemas.ts";
@@ -97,7 +97,7 @@ async function staleServiceError(database: Db, target: Target, tenantId: string,
   return issues.length > 0 ? invalid(issues) : new ApiError("CONFLICT", "The service changed during the request; retry it");
 }
 
-export const createPaywall: RouteHandler<typeof routes.createPaywall, AppEnv> = async (c) => {
+export const createPaywall: RouteHandler<typeof routes.createPaywall, ApiEnv> = async (c) => {
   const body = c.req.valid("json");
   const tenant = c.var.auth.tenant;
   const config = getConfig(c.env);
@@ -157,7 +157,7 @@ export const createPaywall: RouteHandler<typeof routes.createPaywall, AppEnv> = 
   return c.json({ data: toPaywall(outcome.row, config), meta: meta(c) }, 201);
 };
 
-export const listPaywalls: RouteHandler<typeof routes.listPaywalls, AppEnv> = async (c) => {
+export const listPaywalls: RouteHandler<typeof routes.listPaywalls, ApiEnv> = async (c) => {
   const { limit, offset, serviceId, enabled } = c.req.valid("query");
   const tenantId = c.var.auth.tenant.id;
   if (serviceId) assertOwned(await findService(c.var.db, serviceId), tenantId, "Service");
@@ -172,7 +172,7 @@ export const listPaywalls: RouteHandler<typeof routes.listPaywalls, AppEnv> = as
   );
 };
 
-export const getPaywall: RouteHandler<typeof routes.getPaywall, AppEnv> = async (c) => {
+export const getPaywall: RouteHandler<typeof routes.getPaywall, ApiEnv> = async (c) => {
   const row = assertOwned(await db.findPaywall(c.var.db, c.req.valid("param").id), c.var.auth.tenant.id, "Paywall");
   return c.json({ data: toPaywall(row, getConfig(c.env)), meta: meta(c) }, 200);
 };
@@ -185,7 +185,7 @@ function ownWallet(tenant: Tenant, wallet: string): string {
   return own;
 }
 
-export const updatePaywall: RouteHandler<typeof routes.updatePaywall, AppEnv> = async (c) => {
+export const updatePaywall: RouteHandler<typeof routes.updatePaywall, ApiEnv> = async (c) => {
   const patch = c.req.valid("json");
   const { id } = c.req.valid("param");
   const tenant = c.var.auth.tenant;
@@ -233,7 +233,7 @@ export const updatePaywall: RouteHandler<typeof routes.updatePaywall, AppEnv> = 
   return c.json({ data: toPaywall(row, getConfig(c.env)), meta: meta(c) }, 200);
 };
 
-export const deletePaywall: RouteHandler<typeof routes.deletePaywall, AppEnv> = async (c) => {
+export const deletePaywall: RouteHandler<typeof routes.deletePaywall, ApiEnv> = async (c) => {
   const { id } = c.req.valid("param");
   assertOwned(await db.findPaywall(c.var.db, id), c.var.auth.tenant.id, "Paywall");
   if (!(await db.deletePaywall(c.var.db, id))) throw new ApiError("NOT_FOUND", "Paywall not found");

@@ -9,13 +9,13 @@ import { type AuthMethod, authConfigIssues } from "../../lib/auth-config.ts";
 import { newId } from "../../lib/ids.ts";
 import { NETWORKS_BY_MODE, networksOutsideMode } from "../../lib/networks.ts";
 import { sealAuthConfig } from "../../lib/secret-fields.ts";
-import type { AppEnv } from "../../types.ts";
+import type { ApiEnv } from "../../types.ts";
 import { assertOwned, assertSafeUpstream, keyRing } from "../guards.ts";
 import type * as routes from "./routes.ts";
 import type { ServiceUpdate } from "./schemas.ts";
 import { toService } from "./serialize.ts";
 
-export const createService: RouteHandler<typeof routes.createService, AppEnv> = async (c) => {
+export const createService: RouteHandler<typeof routes.createService, ApiEnv> = async (c) => {
   const body = c.req.valid("json");
   const tenantId = c.var.auth.tenant.id;
   const config = getConfig(c.env);
@@ -60,7 +60,7 @@ export const createService: RouteHandler<typeof routes.createService, AppEnv> = 
   return c.json({ data: toService(row, [], config), meta: meta(c) }, 201);
 };
 
-export const listServices: RouteHandler<typeof routes.listServices, AppEnv> = async (c) => {
+export const listServices: RouteHandler<typeof routes.listServices, ApiEnv> = async (c) => {
   const { limit, offset, mode } = c.req.valid("query");
   const config = getConfig(c.env);
   const page = await db.findServicesPage(c.var.db, c.var.auth.tenant.id, { limit, offset }, { mode });
@@ -73,7 +73,7 @@ export const listServices: RouteHandler<typeof routes.listServices, AppEnv> = as
   );
 };
 
-export const getService: RouteHandler<typeof routes.getService, AppEnv> = async (c) => {
+export const getService: RouteHandler<typeof routes.getService, ApiEnv> = async (c) => {
   const found = await db.findServiceWithPaywalls(c.var.db, c.req.valid("param").id);
   const service = assertOwned(found?.service, c.var.auth.tenant.id, "Service");
   return c.json({ data: toService(service, found?.paywalls ?? [], getConfig(c.env)), meta: meta(c) }, 200);
@@ -110,7 +110,7 @@ async function assertNoOrphans(database: Db, serviceId: string, mode: Mode): Pro
   }
 }
 
-export const updateService: RouteHandler<typeof routes.updateService, AppEnv> = async (c) => {
+export const updateService: RouteHandler<typeof routes.updateService, ApiEnv> = async (c) => {
   const patch = c.req.valid("json");
   const { id } = c.req.valid("param");
   const tenantId = c.var.auth.tenant.id;
@@ -151,7 +151,7 @@ export const updateService: RouteHandler<typeof routes.updateService, AppEnv> = 
   return c.json({ data: toService(updated.service, updated.paywalls, getConfig(c.env)), meta: meta(c) }, 200);
 };
 
-export const deleteService: RouteHandler<typeof routes.deleteService, AppEnv> = async (c) => {
+export const deleteService: RouteHandler<typeof routes.deleteService, ApiEnv> = async (c) => {
   const { id } = c.req.valid("param");
   assertOwned(await db.findService(c.var.db, id), c.var.auth.tenant.id, "Service");
   if (!(await db.deleteService(c.var.db, id))) throw new ApiError("NOT_FOUND", "Service not found");
