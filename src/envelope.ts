@@ -83,38 +83,5 @@ export const envelope = <T extends z.ZodType>(data: T) => z.object({ data, meta:
 export const listEnvelope = <T extends z.ZodType>(item: T) =>
   z.object({ data: z.array(item), meta: MetaSchema.extend({ pagination: PaginationSchema }) });
 
-export const pagination = (total: number, limit: number, offset: number): Pagination => ({
-  total,
-  limit,
-  offset,
-  hasMore: offset + limit < total,
-});
-
-/** `limit` (1–100, default 20) and `offset` (≥ 0, default 0) of every list. */
-export const PageQuerySchema = z.object({
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(100)
-    .default(20)
-    .openapi({ type: "integer", minimum: 1, maximum: 100, default: 20, example: 20 }),
-  offset: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(1_000_000)
-    .default(0)
-    .openapi({ type: "integer", minimum: 0, maximum: 1_000_000, default: 0, example: 0 }),
-});
-
 /** `{ id, deleted: true }`, the body of every DELETE. */
 export const DeletedSchema = z.object({ id: z.string(), deleted: z.literal(true) }).openapi("Deleted");
-
-export const IdParamSchema = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(64)
-    .openapi({ param: { name: "id", in: "path" } }),
-});

@@ -11,11 +11,8 @@ import {
   settlePending,
 } from "../db/transactions.ts";
 import type { ErrorCode } from "../errors.ts";
+import { type Event, type Transaction, toEvent, toTransaction } from "../history/records.ts";
 import { issuesOf } from "../lib/issues.ts";
-import type { Event } from "../routes/events/schemas.ts";
-import { toEvent } from "../routes/events/serialize.ts";
-import type { Transaction } from "../routes/transactions/schemas.ts";
-import { toTransaction } from "../routes/transactions/serialize.ts";
 import { EventInputSchema, SettlementSchema, TransactionInputSchema } from "./schemas.ts";
 
 /** What every ingestion call returns: RPC callers get a typed result, not a thrown error. */

@@ -1,10 +1,11 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { findEvent, findEventsPage } from "../../db/events.ts";
-import { meta, pagination } from "../../envelope.ts";
+import { meta } from "../../envelope.ts";
+import { toEvent } from "../../history/records.ts";
+import { pagination } from "../../paging.ts";
 import type { ApiEnv } from "../../types.ts";
 import { assertFilterRefsOwned, assertOwned } from "../guards.ts";
 import type * as routes from "./routes.ts";
-import { toEvent } from "./serialize.ts";
 
 export const listEvents: RouteHandler<typeof routes.listEvents, ApiEnv> = async (c) => {
   const { limit, offset, ...filter } = c.req.valid("query");

@@ -1,6 +1,8 @@
-import { envelope, IdParamSchema } from "../../envelope.ts";
+import { envelope } from "../../envelope.ts";
+import { EventSchema } from "../../history/records.ts";
 import { json, scopedRoute } from "../../openapi.ts";
-import { EventListQuerySchema, EventListSchema, EventSchema } from "./schemas.ts";
+import { IdParamSchema } from "../schemas.ts";
+import { EventListQuerySchema, EventListSchema } from "./schemas.ts";
 
 const tags = ["Events"];
 

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { PageQuerySchema } from "../../envelope.ts";
 import { isValidPrice, PRICE_PATTERN } from "../../lib/price.ts";
+import { PageQuerySchema } from "../../paging.ts";
 import {
   BoundedJsonObjectSchema,
   NetworkIdSchema,

@@ -1,5 +1,6 @@
-import { DeletedSchema, envelope, IdParamSchema, listEnvelope } from "../../envelope.ts";
+import { DeletedSchema, envelope, listEnvelope } from "../../envelope.ts";
 import { json, scopedRoute } from "../../openapi.ts";
+import { IdParamSchema } from "../schemas.ts";
 import { ServiceCreateSchema, ServiceListQuerySchema, ServiceSchema, ServiceUpdateSchema } from "./schemas.ts";
 
 const tags = ["Services"];

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { PageQuerySchema } from "../../envelope.ts";
 import { AUTH_METHODS } from "../../lib/auth-config.ts";
 import { modeOfNetwork } from "../../lib/networks.ts";
+import { PageQuerySchema } from "../../paging.ts";
 import { PaywallSchema } from "../paywalls/schemas.ts";
 import {
   ModeSchema,

@@ -1,10 +1,11 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { findTransaction, findTransactionsPage } from "../../db/transactions.ts";
-import { meta, pagination } from "../../envelope.ts";
+import { meta } from "../../envelope.ts";
+import { toTransaction } from "../../history/records.ts";
+import { pagination } from "../../paging.ts";
 import type { ApiEnv } from "../../types.ts";
 import { assertFilterRefsOwned, assertOwned } from "../guards.ts";
 import type * as routes from "./routes.ts";
-import { toTransaction } from "./serialize.ts";
 
 export const listTransactions: RouteHandler<typeof routes.listTransactions, ApiEnv> = async (c) => {
   const { limit, offset, ...filter } = c.req.valid("query");

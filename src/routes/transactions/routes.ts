@@ -1,6 +1,8 @@
-import { envelope, IdParamSchema, listEnvelope } from "../../envelope.ts";
+import { envelope, listEnvelope } from "../../envelope.ts";
+import { TransactionSchema } from "../../history/records.ts";
 import { json, scopedRoute } from "../../openapi.ts";
-import { TransactionListQuerySchema, TransactionSchema } from "./schemas.ts";
+import { IdParamSchema } from "../schemas.ts";
+import { TransactionListQuerySchema } from "./schemas.ts";
 
 const tags = ["Transactions"];
 
