@@ -1,5 +1,4 @@
 import { z } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import { ERROR_STATUS, type ErrorCode } from "./errors.ts";
 import { SCOPES } from "./lib/scopes.ts";
 import type { RequestIdVariables } from "./middleware/request-id.ts";

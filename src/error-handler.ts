@@ -1,4 +1,3 @@
-import type { Hook } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ZodError } from "zod";
@@ -10,10 +9,8 @@ import type { AccessLogVariables } from "./middleware/access-log.ts";
 import type { RequestIdVariables } from "./middleware/request-id.ts";
 
 /** The validation hook of every route: a failed schema becomes `400 VALIDATION_ERROR` with its issues. */
-export const validationHook: Hook<unknown, any, string, unknown> = (result) => {
-  if (!result.success) {
-    throw invalid(issuesOf(result.error as ZodError));
-  }
+export const validationHook = (result: { success: true } | { success: false; error: ZodError }): void => {
+  if (!result.success) throw invalid(issuesOf(result.error));
 };
 
 /** Maps anything thrown to the one error type. Unknown errors become a generic 500: no message, no stack. */

@@ -1,15 +1,9 @@
 import { inArray } from "drizzle-orm";
 import type { z } from "zod";
 import type { Db } from "../db/client.ts";
-import { findEventsByIds, insertEvents, type NewEvent } from "../db/events.ts";
+import { findEventsByIds, insertEvents } from "../db/events.ts";
 import { type EventRow, type PaywallRow, paywalls, type TransactionRow } from "../db/schema.ts";
-import {
-  findTransaction,
-  findTransactionsByIds,
-  insertTransactions,
-  type NewTransaction,
-  settlePending,
-} from "../db/transactions.ts";
+import { findTransaction, findTransactionsByIds, insertTransactions, settlePending } from "../db/transactions.ts";
 import type { ErrorCode } from "../errors.ts";
 import { type Event, type Transaction, toEvent, toTransaction } from "../history/records.ts";
 import { issuesOf } from "../lib/issues.ts";
