@@ -4,10 +4,11 @@ import { ApiError } from "./errors.ts";
 import { accessLog } from "./middleware/access-log.ts";
 import { authenticate } from "./middleware/auth.ts";
 import { database } from "./middleware/database.ts";
-import { rateLimit } from "./middleware/rate-limit.ts";
 import { limitBody, noStore, requireJsonBody } from "./middleware/request-guards.ts";
 import { requestId } from "./middleware/request-id.ts";
 import { serverTiming } from "./middleware/server-timing.ts";
+import { registerComponents } from "./openapi.ts";
+import { rateLimit } from "./rate-limit/middleware.ts";
 import { createRouter } from "./router.ts";
 import { docsPage } from "./routes/docs.ts";
 import { eventsRouter } from "./routes/events/index.ts";
@@ -16,16 +17,40 @@ import { meRouter } from "./routes/me.ts";
 import { paywallsRouter } from "./routes/paywalls/index.ts";
 import { servicesRouter } from "./routes/services/index.ts";
 import { transactionsRouter } from "./routes/transactions/index.ts";
+import type { AppEnv } from "./types.ts";
 
 export const API_INFO = {
   title: "Paywall Management API",
   version: "1.1.0",
   description:
     "Manage the services and paywalls of a payment-gated API platform. Authenticate with `Authorization: Bearer <API_KEY>` or `X-Api-Key: <API_KEY>`.",
+  contact: { name: "Paywall platform support", email: "support@example.com", url: "https://pay.example.com/support" },
+  license: { name: "Proprietary", url: "https://pay.example.com/terms" },
+};
+
+/** The document's top level: `/openapi.json` and `/docs` both render it. */
+const DOCUMENT = {
+  openapi: "3.1.0",
+  info: API_INFO,
+  servers: [
+    {
+      url: "/",
+      description: "This deployment (local, staging or production: the host that serves this document)",
+      "x-internal": false,
+    },
+  ],
+  tags: [
+    { name: "System", description: "The API's own state, answered without a key." },
+    { name: "Identity", description: "The tenant and API key behind a request." },
+    { name: "Services", description: "Upstream APIs a tenant registers, with how the platform authenticates to them." },
+    { name: "Paywalls", description: "Priced routes of a service (or proxied URLs), and where buyers pay for them." },
+    { name: "Transactions", description: "Payments buyers made, as the payment gateway recorded them." },
+    { name: "Events", description: "What happened to buyers' requests: requests, successes and errors." },
+  ],
 };
 
 export function createApp() {
-  const app = createRouter();
+  const app = createRouter<AppEnv>();
 
   app.use("*", requestId(), accessLog(), secureHeaders(), noStore());
   app.use("*", serverTiming()); // SERVER_TIMING=on only: D1/DO accounting header
@@ -44,18 +69,9 @@ export function createApp() {
   app.route("/v1", transactionsRouter);
   app.route("/v1", eventsRouter);
 
-  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
-    type: "http",
-    scheme: "bearer",
-    description: "`Authorization: Bearer mpk_…`",
-  });
-  app.openAPIRegistry.registerComponent("securitySchemes", "apiKeyHeader", {
-    type: "apiKey",
-    in: "header",
-    name: "X-Api-Key",
-  });
-  app.doc31("/openapi.json", { openapi: "3.1.0", info: API_INFO, servers: [{ url: "/" }] });
-  app.get("/docs", (c) => c.html(docsPage(app.getOpenAPI31Document({ openapi: "3.1.0", info: API_INFO }))));
+  registerComponents(app.openAPIRegistry);
+  app.doc31("/openapi.json", DOCUMENT);
+  app.get("/docs", (c) => c.html(docsPage(app.getOpenAPI31Document(DOCUMENT))));
 
   app.notFound((c) => renderError(new ApiError("NOT_FOUND", "No such endpoint"), c));
   app.onError(renderError);

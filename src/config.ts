@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type KeyRing, parseKeyRing } from "./lib/secret-box.ts";
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -43,4 +44,11 @@ export function getConfig(env: object): Config {
     cache.set(env, config);
   }
   return config;
+}
+
+/** The encryption key ring from the `ENCRYPTION_KEY` secret. A missing secret is a deployment error (500). */
+export function keyRing(env: Env): KeyRing {
+  const secret = getConfig(env).encryptionKey;
+  if (!secret) throw new Error("ENCRYPTION_KEY is not configured");
+  return parseKeyRing(secret);
 }

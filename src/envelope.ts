@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import { ERROR_STATUS, type ErrorCode } from "./errors.ts";
+import { SCOPES } from "./lib/scopes.ts";
+import type { RequestIdVariables } from "./middleware/request-id.ts";
 
 export const MetaSchema = z
   .object({
@@ -18,11 +19,49 @@ export const PaginationSchema = z
   })
   .openapi("Pagination");
 
+const IssueSchema = z
+  .object({
+    path: z
+      .string()
+      .openapi({ description: 'The field, dotted (`authConfig.bearerToken`, `networks.0`); "" for the whole body' }),
+    message: z.string(),
+  })
+  .openapi("Issue");
+
+/** The shape of `details` for each code that carries one; every other code has no `details`. */
+const ERROR_DETAILS = {
+  VALIDATION_ERROR: z.array(IssueSchema).openapi("ValidationErrorDetails", { description: "One entry per problem" }),
+  SSRF_BLOCKED: z
+    .object({
+      field: z.string().openapi({ description: "The refused field", example: "baseUrl" }),
+      reason: z.string().openapi({ description: "Why it was refused", example: "private_address" }),
+    })
+    .openapi("SsrfBlockedDetails"),
+  INVALID_SERVICE: z.object({ serviceId: z.string() }).openapi("InvalidServiceDetails"),
+  INSUFFICIENT_SCOPE: z
+    .object({
+      required: z.enum(SCOPES).openapi({ description: "The route's scope" }),
+      granted: z.array(z.string()).openapi({ description: "The key's scopes" }),
+    })
+    .openapi("InsufficientScopeDetails"),
+} satisfies Partial<Record<ErrorCode, z.ZodType>>;
+
 export const ErrorSchema = z
   .object({
     error: z.string().openapi({ description: "Human-readable message" }),
     code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]),
-    details: z.unknown().optional().openapi({ description: "Machine-readable detail, e.g. a list of validation issues" }),
+    details: z
+      .union([
+        ERROR_DETAILS.VALIDATION_ERROR,
+        ERROR_DETAILS.SSRF_BLOCKED,
+        ERROR_DETAILS.INVALID_SERVICE,
+        ERROR_DETAILS.INSUFFICIENT_SCOPE,
+      ])
+      .optional()
+      .openapi({
+        description:
+          "Present for four codes only: `VALIDATION_ERROR` → a list of `{path, message}` (absent for 413 and 415); `SSRF_BLOCKED` → `{field, reason}`; `INVALID_SERVICE` → `{serviceId}`; `INSUFFICIENT_SCOPE` → `{required, granted}`.",
+      }),
     meta: MetaSchema,
   })
   .openapi("Error");
@@ -30,7 +69,11 @@ export const ErrorSchema = z
 export type Meta = z.infer<typeof MetaSchema>;
 export type Pagination = z.infer<typeof PaginationSchema>;
 
-export const meta = (c: Context): Meta => ({ requestId: c.get("requestId") as string, timestamp: new Date().toISOString() });
+/** The `meta` of every body, from any context that holds a request id. */
+export const meta = (c: { var: RequestIdVariables }): Meta => ({
+  requestId: c.var.requestId,
+  timestamp: new Date().toISOString(),
+});
 
 /** Success envelope schema: `{ data, meta }`. */
 export const envelope = <T extends z.ZodType>(data: T) => z.object({ data, meta: MetaSchema });
@@ -39,38 +82,5 @@ export const envelope = <T extends z.ZodType>(data: T) => z.object({ data, meta:
 export const listEnvelope = <T extends z.ZodType>(item: T) =>
   z.object({ data: z.array(item), meta: MetaSchema.extend({ pagination: PaginationSchema }) });
 
-export const pagination = (total: number, limit: number, offset: number): Pagination => ({
-  total,
-  limit,
-  offset,
-  hasMore: offset + limit < total,
-});
-
-/** `limit` (1–100, default 20) and `offset` (≥ 0, default 0) of every list. */
-export const PageQuerySchema = z.object({
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(100)
-    .default(20)
-    .openapi({ type: "integer", minimum: 1, maximum: 100, default: 20, example: 20 }),
-  offset: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(1_000_000)
-    .default(0)
-    .openapi({ type: "integer", minimum: 0, maximum: 1_000_000, default: 0, example: 0 }),
-});
-
 /** `{ id, deleted: true }`, the body of every DELETE. */
 export const DeletedSchema = z.object({ id: z.string(), deleted: z.literal(true) }).openapi("Deleted");
-
-export const IdParamSchema = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(64)
-    .openapi({ param: { name: "id", in: "path" } }),
-});

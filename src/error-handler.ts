@@ -1,33 +1,16 @@
-import type { Hook } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ZodError } from "zod";
 import { isDatabaseFailure } from "./db/errors.ts";
 import { meta } from "./envelope.ts";
-import { ApiError } from "./errors.ts";
-import type { AppEnv } from "./types.ts";
-
-export interface ValidationIssue {
-  path: string;
-  message: string;
-}
-
-/** One `{path, message}` per problem; an unknown field is named by its own path. */
-export function validationIssues(error: ZodError): ValidationIssue[] {
-  return error.issues.flatMap((issue): ValidationIssue[] => {
-    const base = issue.path.map(String).join(".");
-    if (issue.code === "unrecognized_keys") {
-      return issue.keys.map((key) => ({ path: base ? `${base}.${key}` : key, message: "Unknown field" }));
-    }
-    return [{ path: base, message: issue.message }];
-  });
-}
+import { ApiError, invalid } from "./errors.ts";
+import { issuesOf } from "./lib/issues.ts";
+import type { AccessLogVariables } from "./middleware/access-log.ts";
+import type { RequestIdVariables } from "./middleware/request-id.ts";
 
 /** The validation hook of every route: a failed schema becomes `400 VALIDATION_ERROR` with its issues. */
-export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
-  if (!result.success) {
-    throw new ApiError("VALIDATION_ERROR", "The request is not valid", { details: validationIssues(result.error as ZodError) });
-  }
+export const validationHook = (result: { success: true } | { success: false; error: ZodError }): void => {
+  if (!result.success) throw invalid(issuesOf(result.error));
 };
 
 /** Maps anything thrown to the one error type. Unknown errors become a generic 500: no message, no stack. */
@@ -45,9 +28,12 @@ export function toApiError(err: unknown): ApiError {
 }
 
 /** The one error renderer: `{ error, code, details?, meta }`. */
-export function renderError(err: unknown, c: Context<AppEnv>): Response {
+export function renderError<E extends { Variables: RequestIdVariables & AccessLogVariables }>(
+  err: unknown,
+  c: Context<E>,
+): Response {
   const apiError = toApiError(err);
-  if (!c.get("errorCode")) c.set("errorCode", apiError.code);
+  if (!c.var.errorCode) c.set("errorCode", apiError.code);
   for (const [name, value] of Object.entries(apiError.headers)) c.header(name, value);
   const body = {
     error: apiError.message,

@@ -1,3 +1,5 @@
+import type { Issue } from "./lib/issues.ts";
+
 /** Every error code the API returns, with its HTTP status. The runtime and the OpenAPI document both read this table. */
 export const ERROR_STATUS = {
   VALIDATION_ERROR: 400,
@@ -49,6 +51,10 @@ export class ApiError extends Error {
     this.headers = options.headers ?? {};
   }
 }
+
+/** `400 VALIDATION_ERROR` listing its issues: the one constructor of a validation refusal. */
+export const invalid = (issues: Issue[], message = "The request is not valid") =>
+  new ApiError("VALIDATION_ERROR", message, { details: issues });
 
 export const notFound = (what: string) => new ApiError("NOT_FOUND", `${what} not found`);
 export const forbidden = (what: string) => new ApiError("FORBIDDEN", `This ${what} belongs to another tenant`);

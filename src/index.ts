@@ -1,7 +1,7 @@
 import { createApp } from "./app.ts";
 
 export { Ingest } from "./ingest/entrypoint.ts";
-export { RateLimiter } from "./rate-limiter.ts";
+export { RateLimiter } from "./rate-limit/durable-object.ts";
 
 const app = createApp();
 

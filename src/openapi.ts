@@ -1,6 +1,8 @@
-import type { RouteConfig } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import { ErrorSchema } from "./envelope.ts";
 import { ERROR_STATUS, type ErrorCode } from "./errors.ts";
+import type { Scope } from "./lib/scopes.ts";
+import { requireScope } from "./middleware/auth.ts";
 
 const STATUS_TEXT: Record<number, string> = {
   400: "Bad request",
@@ -32,6 +34,63 @@ export const AUTH_ERRORS = [
 /** Errors every route behind a scope can return. */
 export const SCOPED_ERRORS = [...AUTH_ERRORS, "INSUFFICIENT_SCOPE"] as const satisfies ErrorCode[];
 
+const RATE_LIMITED_WHEN =
+  "Sent once a key is authenticated and counted; absent where there is no key to count (a 401, `/v1/health`).";
+
+/** The response headers the API sends, declared once under `components.headers`. */
+const HEADERS = {
+  "X-Request-Id": {
+    description: "The request's id (`req_…`), also `meta.requestId` and in the request's log line",
+    schema: { type: "string", example: "req_9f2c4e1ab37d4c0e8d1f6a2b" },
+  },
+  "RateLimit-Limit": {
+    description: `Requests allowed per window for this key. ${RATE_LIMITED_WHEN}`,
+    schema: { type: "integer", minimum: 1 },
+  },
+  "RateLimit-Remaining": {
+    description: `Requests left in the current window. ${RATE_LIMITED_WHEN}`,
+    schema: { type: "integer", minimum: 0 },
+  },
+  "RateLimit-Reset": {
+    description: `Seconds until the window resets. ${RATE_LIMITED_WHEN}`,
+    schema: { type: "integer", minimum: 1 },
+  },
+  "Retry-After": { description: "Seconds to wait before retrying", schema: { type: "integer", minimum: 1 } },
+  "WWW-Authenticate": {
+    description: 'The authentication challenge: `Bearer realm="api"`, with `error="invalid_token"` when a key was sent',
+    schema: { type: "string", example: 'Bearer realm="api", error="invalid_token"' },
+  },
+} as const;
+type HeaderName = keyof typeof HEADERS;
+
+const RATE_LIMIT_HEADERS: HeaderName[] = ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"];
+
+/** The headers a response with this status carries. */
+function headersFor(status: number): HeaderName[] {
+  const names: HeaderName[] = ["X-Request-Id"];
+  // On every 2xx and 4xx; the headers' text says where no key is counted. A 5xx may come before the count.
+  if (status < 500) names.push(...RATE_LIMIT_HEADERS);
+  if (status === 429 || status === 503) names.push("Retry-After");
+  if (status === 401) names.push("WWW-Authenticate");
+  return names;
+}
+
+/** Security schemes and response headers, registered once for the document. */
+export function registerComponents(registry: OpenAPIHono["openAPIRegistry"]) {
+  registry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    description: "`Authorization: Bearer mpk_…`",
+  });
+  registry.registerComponent("securitySchemes", "apiKeyHeader", {
+    type: "apiKey",
+    in: "header",
+    name: "X-Api-Key",
+    description: "`X-Api-Key: mpk_…`",
+  });
+  for (const [name, header] of Object.entries(HEADERS)) registry.registerComponent("headers", name, header);
+}
+
 /**
  * OpenAPI `responses` for a set of error codes, grouped by status from the one code→status table.
  * Bodies carry a 413 (too large) and 415 (not JSON) besides 400 when `body` is set.
@@ -47,19 +106,70 @@ export function errorResponses(codes: readonly ErrorCode[], options: { body?: bo
   }
   const responses: RouteConfig["responses"] = {};
   for (const [status, set] of [...byStatus].sort(([a], [b]) => a - b)) {
-    const list = [...set];
     responses[status] = {
-      description: `${STATUS_TEXT[status] ?? "Error"}: ${list.join(", ")}`,
+      description: `${STATUS_TEXT[status] ?? "Error"}: ${[...set].join(", ")}`,
       content: { "application/json": { schema: ErrorSchema } },
-      ...(status === 429 || status === 503
-        ? { headers: { "Retry-After": { description: "Seconds to wait before retrying", schema: { type: "integer" } } } }
-        : {}),
     };
   }
   return responses;
+}
+
+/** Declares on every response the headers its status carries. */
+function withHeaders<T extends RouteConfig["responses"]>(responses: T): T {
+  const out: RouteConfig["responses"] = {};
+  for (const [status, response] of Object.entries(responses)) {
+    const refs = headersFor(Number(status)).map((name) => [name, { $ref: `#/components/headers/${name}` }]);
+    out[status] = { ...response, headers: Object.fromEntries(refs) };
+  }
+  return out as T;
 }
 
 /** A JSON body or response with this schema. */
 export const json = <T>(schema: T) => ({ content: { "application/json": { schema } } });
 
 export const API_KEY_SECURITY: Record<string, string[]>[] = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
+
+/** What every operation states: a stable camelCase `operationId`; `errors` lists the codes of its own handler. */
+type OperationConfig = Omit<RouteConfig, "security" | "middleware" | "operationId"> & {
+  operationId: string;
+  errors?: readonly ErrorCode[];
+};
+
+/** An operation that answers without an API key (`security: []`). */
+export function publicRoute<const C extends OperationConfig>({ errors = [], ...config }: C) {
+  return createRoute({
+    ...config,
+    security: [],
+    responses: withHeaders({ ...config.responses, ...errorResponses(errors) }),
+  });
+}
+
+/** An operation any valid API key may call, whatever its scopes. */
+export function authenticatedRoute<const C extends OperationConfig>({ errors = [], ...config }: C) {
+  return createRoute({
+    ...config,
+    security: API_KEY_SECURITY,
+    responses: withHeaders({
+      ...config.responses,
+      ...errorResponses([...AUTH_ERRORS, ...errors], { body: Boolean(config.request?.body) }),
+    }),
+  });
+}
+
+/**
+ * An operation behind a scope, declared once: the security requirement, the runtime scope check, the scoped error
+ * responses, the "Scope:" sentence of its description, and `x-scope`, which tests read to check the runtime agrees.
+ */
+export function scopedRoute<const C extends OperationConfig>(scope: Scope, { errors = [], ...config }: C) {
+  return createRoute({
+    ...config,
+    description: `${config.description ? `${config.description} ` : ""}Scope: \`${scope}\`.`,
+    security: API_KEY_SECURITY,
+    middleware: [requireScope(scope)] as const,
+    "x-scope": scope,
+    responses: withHeaders({
+      ...config.responses,
+      ...errorResponses([...SCOPED_ERRORS, ...errors], { body: Boolean(config.request?.body) }),
+    }),
+  });
+}

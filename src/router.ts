@@ -1,6 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Env as HonoEnv } from "hono";
 import { validationHook } from "./error-handler.ts";
-import type { AppEnv } from "./types.ts";
+import type { ApiEnv } from "./types.ts";
 
-/** A router whose routes all report schema failures the same way. */
-export const createRouter = () => new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+/** A router whose routes all report schema failures the same way; `E` says what its routes' context holds. */
+export const createRouter = <E extends HonoEnv = ApiEnv>() => new OpenAPIHono<E>({ defaultHook: validationHook });

@@ -1,23 +1,26 @@
-import type { Db } from "./db/client.ts";
-import type { Tenant } from "./db/schema.ts";
-import type { RateLimitDecision } from "./rate-limiter.ts";
+import type { AccessLogVariables } from "./middleware/access-log.ts";
+import type { AuthVariables } from "./middleware/auth.ts";
+import type { DatabaseVariables } from "./middleware/database.ts";
+import type { RequestIdVariables } from "./middleware/request-id.ts";
+import type { RateLimitVariables } from "./rate-limit/middleware.ts";
 
-export interface AuthContext {
-  keyId: string;
-  keyName: string;
-  keyPrefix: string;
-  scopes: string[];
-  tenant: Tenant;
-}
-
+/**
+ * What every request has: the app-wide middleware and the error renderer see this. A key may or may not have been
+ * authenticated yet, so `auth` and `rateLimit` are optional here.
+ */
 export interface AppEnv {
   Bindings: Env;
-  Variables: {
-    requestId: string;
-    db: Db;
-    auth: AuthContext;
-    rateLimit: RateLimitDecision;
-    /** Set by the error renderer so the request's log line names the failure. */
-    errorCode: string;
-  };
+  Variables: RequestIdVariables & AccessLogVariables & Partial<AuthVariables & RateLimitVariables>;
+}
+
+/** A public `/v1` route (health): no key, but the database. */
+export interface PublicEnv {
+  Bindings: Env;
+  Variables: RequestIdVariables & AccessLogVariables & DatabaseVariables;
+}
+
+/** An authenticated `/v1` route: the key, its tenant and its rate-limit decision are there. */
+export interface ApiEnv {
+  Bindings: Env;
+  Variables: RequestIdVariables & AccessLogVariables & DatabaseVariables & AuthVariables & RateLimitVariables;
 }

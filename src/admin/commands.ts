@@ -19,10 +19,11 @@ import {
 import type { Db } from "../db/client.ts";
 import type { ApiKeyRow, KeyStatus, Tenant } from "../db/schema.ts";
 import { findTenantById, hasAnyTenant, insertTenantIfEmailFree, listTenants } from "../db/tenants.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, invalid } from "../errors.ts";
 import { generateApiKey } from "../lib/api-key.ts";
 import { newId } from "../lib/ids.ts";
 import { normalizeAllowlist } from "../lib/ip-allowlist.ts";
+import { formatIssues, issuesOf } from "../lib/issues.ts";
 import { parseScopes, SCOPES, type Scope } from "../lib/scopes.ts";
 
 /** At most this many allowlist entries per key (every request checks them all). */
@@ -98,17 +99,10 @@ export type KeyCreateInput = z.input<typeof KeyCreateInput>;
 const TenantRef = z.strictObject({ tenant: Id });
 const KeyRef = z.strictObject({ id: Id });
 
-/** Same shape as the API's validation details: one `{path, message}` per problem. */
+/** The API's validation vocabulary, with the issues summed up in the message. */
 function validationError(error: z.ZodError): ApiError {
-  const details = error.issues.flatMap((issue) => {
-    const base = issue.path.map(String).join(".");
-    if (issue.code === "unrecognized_keys") {
-      return issue.keys.map((key) => ({ path: base ? `${base}.${key}` : key, message: "Unknown field" }));
-    }
-    return [{ path: base, message: issue.message }];
-  });
-  const summary = details.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)).join("; ");
-  return new ApiError("VALIDATION_ERROR", `Invalid input: ${summary}`, { details });
+  const issues = issuesOf(error);
+  return invalid(issues, `Invalid input: ${formatIssues(issues)}`);
 }
 
 function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
@@ -220,9 +214,8 @@ async function requireTenant(db: Db, id: string): Promise<Tenant> {
 export async function createKey(db: Db, input: KeyCreateInput, now: Date = new Date()): Promise<CreatedKeyOutput> {
   const v = parse(KeyCreateInput, input);
   if (v.expiresAt && v.expiresAt.getTime() <= now.getTime()) {
-    throw new ApiError("VALIDATION_ERROR", "Invalid input: expiresAt: Must be in the future", {
-      details: [{ path: "expiresAt", message: "Must be in the future" }],
-    });
+    const issues = [{ path: "expiresAt", message: "Must be in the future" }];
+    throw invalid(issues, `Invalid input: ${formatIssues(issues)}`);
   }
   const { key, keyHash, keyPrefix } = await generateApiKey();
   const row = await insertKeyWithinLimit(

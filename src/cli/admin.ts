@@ -20,6 +20,7 @@ import {
 } from "../admin/commands.ts";
 import { type Db, getDb } from "../db/client.ts";
 import { ApiError } from "../errors.ts";
+import { formatIssues, type Issue } from "../lib/issues.ts";
 import { SCOPES } from "../lib/scopes.ts";
 import { applyLocalMigrations, type D1Handle, openD1, pendingMigrations, reserveStdout } from "./platform.ts";
 
@@ -179,12 +180,8 @@ function parseCommandLine(argv: string[]): Invocation {
 function errorBody(err: unknown): { error: string; code: string; details?: unknown } {
   if (err instanceof ApiError) {
     if (err.code === "VALIDATION_ERROR" && Array.isArray(err.details)) {
-      const details = (err.details as { path: string; message: string }[]).map((d) => ({
-        path: FLAG_NAMES[d.path] ?? d.path,
-        message: d.message,
-      }));
-      const summary = details.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)).join("; ");
-      return { error: `Invalid input: ${summary}`, code: err.code, details };
+      const details = (err.details as Issue[]).map((d) => ({ path: FLAG_NAMES[d.path] ?? d.path, message: d.message }));
+      return { error: `Invalid input: ${formatIssues(details)}`, code: err.code, details };
     }
     return { error: err.message, code: err.code };
   }

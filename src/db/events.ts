@@ -1,9 +1,9 @@
 import { count, eq, getTableColumns, inArray, sql } from "drizzle-orm";
+import type { Page } from "../paging.ts";
 import type { Db } from "./client.ts";
 import { selectEventCounts } from "./counts.ts";
 import { type HistoryFilter, historyWhere, newestFirst } from "./history.ts";
 import { EVENT_TYPES, type EventRow, type EventType, events, paywalls } from "./schema.ts";
-import type { Page } from "./services.ts";
 
 export interface EventFilter extends HistoryFilter {
   eventType?: EventType | undefined;

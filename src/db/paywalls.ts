@@ -1,8 +1,8 @@
 import { and, count, desc, eq, gt, isNull, type SQL, sql } from "drizzle-orm";
+import type { Page } from "../paging.ts";
 import type { Db } from "./client.ts";
 import { countOf, selectCountOf } from "./counts.ts";
 import { type Mode, type PaywallRow, paywalls, services } from "./schema.ts";
-import type { Page } from "./services.ts";
 
 export type NewPaywall = typeof paywalls.$inferInsert;
 export type PaywallPatch = Partial<Omit<NewPaywall, "id" | "tenantId" | "slug" | "createdAt">>;
@@ -76,7 +76,7 @@ export async function insertPaywallWithinCap(
  * checked against), the update applies only while that service still has that mode; otherwise nothing
  * changes and `undefined` is returned, as for an unknown id.
  */
-export async function updatePaywall(
+export async function updatePaywallRow(
   db: Db,
   id: string,
   patch: PaywallPatch,
@@ -89,7 +89,7 @@ export async function updatePaywall(
   return row;
 }
 
-export async function deletePaywall(db: Db, id: string): Promise<boolean> {
+export async function deletePaywallRow(db: Db, id: string): Promise<boolean> {
   const rows = await db.delete(paywalls).where(eq(paywalls.id, id)).returning({ id: paywalls.id });
   return rows.length > 0;
 }

@@ -1,9 +1,11 @@
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
-const createdAt = () =>
-  integer("created_at", { mode: "timestamp_ms" })
+const timestamp = (name: string) =>
+  integer(name, { mode: "timestamp_ms" })
     .notNull()
     .$defaultFn(() => new Date());
+const createdAt = () => timestamp("created_at");
+const updatedAt = () => timestamp("updated_at");
 
 export const tenants = sqliteTable("tenants", {
   id: text("id").primaryKey(),
@@ -12,10 +14,14 @@ export const tenants = sqliteTable("tenants", {
   walletAddress: text("wallet_address").notNull(),
   tempoWalletAddress: text("tempo_wallet_address"),
   createdAt: createdAt(),
-  updatedAt: integer("updated_at", { mode: "timestamp_ms" })
-    .notNull()
-    .$defaultFn(() => new Date()),
+  updatedAt: updatedAt(),
 });
+
+/** The owning tenant: deleting a tenant deletes what it owns. */
+const tenantId = () =>
+  text("tenant_id")
+    .notNull()
+    .references(() => tenants.id, { onDelete: "cascade" });
 
 export const KEY_STATUSES = ["active", "paused", "revoked"] as const;
 export type KeyStatus = (typeof KEY_STATUSES)[number];
@@ -24,9 +30,7 @@ export const apiKeys = sqliteTable(
   "api_keys",
   {
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id")
-      .notNull()
-      .references(() => tenants.id, { onDelete: "cascade" }),
+    tenantId: tenantId(),
     name: text("name").notNull(),
     /** SHA-256 of the raw key, lowercase hex. The raw key is never stored. */
     keyHash: text("key_hash").notNull().unique(),
@@ -60,9 +64,7 @@ export const services = sqliteTable(
   "services",
   {
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id")
-      .notNull()
-      .references(() => tenants.id, { onDelete: "cascade" }),
+    tenantId: tenantId(),
     name: text("name").notNull(),
     description: text("description"),
     baseUrl: text("base_url").notNull(),
@@ -79,9 +81,7 @@ export const services = sqliteTable(
     publicRoutes: text("public_routes", { mode: "json" }).$type<string[]>().notNull(),
     siwxRoutes: text("siwx_routes", { mode: "json" }).$type<string[]>().notNull(),
     createdAt: createdAt(),
-    updatedAt: integer("updated_at", { mode: "timestamp_ms" })
-      .notNull()
-      .$defaultFn(() => new Date()),
+    updatedAt: updatedAt(),
   },
   (t) => [
     index("services_tenant_created_idx").on(t.tenantId, t.createdAt, t.id),
@@ -93,9 +93,7 @@ export const paywalls = sqliteTable(
   "paywalls",
   {
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id")
-      .notNull()
-      .references(() => tenants.id, { onDelete: "cascade" }),
+    tenantId: tenantId(),
     serviceId: text("service_id").references(() => services.id, { onDelete: "cascade" }),
     slug: text("slug").notNull(),
     name: text("name").notNull(),
@@ -117,9 +115,7 @@ export const paywalls = sqliteTable(
     queryParams: text("query_params", { mode: "json" }).$type<{ key: string; value: string }[]>(),
     cacheRules: text("cache_rules", { mode: "json" }).$type<Record<string, unknown>>(),
     createdAt: createdAt(),
-    updatedAt: integer("updated_at", { mode: "timestamp_ms" })
-      .notNull()
-      .$defaultFn(() => new Date()),
+    updatedAt: updatedAt(),
   },
   (t) => [
     uniqueIndex("paywalls_service_slug_unique").on(t.serviceId, t.slug),
@@ -147,9 +143,7 @@ export const transactions = sqliteTable(
   "transactions",
   {
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id")
-      .notNull()
-      .references(() => tenants.id, { onDelete: "cascade" }),
+    tenantId: tenantId(),
     paywallId: text("paywall_id").notNull(),
     serviceId: text("service_id"),
     protocol: text("protocol", { enum: PROTOCOLS }).notNull(),
@@ -178,9 +172,7 @@ export const events = sqliteTable(
   "events",
   {
     id: text("id").primaryKey(),
-    tenantId: text("tenant_id")
-      .notNull()
-      .references(() => tenants.id, { onDelete: "cascade" }),
+    tenantId: tenantId(),
     paywallId: text("paywall_id").notNull(),
     serviceId: text("service_id"),
     eventType: text("event_type", { enum: EVENT_TYPES }).notNull(),
@@ -209,9 +201,7 @@ export type EventRow = typeof events.$inferSelect;
 export const tenantCounts = sqliteTable(
   "tenant_counts",
   {
-    tenantId: text("tenant_id")
-      .notNull()
-      .references(() => tenants.id, { onDelete: "cascade" }),
+    tenantId: tenantId(),
     kind: text("kind").notNull(),
     n: integer("n").notNull().default(0),
   },

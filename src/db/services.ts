@@ -1,15 +1,11 @@
 import { and, desc, eq, gt, inArray, type SQL, sql } from "drizzle-orm";
+import type { Page } from "../paging.ts";
 import type { Db } from "./client.ts";
 import { countOf } from "./counts.ts";
 import { type Mode, type PaywallRow, paywalls, type ServiceRow, services } from "./schema.ts";
 
 export type NewService = typeof services.$inferInsert;
 export type ServicePatch = Partial<Omit<NewService, "id" | "tenantId" | "createdAt">>;
-
-export interface Page {
-  limit: number;
-  offset: number;
-}
 
 const newestFirst = [desc(services.createdAt), desc(services.id)];
 
@@ -83,7 +79,7 @@ export async function insertServiceWithinCap(db: Db, row: NewService, cap: numbe
  * of a new mode), the update applies only if no paywall of the service holds another network at that moment,
  * so a paywall written concurrently cannot be orphaned; otherwise nothing changes and `undefined` is returned.
  */
-export async function updateService(
+export async function updateServiceRow(
   db: Db,
   id: string,
   patch: ServicePatch,
@@ -110,7 +106,7 @@ export async function findPaywallsOfService(db: Db, serviceId: string): Promise<
 }
 
 /** Deletes the service; its paywalls go with it in the same statement (foreign key cascade). */
-export async function deleteService(db: Db, id: string): Promise<boolean> {
+export async function deleteServiceRow(db: Db, id: string): Promise<boolean> {
   const rows = await db.delete(services).where(eq(services.id, id)).returning({ id: services.id });
   return rows.length > 0;
 }

@@ -1,9 +1,9 @@
 import { and, count, eq, getTableColumns, inArray } from "drizzle-orm";
+import type { Page } from "../paging.ts";
 import type { Db } from "./client.ts";
 import { selectCountOf } from "./counts.ts";
 import { type HistoryFilter, historyWhere, newestFirst } from "./history.ts";
 import { paywalls, type TransactionRow, type TransactionStatus, transactions } from "./schema.ts";
-import type { Page } from "./services.ts";
 
 export interface TransactionFilter extends HistoryFilter {
   status?: TransactionStatus | undefined;

@@ -1,8 +1,7 @@
 import { WorkerEntrypoint } from "cloudflare:workers";
 import { getDb } from "../db/client.ts";
 import { toApiError } from "../error-handler.ts";
-import type { Event } from "../routes/events/schemas.ts";
-import type { Transaction } from "../routes/transactions/schemas.ts";
+import type { Event, Transaction } from "../history/records.ts";
 import { type IngestResult, type Recorded, recordEvents, recordTransactions, settleTransaction } from "./ingest.ts";
 import type { EventInput, SettlementInput, TransactionInput } from "./schemas.ts";
 

@@ -1,21 +1,12 @@
 import { inArray } from "drizzle-orm";
 import type { z } from "zod";
 import type { Db } from "../db/client.ts";
-import { findEventsByIds, insertEvents, type NewEvent } from "../db/events.ts";
+import { findEventsByIds, insertEvents } from "../db/events.ts";
 import { type EventRow, type PaywallRow, paywalls, type TransactionRow } from "../db/schema.ts";
-import {
-  findTransaction,
-  findTransactionsByIds,
-  insertTransactions,
-  type NewTransaction,
-  settlePending,
-} from "../db/transactions.ts";
-import { validationIssues } from "../error-handler.ts";
+import { findTransaction, findTransactionsByIds, insertTransactions, settlePending } from "../db/transactions.ts";
 import type { ErrorCode } from "../errors.ts";
-import type { Event } from "../routes/events/schemas.ts";
-import { toEvent } from "../routes/events/serialize.ts";
-import type { Transaction } from "../routes/transactions/schemas.ts";
-import { toTransaction } from "../routes/transactions/serialize.ts";
+import { type Event, type Transaction, toEvent, toTransaction } from "../history/records.ts";
+import { issuesOf } from "../lib/issues.ts";
 import { EventInputSchema, SettlementSchema, TransactionInputSchema } from "./schemas.ts";
 
 /** What every ingestion call returns: RPC callers get a typed result, not a thrown error. */
@@ -48,7 +39,7 @@ function parseAll<S extends z.ZodType>(
   for (const [i, input] of inputs.entries()) {
     const parsed = schema.safeParse(input);
     if (!parsed.success) {
-      const details = validationIssues(parsed.error).map((d) => ({ ...d, path: inputs.length > 1 ? `${i}.${d.path}` : d.path }));
+      const details = issuesOf(parsed.error).map((d) => ({ ...d, path: inputs.length > 1 ? `${i}.${d.path}` : d.path }));
       return { ok: false, result: fail("VALIDATION_ERROR", "The record is not valid", details) };
     }
     values.push(parsed.data);
@@ -184,7 +175,7 @@ export const recordEvents = (db: Db, inputs: unknown[]) => record(db, eventKind,
 export async function settleTransaction(db: Db, id: unknown, input: unknown): Promise<IngestResult<Transaction>> {
   if (typeof id !== "string" || id.length === 0 || id.length > 64) return fail("VALIDATION_ERROR", "id must be a transaction id");
   const parsed = SettlementSchema.safeParse(input);
-  if (!parsed.success) return fail("VALIDATION_ERROR", "The settlement is not valid", validationIssues(parsed.error));
+  if (!parsed.success) return fail("VALIDATION_ERROR", "The settlement is not valid", issuesOf(parsed.error));
   const s = parsed.data;
   const change = {
     status: s.status,

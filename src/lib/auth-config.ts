@@ -1,3 +1,5 @@
+import type { Issue } from "./issues.ts";
+
 export const AUTH_METHODS = [
   "none",
   "bearer",
@@ -33,11 +35,6 @@ export const AUTH_CONFIG_FIELDS: Record<AuthMethod, FieldSpec> = {
 
 export const isSecretField = (method: AuthMethod, field: string) => AUTH_CONFIG_FIELDS[method].secrets.includes(field);
 
-export interface ConfigIssue {
-  path: string;
-  message: string;
-}
-
 /**
  * Problems of an authConfig for its method: missing and unknown fields. `stored` holds the fields
  * already saved (for `***` placeholders on update), which count as present only for secret fields.
@@ -46,10 +43,10 @@ export function authConfigIssues(
   method: AuthMethod,
   config: Record<string, string>,
   stored: Record<string, string> = {},
-): ConfigIssue[] {
+): Issue[] {
   const spec = AUTH_CONFIG_FIELDS[method];
   const allowed = [...spec.names, ...spec.secrets];
-  const issues: ConfigIssue[] = [];
+  const issues: Issue[] = [];
   for (const field of Object.keys(config)) {
     if (!allowed.includes(field)) {
       issues.push({

@@ -1,21 +1,31 @@
 import type { MiddlewareHandler } from "hono";
-import type { AppEnv } from "../types.ts";
+import type { ErrorCode } from "../errors.ts";
+import type { AuthVariables } from "./auth.ts";
+import type { RequestIdVariables } from "./request-id.ts";
+
+/** The failure the request's log line names: an error code, or a cause more precise than the one the client sees. */
+export type LoggedError = ErrorCode | "RATE_LIMITER_UNAVAILABLE";
+
+/** Set by whoever refuses the request (the error renderer, or a middleware with a more precise cause). */
+export type AccessLogVariables = { errorCode?: LoggedError };
 
 /** One structured JSON line per request. It names the key and tenant by id only: never a key, a body or a query string. */
-export function accessLog(): MiddlewareHandler<AppEnv> {
+export function accessLog(): MiddlewareHandler<{
+  Variables: RequestIdVariables & AccessLogVariables & Partial<AuthVariables>;
+}> {
   return async function accessLog(c, next) {
     const start = performance.now();
     await next();
-    const auth = c.get("auth");
+    const { keyId, tenant } = c.var.auth ?? { keyId: null, tenant: null };
     const line = {
-      requestId: c.get("requestId"),
+      requestId: c.var.requestId,
       method: c.req.method,
       path: c.req.path,
       status: c.res.status,
       durationMs: Math.round((performance.now() - start) * 100) / 100,
-      keyId: auth?.keyId ?? null,
-      tenantId: auth?.tenant.id ?? null,
-      ...(c.get("errorCode") ? { error: c.get("errorCode") } : {}),
+      keyId,
+      tenantId: tenant ? tenant.id : null,
+      ...(c.var.errorCode ? { error: c.var.errorCode } : {}),
     };
     if (c.res.status >= 500) console.error(JSON.stringify(line));
     else console.log(JSON.stringify(line));

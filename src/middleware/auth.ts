@@ -1,13 +1,24 @@
 import type { MiddlewareHandler } from "hono";
 import { findKeyWithTenantByHash, touchKeyLastUsed } from "../db/api-keys.ts";
-import type { ApiKeyRow } from "../db/schema.ts";
+import type { ApiKeyRow, Tenant } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { hashApiKey, readApiKey } from "../lib/api-key.ts";
 import { isIpAllowed } from "../lib/ip-allowlist.ts";
 import { hasScope, type Scope } from "../lib/scopes.ts";
-import type { AppEnv } from "../types.ts";
+import type { DatabaseVariables } from "./database.ts";
 
 const LAST_USED_INTERVAL_MS = 60_000;
+
+/** Who is calling: the authenticated key and its tenant. */
+export interface AuthContext {
+  keyId: string;
+  keyName: string;
+  keyPrefix: string;
+  scopes: string[];
+  tenant: Tenant;
+}
+
+export type AuthVariables = { auth: AuthContext };
 
 const KEY_MESSAGES = {
   missing: "An API key is required: send `Authorization: Bearer <key>` or `X-Api-Key: <key>`",
@@ -24,22 +35,31 @@ export function keyStateError(key: Pick<ApiKeyRow, "status" | "expiresAt">, now:
 }
 
 /**
+ * The RFC 6750 challenge every 401 carries: `Bearer realm="api"`, plus `error="invalid_token"` when a key was sent
+ * (a request without credentials gets no error attribute).
+ */
+function unauthorized(error: ApiError, keySent: boolean): ApiError {
+  const challenge = keySent ? 'Bearer realm="api", error="invalid_token"' : 'Bearer realm="api"';
+  return new ApiError(error.code, error.message, { headers: { "WWW-Authenticate": challenge } });
+}
+
+/**
  * Authenticates the API key: format (no query for a malformed key), one indexed lookup by hash,
  * key state, then the key's IP allowlist against `CF-Connecting-IP`. Key state is read on every
  * request, so a pause or revocation holds from the next request on.
  */
-export function authenticate(): MiddlewareHandler<AppEnv> {
+export function authenticate(): MiddlewareHandler<{ Bindings: Env; Variables: DatabaseVariables & AuthVariables }> {
   return async function authenticate(c, next) {
     const read = readApiKey(c.req.header("authorization"), c.req.header("x-api-key"));
-    if (!read.ok) throw new ApiError("INVALID_API_KEY", KEY_MESSAGES[read.reason]);
+    if (!read.ok) throw unauthorized(new ApiError("INVALID_API_KEY", KEY_MESSAGES[read.reason]), read.reason !== "missing");
 
     const found = await findKeyWithTenantByHash(c.var.db, await hashApiKey(read.key));
-    if (!found) throw new ApiError("INVALID_API_KEY", KEY_MESSAGES.malformed);
+    if (!found) throw unauthorized(new ApiError("INVALID_API_KEY", KEY_MESSAGES.malformed), true);
 
     const { key, tenant } = found;
     const now = new Date();
     const stateError = keyStateError(key, now);
-    if (stateError) throw stateError;
+    if (stateError) throw unauthorized(stateError, true);
     if (!isIpAllowed(key.allowedIps, c.req.header("cf-connecting-ip"))) {
       throw new ApiError("IP_NOT_ALLOWED", "This API key may not be used from this IP address");
     }
@@ -53,7 +73,7 @@ export function authenticate(): MiddlewareHandler<AppEnv> {
 }
 
 /** Refuses the request unless the key holds `scope` (a `:write` scope implies its `:read`). */
-export function requireScope(scope: Scope): MiddlewareHandler<AppEnv> {
+export function requireScope(scope: Scope): MiddlewareHandler<{ Variables: AuthVariables }> {
   return async function requireScope(c, next) {
     if (!hasScope(c.var.auth.scopes, scope)) {
       throw new ApiError("INSUFFICIENT_SCOPE", `This API key lacks the \`${scope}\` scope`, {

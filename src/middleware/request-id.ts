@@ -2,7 +2,9 @@ import type { MiddlewareHandler } from "hono";
 import { newId } from "../lib/ids.ts";
 
 /** Gives every request a server-made id (`req_…`), as `c.var.requestId` and the `X-Request-Id` header. A client's id is not trusted. */
-export function requestId(): MiddlewareHandler<{ Variables: { requestId: string } }> {
+export type RequestIdVariables = { requestId: string };
+
+export function requestId(): MiddlewareHandler<{ Variables: RequestIdVariables }> {
   return async function requestId(c, next) {
     const id = newId("req");
     c.set("requestId", id);

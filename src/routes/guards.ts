@@ -1,9 +1,7 @@
-import { getConfig } from "../config.ts";
 import type { Db } from "../db/client.ts";
 import { findPaywall } from "../db/paywalls.ts";
 import { findService } from "../db/services.ts";
 import { ApiError, forbidden, notFound } from "../errors.ts";
-import { type KeyRing, parseKeyRing } from "../lib/secret-box.ts";
 import { checkUpstreamUrl } from "../lib/ssrf.ts";
 
 /** Refuses an upstream URL the platform must not call (private, internal or non-HTTP targets). */
@@ -17,13 +15,6 @@ export function assertOwned<T extends { tenantId: string }>(row: T | undefined, 
   if (!row) throw notFound(what);
   if (row.tenantId !== tenantId) throw forbidden(what);
   return row;
-}
-
-/** The encryption key ring from the `ENCRYPTION_KEY` secret. A missing secret is a deployment error (500). */
-export function keyRing(env: Env): KeyRing {
-  const secret = getConfig(env).encryptionKey;
-  if (!secret) throw new Error("ENCRYPTION_KEY is not configured");
-  return parseKeyRing(secret);
 }
 
 /**

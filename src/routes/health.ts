@@ -1,6 +1,8 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { envelope, meta } from "../envelope.ts";
+import { json, publicRoute } from "../openapi.ts";
 import { createRouter } from "../router.ts";
+import type { PublicEnv } from "../types.ts";
 
 const HealthSchema = z
   .object({
@@ -9,19 +11,21 @@ const HealthSchema = z
   })
   .openapi("Health");
 
-const route = createRoute({
+const route = publicRoute({
+  operationId: "getHealth",
   method: "get",
   path: "/health",
   tags: ["System"],
   summary: "Health check",
+  errors: ["VALIDATION_ERROR", "INTERNAL_ERROR"],
   description: "No API key needed. `503` with `status: degraded` when the database does not answer.",
   responses: {
-    200: { description: "Healthy", content: { "application/json": { schema: envelope(HealthSchema) } } },
-    503: { description: "Degraded", content: { "application/json": { schema: envelope(HealthSchema) } } },
+    200: { description: "Healthy", ...json(envelope(HealthSchema)) },
+    503: { description: "Degraded", ...json(envelope(HealthSchema)) },
   },
 });
 
-export const healthRouter = createRouter().openapi(route, async (c) => {
+export const healthRouter = createRouter<PublicEnv>().openapi(route, async (c) => {
   const database = await Promise.resolve()
     .then(() => c.env.DB.prepare("SELECT 1").first())
     .then(() => "ok" as const)

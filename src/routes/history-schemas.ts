@@ -1,10 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { PageQuerySchema } from "../envelope.ts";
-
-export const PaywallSummarySchema = z
-  .object({ id: z.string(), slug: z.string(), name: z.string() })
-  .nullable()
-  .openapi("PaywallSummary");
+import { PageQuerySchema } from "../paging.ts";
 
 const Instant = z.iso
   .datetime({ offset: true })

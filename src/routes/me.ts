@@ -1,14 +1,14 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { envelope, meta } from "../envelope.ts";
 import { SCOPES } from "../lib/scopes.ts";
-import { API_KEY_SECURITY, AUTH_ERRORS, errorResponses } from "../openapi.ts";
+import { authenticatedRoute, json } from "../openapi.ts";
 import { createRouter } from "../router.ts";
 
 const IdentitySchema = z
   .object({
     user: z.object({
       id: z.string(),
-      email: z.string(),
+      email: z.string().openapi({ format: "email" }),
       name: z.string(),
       walletAddress: z.string(),
       tempoWalletAddress: z.string().nullable(),
@@ -27,18 +27,16 @@ const IdentitySchema = z
   })
   .openapi("Identity");
 
-const route = createRoute({
+const route = authenticatedRoute({
+  operationId: "getMe",
   method: "get",
   path: "/me",
   tags: ["Identity"],
   summary: "Validate the API key",
   description:
     "Returns the key's tenant, the key's id, name, prefix and scopes, and its rate-limit state. Any valid key works; no scope is needed.",
-  security: API_KEY_SECURITY,
-  responses: {
-    200: { description: "The identity behind the key", content: { "application/json": { schema: envelope(IdentitySchema) } } },
-    ...errorResponses(AUTH_ERRORS),
-  },
+  responses: { 200: { description: "The identity behind the key", ...json(envelope(IdentitySchema)) } },
+  errors: ["VALIDATION_ERROR"],
 });
 
 export const meRouter = createRouter().openapi(route, (c) => {

@@ -42,3 +42,12 @@ export const BoundedJsonObjectSchema = (limits: JsonLimits) =>
     const problem = jsonShapeProblem(value, limits);
     if (problem) ctx.addIssue({ code: "custom", message: problem });
   });
+
+/** The `{id}` of every item path. */
+export const IdParamSchema = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name: "id", in: "path" } }),
+});

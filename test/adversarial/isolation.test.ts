@@ -24,7 +24,7 @@ interface DocParameter {
   in: string;
 }
 interface DocOperation {
-  description?: string;
+  "x-scope"?: string;
   security?: unknown[];
   parameters?: DocParameter[];
   requestBody?: { content?: Record<string, { schema?: { $ref?: string; properties?: Record<string, unknown> } }> };
@@ -42,7 +42,7 @@ interface Route {
   key: string;
   method: string;
   template: string;
-  /** The scope named in the description (`Scope: \`x:y\``); null where the document says no scope is needed. */
+  /** The operation's `x-scope`; null where any valid key may call it. */
   scope: Scope | null;
   /** No security requirement: answers without a key. */
   public: boolean;
@@ -61,13 +61,12 @@ function bodyProperties(op: DocOperation): string[] {
 function routeOf(template: string, method: string, op: DocOperation): Route {
   const key = `${method.toUpperCase()} ${template}`;
   const isPublic = !op.security || op.security.length === 0;
-  const named = /Scope: `([a-z]+:[a-z]+)`/.exec(op.description ?? "")?.[1];
+  const named = op["x-scope"];
   let scope: Scope | null = null;
-  if (named) {
+  if (named !== undefined) {
     if (!(SCOPES as readonly string[]).includes(named)) throw new Error(`${key}: the document names an unknown scope "${named}"`);
+    if (isPublic) throw new Error(`${key}: x-scope on an operation without a security requirement`);
     scope = named as Scope;
-  } else if (!isPublic && !/no scope is needed/i.test(op.description ?? "")) {
-    throw new Error(`${key}: the description names no scope (\`Scope: \\\`x:y\\\`\`) and does not say none is needed`);
   }
   return {
     key,

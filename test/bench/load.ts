@@ -1,8 +1,8 @@
 // Drives one scenario: a closed-loop load over keep-alive connections for the throughput figures (runLoad), then a
 // short pass on the accounting worker.
 import { Agent, request as httpRequest } from "node:http";
-import { parseServerTiming } from "../../src/middleware/server-timing.ts";
 import type { Scenario, Seeded, Step, Vars } from "./scenarios.ts";
+import { parseServerTiming } from "./server-timing-header.ts";
 
 export interface LoadResult {
   requests: number;

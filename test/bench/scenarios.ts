@@ -5,7 +5,7 @@ import { findKeyWithTenantByHash } from "../../src/db/api-keys.ts";
 import type { Db } from "../../src/db/client.ts";
 import { findEventsPage } from "../../src/db/events.ts";
 import type { NewPaywall } from "../../src/db/paywalls.ts";
-import { deletePaywall, findPaywall, findPaywallsPage, insertPaywallWithinCap } from "../../src/db/paywalls.ts";
+import { deletePaywallRow, findPaywall, findPaywallsPage, insertPaywallWithinCap } from "../../src/db/paywalls.ts";
 import { findService, findServicesPage } from "../../src/db/services.ts";
 import { findTransactionsPage } from "../../src/db/transactions.ts";
 import { recordEvents, recordTransactions } from "../../src/ingest/ingest.ts";
@@ -329,7 +329,7 @@ const explainWrite = async (db: Db, seeded: Seeded) => {
   const id = row.id;
   await insertPaywallWithinCap(db, row, PAYWALL_CAP, service!.mode);
   await findPaywall(db, id);
-  await deletePaywall(db, id);
+  await deletePaywallRow(db, id);
 };
 
 export const REFERENCES: Scenario[] = [

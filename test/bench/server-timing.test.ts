@@ -5,8 +5,9 @@ import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client.ts";
 import { apiKeys, tenants } from "../../src/db/schema.ts";
-import { parseServerTiming, serverTiming } from "../../src/middleware/server-timing.ts";
+import { serverTiming } from "../../src/middleware/server-timing.ts";
 import type { AppEnv } from "../../src/types.ts";
+import { parseServerTiming } from "./server-timing-header.ts";
 
 const seen: Env[] = [];
 

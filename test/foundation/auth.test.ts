@@ -321,3 +321,32 @@ describe("GET /v1/me", () => {
     expect(stored?.last_used_at).toBeGreaterThan(0);
   });
 });
+
+describe("WWW-Authenticate on every 401 (RFC 6750)", () => {
+  it('no key → Bearer realm="api", without an error attribute', async () => {
+    const res = await api("/v1/me");
+    expect(res.status).toBe(401);
+    expect(res.headers.get("WWW-Authenticate")).toBe('Bearer realm="api"');
+  });
+
+  it.each([
+    ["a malformed key", async () => ({ headers: { authorization: "Bearer nope" } })],
+    ["two different keys", async () => ({ headers: { authorization: `Bearer ${unknownKey()}`, "x-api-key": unknownKey() } })],
+    ["a key nobody holds", async () => ({ key: unknownKey() })],
+    ["a revoked key", async () => ({ key: (await createApiKey({ status: "revoked" })).key })],
+    ["a paused key", async () => ({ key: (await createApiKey({ status: "paused" })).key })],
+    ["an expired key", async () => ({ key: (await createApiKey({ expiresAt: new Date(Date.now() - 1000) })).key })],
+  ])('%s → error="invalid_token"', async (_, options) => {
+    const res = await api("/v1/services", await options());
+    expect(res.status).toBe(401);
+    expect(res.headers.get("WWW-Authenticate")).toBe('Bearer realm="api", error="invalid_token"');
+  });
+
+  it("no other status carries it", async () => {
+    const { key } = await createApiKey({ scopes: [] });
+    for (const res of [await api("/v1/me", { key }), await api("/v1/services", { key }), await api("/v1/health")]) {
+      expect(res.status).not.toBe(401);
+      expect(res.headers.get("WWW-Authenticate")).toBeNull();
+    }
+  });
+});

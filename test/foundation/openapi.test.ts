@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it, vi } from "vitest";
 import { ERROR_STATUS } from "../../src/errors.ts";
 import { api } from "../support/client.ts";
 import { captureConsole } from "../support/console.ts";
+import { createApiKey } from "../support/factories.ts";
 
 beforeEach(() => {
   vi.restoreAllMocks();
@@ -109,5 +110,149 @@ describe("GET /docs", () => {
       }
     }
     expect(html).not.toMatch(/<script/i);
+  });
+});
+
+describe("the document's promises (operation ids, tags, headers, details, formats)", () => {
+  interface FullOperation extends Operation {
+    operationId?: string;
+    tags?: string[];
+    "x-scope"?: string;
+  }
+  interface FullDoc {
+    info: { contact?: { email?: string; url?: string }; license?: { name?: string } };
+    tags?: { name: string; description?: string }[];
+    paths: Record<string, Record<string, FullOperation>>;
+    components: {
+      headers?: Record<string, unknown>;
+      schemas: Record<string, { properties?: Record<string, { format?: string; anyOf?: { $ref?: string }[] }> }>;
+    };
+  }
+  const full = async () => (await getDoc()) as unknown as FullDoc;
+  const operations = (doc: FullDoc) =>
+    Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([m]) => METHODS.includes(m))
+        .map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, op })),
+    );
+
+  it("every operation has its stable camelCase operationId, each used once", async () => {
+    const ids = Object.fromEntries(operations(await full()).map(({ key, op }) => [key, op.operationId]));
+    expect(ids).toEqual({
+      "GET /v1/health": "getHealth",
+      "GET /v1/me": "getMe",
+      "POST /v1/services": "createService",
+      "GET /v1/services": "listServices",
+      "GET /v1/services/{id}": "getService",
+      "PATCH /v1/services/{id}": "updateService",
+      "DELETE /v1/services/{id}": "deleteService",
+      "POST /v1/paywalls": "createPaywall",
+      "GET /v1/paywalls": "listPaywalls",
+      "GET /v1/paywalls/{id}": "getPaywall",
+      "PATCH /v1/paywalls/{id}": "updatePaywall",
+      "DELETE /v1/paywalls/{id}": "deletePaywall",
+      "GET /v1/transactions": "listTransactions",
+      "GET /v1/transactions/{id}": "getTransaction",
+      "GET /v1/events": "listEvents",
+      "GET /v1/events/{id}": "getEvent",
+    });
+  });
+
+  it("lists every tag an operation uses, each with a description; names a contact and a license", async () => {
+    const doc = await full();
+    const declared = new Map((doc.tags ?? []).map((t) => [t.name, t.description]));
+    for (const { key, op } of operations(doc)) {
+      for (const tag of op.tags ?? []) expect(declared.get(tag), `${key}: tag ${tag}`).toBeTruthy();
+      expect(op.tags?.length, key).toBeGreaterThan(0);
+    }
+    expect(doc.info.contact?.email).toMatch(/@/);
+    expect(doc.info.license?.name).toBeTruthy();
+  });
+
+  it("states security on every operation: [] where no key is needed, and x-scope only behind a key", async () => {
+    for (const { key, op } of operations(await full())) {
+      expect(Array.isArray(op.security), key).toBe(true);
+      if (op.security?.length === 0) expect(op["x-scope"], key).toBeUndefined();
+    }
+    const doc = await full();
+    expect(doc.paths["/v1/health"]?.get?.security).toEqual([]);
+  });
+
+  it("declares X-Request-Id on every response, RateLimit-* on every 2xx/4xx, Retry-After on 429/503, WWW-Authenticate on 401", async () => {
+    const doc = await full();
+    for (const name of [
+      "X-Request-Id",
+      "RateLimit-Limit",
+      "RateLimit-Remaining",
+      "RateLimit-Reset",
+      "Retry-After",
+      "WWW-Authenticate",
+    ]) {
+      expect(doc.components.headers?.[name], name).toBeDefined();
+    }
+    for (const { key, op } of operations(doc)) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        const headers = Object.keys(response.headers ?? {});
+        const expected = ["X-Request-Id"];
+        if (Number(status) < 500) expected.push("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset");
+        if (status === "429" || status === "503") expected.push("Retry-After");
+        if (status === "401") expected.push("WWW-Authenticate");
+        expect(headers, `${key} ${status}`).toEqual(expect.arrayContaining(expected));
+      }
+      if (op.security?.length) expect(Object.keys(op.responses), key).toEqual(expect.arrayContaining(["401", "429", "503"]));
+    }
+  });
+
+  it("documents the shape of details for each code that has one", async () => {
+    const { components } = await full();
+    const details = components.schemas.Error?.properties?.details as { anyOf?: { $ref?: string }[]; description?: string };
+    const shapes = (details.anyOf ?? []).map((s) => s.$ref?.split("/").pop());
+    expect(shapes.sort()).toEqual([
+      "InsufficientScopeDetails",
+      "InvalidServiceDetails",
+      "SsrfBlockedDetails",
+      "ValidationErrorDetails",
+    ]);
+    for (const code of ["VALIDATION_ERROR", "SSRF_BLOCKED", "INVALID_SERVICE", "INSUFFICIENT_SCOPE"]) {
+      expect(details.description, code).toContain(code);
+    }
+    expect(Object.keys(components.schemas.InsufficientScopeDetails?.properties ?? {})).toEqual(["required", "granted"]);
+  });
+
+  it("keeps format on response fields: uri, email, date-time", async () => {
+    const { components } = await full();
+    const format = (schema: string, field: string) => components.schemas[schema]?.properties?.[field]?.format;
+    expect(format("Service", "baseUrl")).toBe("uri");
+    expect(format("Service", "contactEmail")).toBe("email");
+    expect(format("Service", "createdAt")).toBe("date-time");
+    expect(format("Paywall", "targetUrl")).toBe("uri");
+    expect(format("Paywall", "facilitatorUrl")).toBe("uri");
+    expect(format("Transaction", "settledAt")).toBe("date-time");
+  });
+
+  it("x-scope is the scope the runtime checks: a key without scopes is refused with details.required = x-scope", async () => {
+    const { key } = await createApiKey({ scopes: [] });
+    const checked: string[] = [];
+    for (const { key: op, op: operation } of operations(await full())) {
+      if (!operation.security?.length) continue;
+      const [method, template] = op.split(" ") as [string, string];
+      const res = await api(template.replace(/\{\w+\}/g, "x"), {
+        method,
+        key,
+        ...(method === "POST" || method === "PATCH" ? { body: {} } : {}),
+      });
+      const body = res.body as { code?: string; details?: { required?: string } };
+      if (operation["x-scope"]) {
+        expect({ op, status: res.status, required: body.details?.required }).toEqual({
+          op,
+          status: 403,
+          required: operation["x-scope"],
+        });
+        checked.push(op);
+      } else {
+        expect({ op, status: res.status }).toEqual({ op, status: 200 });
+      }
+    }
+    expect(checked.length).toBe(14);
   });
 });

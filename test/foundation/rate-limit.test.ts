@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { setKeyStatus } from "../../src/db/api-keys.ts";
-import type { RateLimitDecision } from "../../src/rate-limiter.ts";
+import type { RateLimitDecision } from "../../src/rate-limit/durable-object.ts";
 import { api } from "../support/client.ts";
 import { useTestClock } from "../support/clock.ts";
 import { captureConsole } from "../support/console.ts";

@@ -1,12 +1,13 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { findEvent, findEventsPage } from "../../db/events.ts";
-import { meta, pagination } from "../../envelope.ts";
-import type { AppEnv } from "../../types.ts";
+import { meta } from "../../envelope.ts";
+import { toEvent } from "../../history/records.ts";
+import { pagination } from "../../paging.ts";
+import type { ApiEnv } from "../../types.ts";
 import { assertFilterRefsOwned, assertOwned } from "../guards.ts";
 import type * as routes from "./routes.ts";
-import { toEvent } from "./serialize.ts";
 
-export const listEvents: RouteHandler<typeof routes.listEvents, AppEnv> = async (c) => {
+export const listEvents: RouteHandler<typeof routes.listEvents, ApiEnv> = async (c) => {
   const { limit, offset, ...filter } = c.req.valid("query");
   const tenantId = c.var.auth.tenant.id;
   await assertFilterRefsOwned(c.var.db, tenantId, filter);
@@ -17,7 +18,7 @@ export const listEvents: RouteHandler<typeof routes.listEvents, AppEnv> = async 
   );
 };
 
-export const getEvent: RouteHandler<typeof routes.getEvent, AppEnv> = async (c) => {
+export const getEvent: RouteHandler<typeof routes.getEvent, ApiEnv> = async (c) => {
   const row = assertOwned(await findEvent(c.var.db, c.req.valid("param").id), c.var.auth.tenant.id, "Event");
   return c.json({ data: toEvent(row), meta: meta(c) }, 200);
 };

@@ -1,38 +1,31 @@
-import { createRoute } from "@hono/zod-openapi";
-import { envelope, IdParamSchema } from "../../envelope.ts";
-import { requireScope } from "../../middleware/auth.ts";
-import { API_KEY_SECURITY, errorResponses, json, SCOPED_ERRORS } from "../../openapi.ts";
-import { EventListQuerySchema, EventListSchema, EventSchema } from "./schemas.ts";
+import { envelope } from "../../envelope.ts";
+import { EventSchema } from "../../history/records.ts";
+import { json, scopedRoute } from "../../openapi.ts";
+import { IdParamSchema } from "../schemas.ts";
+import { EventListQuerySchema, EventListSchema } from "./schemas.ts";
 
 const tags = ["Events"];
 
-export const listEvents = createRoute({
+export const listEvents = scopedRoute("events:read", {
+  operationId: "listEvents",
   method: "get",
   path: "/events",
   tags,
   summary: "List analytics events",
   description:
-    "Newest first. Filters: `eventType`, `paywallId`, `serviceId`, and an inclusive `from`/`to` range on createdAt. `meta.stats` counts each eventType over the whole filtered set. Scope: `events:read`.",
-  security: API_KEY_SECURITY,
-  middleware: [requireScope("events:read")] as const,
+    "Newest first. Filters: `eventType`, `paywallId`, `serviceId`, and an inclusive `from`/`to` range on createdAt. `meta.stats` counts each eventType over the whole filtered set.",
   request: { query: EventListQuerySchema },
-  responses: {
-    200: { description: "A page of events with stats", ...json(EventListSchema) },
-    ...errorResponses([...SCOPED_ERRORS, "VALIDATION_ERROR", "FORBIDDEN"]),
-  },
+  responses: { 200: { description: "A page of events with stats", ...json(EventListSchema) } },
+  errors: ["VALIDATION_ERROR", "FORBIDDEN"],
 });
 
-export const getEvent = createRoute({
+export const getEvent = scopedRoute("events:read", {
+  operationId: "getEvent",
   method: "get",
   path: "/events/{id}",
   tags,
   summary: "Get an event",
-  description: "Scope: `events:read`.",
-  security: API_KEY_SECURITY,
-  middleware: [requireScope("events:read")] as const,
   request: { params: IdParamSchema },
-  responses: {
-    200: { description: "The event", ...json(envelope(EventSchema)) },
-    ...errorResponses([...SCOPED_ERRORS, "VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND"]),
-  },
+  responses: { 200: { description: "The event", ...json(envelope(EventSchema)) } },
+  errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND"],
 });

@@ -1,29 +1,28 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { getConfig } from "../../config.ts";
+import { getConfig, keyRing } from "../../config.ts";
 import type { Db } from "../../db/client.ts";
 import { isForeignKeyViolation, isUniqueViolation } from "../../db/errors.ts";
-import * as db from "../../db/paywalls.ts";
+import { deletePaywallRow, findPaywall, findPaywallsPage, insertPaywallWithinCap, updatePaywallRow } from "../../db/paywalls.ts";
 import type { PaywallRow, ServiceRow, Tenant } from "../../db/schema.ts";
 import { findService } from "../../db/services.ts";
-import { meta, pagination } from "../../envelope.ts";
-import { ApiError } from "../../errors.ts";
+import { meta } from "../../envelope.ts";
+import { ApiError, invalid } from "../../errors.ts";
 import { newId } from "../../lib/ids.ts";
+import type { Issue } from "../../lib/issues.ts";
 import { commonMode, networksOutsideMode } from "../../lib/networks.ts";
 import { headersMaskedWithoutValue, sealHeaders } from "../../lib/secret-fields.ts";
-import type { AppEnv } from "../../types.ts";
-import { assertOwned, assertSafeUpstream, keyRing } from "../guards.ts";
+import { pagination } from "../../paging.ts";
+import type { ApiEnv } from "../../types.ts";
+import { assertOwned, assertSafeUpstream } from "../guards.ts";
 import type * as routes from "./routes.ts";
 import { HTTP_METHODS } from "./schemas.ts";
 import { toPaywall } from "./serialize.ts";
 
 export const DEFAULT_TIMEOUT_MS = 60_000;
 
-type Issue = { path: string; message: string };
-const invalid = (details: Issue[]) => new ApiError("VALIDATION_ERROR", "The request is not valid", { details });
-
 /** The service a paywall points at: it must exist and belong to the tenant. */
-async function ownService(database: Db, serviceId: string, tenantId: string): Promise<ServiceRow> {
-  const service = await findService(database, serviceId);
+async function ownService(db: Db, serviceId: string, tenantId: string): Promise<ServiceRow> {
+  const service = await findService(db, serviceId);
   if (!service || service.tenantId !== tenantId) {
     throw new ApiError("INVALID_SERVICE", "serviceId does not name one of your services", { details: { serviceId } });
   }
@@ -93,13 +92,13 @@ function conflictOnDuplicateSlug(err: unknown): never {
  * the request is judged again against the service as it is now (a 400 naming the networks, as it would be if
  * sent now), or a retryable conflict if it would pass.
  */
-async function staleServiceError(database: Db, target: Target, tenantId: string, sent: Partial<Record<keyof Target, unknown>>) {
-  const fresh = target.serviceId ? await ownService(database, target.serviceId, tenantId) : undefined;
+async function staleServiceError(db: Db, target: Target, tenantId: string, sent: Partial<Record<keyof Target, unknown>>) {
+  const fresh = target.serviceId ? await ownService(db, target.serviceId, tenantId) : undefined;
   const issues = targetIssues(target, fresh, sent);
   return issues.length > 0 ? invalid(issues) : new ApiError("CONFLICT", "The service changed during the request; retry it");
 }
 
-export const createPaywall: RouteHandler<typeof routes.createPaywall, AppEnv> = async (c) => {
+export const createPaywall: RouteHandler<typeof routes.createPaywall, ApiEnv> = async (c) => {
   const body = c.req.valid("json");
   const tenant = c.var.auth.tenant;
   const config = getConfig(c.env);
@@ -117,38 +116,36 @@ export const createPaywall: RouteHandler<typeof routes.createPaywall, AppEnv> = 
 
   const id = newId("pw");
   const now = new Date();
-  const outcome = await db
-    .insertPaywallWithinCap(
-      c.var.db,
-      {
-        id,
-        tenantId: tenant.id,
-        serviceId: target.serviceId,
-        slug: body.slug,
-        name: body.name,
-        description: body.description ?? null,
-        targetType: target.targetType,
-        targetUrl: target.targetType === "PROXY" ? target.targetUrl : null,
-        targetRoute: target.targetType === "ROUTE" ? target.targetRoute : null,
-        price: body.price,
-        currency: body.currency,
-        networks: body.networks,
-        merchantWallet: tenant.walletAddress,
-        timeout: body.timeout ?? DEFAULT_TIMEOUT_MS,
-        allowedMethods: body.allowedMethods ?? [...HTTP_METHODS],
-        allowedHeaders: [],
-        fulfillmentMode: body.fulfillmentMode,
-        enabled: body.enabled ?? true,
-        headers: body.headers ? await sealHeaders(keyRing(c.env), { tenantId: tenant.id, paywallId: id }, body.headers) : null,
-        queryParams: body.queryParams ?? null,
-        cacheRules: body.cacheRules ?? null,
-        createdAt: now,
-        updatedAt: now,
-      },
-      config.maxPaywallsPerTenant,
-      service?.mode,
-    )
-    .catch(conflictOnDuplicateSlug);
+  const outcome = await insertPaywallWithinCap(
+    c.var.db,
+    {
+      id,
+      tenantId: tenant.id,
+      serviceId: target.serviceId,
+      slug: body.slug,
+      name: body.name,
+      description: body.description ?? null,
+      targetType: target.targetType,
+      targetUrl: target.targetType === "PROXY" ? target.targetUrl : null,
+      targetRoute: target.targetType === "ROUTE" ? target.targetRoute : null,
+      price: body.price,
+      currency: body.currency,
+      networks: body.networks,
+      merchantWallet: tenant.walletAddress,
+      timeout: body.timeout ?? DEFAULT_TIMEOUT_MS,
+      allowedMethods: body.allowedMethods ?? [...HTTP_METHODS],
+      allowedHeaders: [],
+      fulfillmentMode: body.fulfillmentMode,
+      enabled: body.enabled ?? true,
+      headers: body.headers ? await sealHeaders(keyRing(c.env), { tenantId: tenant.id, paywallId: id }, body.headers) : null,
+      queryParams: body.queryParams ?? null,
+      cacheRules: body.cacheRules ?? null,
+      createdAt: now,
+      updatedAt: now,
+    },
+    config.maxPaywallsPerTenant,
+    service?.mode,
+  ).catch(conflictOnDuplicateSlug);
   if ("refused" in outcome) {
     if (outcome.refused === "service-mode") throw await staleServiceError(c.var.db, target, tenant.id, body);
     throw new ApiError(
@@ -159,12 +156,12 @@ export const createPaywall: RouteHandler<typeof routes.createPaywall, AppEnv> = 
   return c.json({ data: toPaywall(outcome.row, config), meta: meta(c) }, 201);
 };
 
-export const listPaywalls: RouteHandler<typeof routes.listPaywalls, AppEnv> = async (c) => {
+export const listPaywalls: RouteHandler<typeof routes.listPaywalls, ApiEnv> = async (c) => {
   const { limit, offset, serviceId, enabled } = c.req.valid("query");
   const tenantId = c.var.auth.tenant.id;
   if (serviceId) assertOwned(await findService(c.var.db, serviceId), tenantId, "Service");
   const config = getConfig(c.env);
-  const page = await db.findPaywallsPage(c.var.db, tenantId, { limit, offset }, { serviceId, enabled });
+  const page = await findPaywallsPage(c.var.db, tenantId, { limit, offset }, { serviceId, enabled });
   return c.json(
     {
       data: page.rows.map((row) => toPaywall(row, config)),
@@ -174,8 +171,8 @@ export const listPaywalls: RouteHandler<typeof routes.listPaywalls, AppEnv> = as
   );
 };
 
-export const getPaywall: RouteHandler<typeof routes.getPaywall, AppEnv> = async (c) => {
-  const row = assertOwned(await db.findPaywall(c.var.db, c.req.valid("param").id), c.var.auth.tenant.id, "Paywall");
+export const getPaywall: RouteHandler<typeof routes.getPaywall, ApiEnv> = async (c) => {
+  const row = assertOwned(await findPaywall(c.var.db, c.req.valid("param").id), c.var.auth.tenant.id, "Paywall");
   return c.json({ data: toPaywall(row, getConfig(c.env)), meta: meta(c) }, 200);
 };
 
@@ -187,11 +184,11 @@ function ownWallet(tenant: Tenant, wallet: string): string {
   return own;
 }
 
-export const updatePaywall: RouteHandler<typeof routes.updatePaywall, AppEnv> = async (c) => {
+export const updatePaywall: RouteHandler<typeof routes.updatePaywall, ApiEnv> = async (c) => {
   const patch = c.req.valid("json");
   const { id } = c.req.valid("param");
   const tenant = c.var.auth.tenant;
-  const existing = assertOwned(await db.findPaywall(c.var.db, id), tenant.id, "Paywall");
+  const existing = assertOwned(await findPaywall(c.var.db, id), tenant.id, "Paywall");
 
   const target: Target = {
     targetType: patch.targetType ?? existing.targetType,
@@ -212,32 +209,30 @@ export const updatePaywall: RouteHandler<typeof routes.updatePaywall, AppEnv> = 
         ? null
         : await sealHeaders(keyRing(c.env), { tenantId: tenant.id, paywallId: id }, patch.headers, existing.headers ?? []);
 
-  const row = await db
-    .updatePaywall(
-      c.var.db,
-      id,
-      {
-        ...patch,
-        targetUrl: target.targetType === "PROXY" ? target.targetUrl : null,
-        targetRoute: target.targetType === "ROUTE" ? target.targetRoute : null,
-        ...(merchantWallet === undefined ? {} : { merchantWallet }),
-        ...(headers === undefined ? {} : { headers }),
-        updatedAt: new Date(),
-      },
-      service && { serviceId: service.id, mode: service.mode },
-    )
-    .catch(conflictOnDuplicateSlug);
+  const row = await updatePaywallRow(
+    c.var.db,
+    id,
+    {
+      ...patch,
+      targetUrl: target.targetType === "PROXY" ? target.targetUrl : null,
+      targetRoute: target.targetType === "ROUTE" ? target.targetRoute : null,
+      ...(merchantWallet === undefined ? {} : { merchantWallet }),
+      ...(headers === undefined ? {} : { headers }),
+      updatedAt: new Date(),
+    },
+    service && { serviceId: service.id, mode: service.mode },
+  ).catch(conflictOnDuplicateSlug);
   if (!row) {
     // Gone meanwhile, or (with a service) the service's mode changed after the check.
-    if (!service || !(await db.findPaywall(c.var.db, id))) throw new ApiError("NOT_FOUND", "Paywall not found");
+    if (!service || !(await findPaywall(c.var.db, id))) throw new ApiError("NOT_FOUND", "Paywall not found");
     throw await staleServiceError(c.var.db, target, tenant.id, patch);
   }
   return c.json({ data: toPaywall(row, getConfig(c.env)), meta: meta(c) }, 200);
 };
 
-export const deletePaywall: RouteHandler<typeof routes.deletePaywall, AppEnv> = async (c) => {
+export const deletePaywall: RouteHandler<typeof routes.deletePaywall, ApiEnv> = async (c) => {
   const { id } = c.req.valid("param");
-  assertOwned(await db.findPaywall(c.var.db, id), c.var.auth.tenant.id, "Paywall");
-  if (!(await db.deletePaywall(c.var.db, id))) throw new ApiError("NOT_FOUND", "Paywall not found");
+  assertOwned(await findPaywall(c.var.db, id), c.var.auth.tenant.id, "Paywall");
+  if (!(await deletePaywallRow(c.var.db, id))) throw new ApiError("NOT_FOUND", "Paywall not found");
   return c.json({ data: { id, deleted: true as const }, meta: meta(c) }, 200);
 };

@@ -1,101 +1,66 @@
-import { createRoute } from "@hono/zod-openapi";
-import { DeletedSchema, envelope, IdParamSchema, listEnvelope } from "../../envelope.ts";
-import { requireScope } from "../../middleware/auth.ts";
-import { API_KEY_SECURITY, errorResponses, json, SCOPED_ERRORS } from "../../openapi.ts";
+import { DeletedSchema, envelope, listEnvelope } from "../../envelope.ts";
+import { json, scopedRoute } from "../../openapi.ts";
+import { IdParamSchema } from "../schemas.ts";
 import { PaywallCreateSchema, PaywallListQuerySchema, PaywallSchema, PaywallUpdateSchema } from "./schemas.ts";
 
 const tags = ["Paywalls"];
 
-export const createPaywall = createRoute({
+export const createPaywall = scopedRoute("paywalls:write", {
+  operationId: "createPaywall",
   method: "post",
   path: "/paywalls",
   tags,
   summary: "Create a paywall",
   description:
-    "Prices a route. `merchantWallet` is set to the tenant's primary wallet; networks must match the service's mode. A slug already used in the service is `409 CONFLICT`. Scope: `paywalls:write`.",
-  security: API_KEY_SECURITY,
-  middleware: [requireScope("paywalls:write")] as const,
+    "Prices a route. `merchantWallet` is set to the tenant's primary wallet; networks must match the service's mode. A slug already used in the service is `409 CONFLICT`.",
   request: { body: { ...json(PaywallCreateSchema), required: true } },
-  responses: {
-    201: { description: "The new paywall", ...json(envelope(PaywallSchema)) },
-    ...errorResponses(
-      [...SCOPED_ERRORS, "VALIDATION_ERROR", "SSRF_BLOCKED", "INVALID_SERVICE", "CONFLICT", "BETA_LIMIT_PAYWALLS"],
-      {
-        body: true,
-      },
-    ),
-  },
+  responses: { 201: { description: "The new paywall", ...json(envelope(PaywallSchema)) } },
+  errors: ["VALIDATION_ERROR", "SSRF_BLOCKED", "INVALID_SERVICE", "CONFLICT", "BETA_LIMIT_PAYWALLS"],
 });
 
-export const listPaywalls = createRoute({
+export const listPaywalls = scopedRoute("paywalls:read", {
+  operationId: "listPaywalls",
   method: "get",
   path: "/paywalls",
   tags,
   summary: "List paywalls",
-  description: "Newest first; filter by `serviceId` and `enabled`. Scope: `paywalls:read`.",
-  security: API_KEY_SECURITY,
-  middleware: [requireScope("paywalls:read")] as const,
+  description: "Newest first; filter by `serviceId` and `enabled`.",
   request: { query: PaywallListQuerySchema },
-  responses: {
-    200: { description: "A page of paywalls", ...json(listEnvelope(PaywallSchema)) },
-    ...errorResponses([...SCOPED_ERRORS, "VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND"]),
-  },
+  responses: { 200: { description: "A page of paywalls", ...json(listEnvelope(PaywallSchema)) } },
+  errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND"],
 });
 
-export const getPaywall = createRoute({
+export const getPaywall = scopedRoute("paywalls:read", {
+  operationId: "getPaywall",
   method: "get",
   path: "/paywalls/{id}",
   tags,
   summary: "Get a paywall",
-  description: "Scope: `paywalls:read`.",
-  security: API_KEY_SECURITY,
-  middleware: [requireScope("paywalls:read")] as const,
   request: { params: IdParamSchema },
-  responses: {
-    200: { description: "The paywall", ...json(envelope(PaywallSchema)) },
-    ...errorResponses([...SCOPED_ERRORS, "VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND"]),
-  },
+  responses: { 200: { description: "The paywall", ...json(envelope(PaywallSchema)) } },
+  errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND"],
 });
 
-export const updatePaywall = createRoute({
+export const updatePaywall = scopedRoute("paywalls:write", {
+  operationId: "updatePaywall",
   method: "patch",
   path: "/paywalls/{id}",
   tags,
   summary: "Update a paywall",
   description:
-    "Partial update, validated as a whole. `networks` and `headers` replace the stored lists; `serviceId: null` detaches the paywall. Scope: `paywalls:write`.",
-  security: API_KEY_SECURITY,
-  middleware: [requireScope("paywalls:write")] as const,
+    "Partial update, validated as a whole. `networks` and `headers` replace the stored lists; `serviceId: null` detaches the paywall.",
   request: { params: IdParamSchema, body: { ...json(PaywallUpdateSchema), required: true } },
-  responses: {
-    200: { description: "The updated paywall", ...json(envelope(PaywallSchema)) },
-    ...errorResponses(
-      [
-        ...SCOPED_ERRORS,
-        "VALIDATION_ERROR",
-        "SSRF_BLOCKED",
-        "INVALID_SERVICE",
-        "INVALID_WALLET",
-        "CONFLICT",
-        "FORBIDDEN",
-        "NOT_FOUND",
-      ],
-      { body: true },
-    ),
-  },
+  responses: { 200: { description: "The updated paywall", ...json(envelope(PaywallSchema)) } },
+  errors: ["VALIDATION_ERROR", "SSRF_BLOCKED", "INVALID_SERVICE", "INVALID_WALLET", "CONFLICT", "FORBIDDEN", "NOT_FOUND"],
 });
 
-export const deletePaywall = createRoute({
+export const deletePaywall = scopedRoute("paywalls:write", {
+  operationId: "deletePaywall",
   method: "delete",
   path: "/paywalls/{id}",
   tags,
   summary: "Delete a paywall",
-  description: "Scope: `paywalls:write`.",
-  security: API_KEY_SECURITY,
-  middleware: [requireScope("paywalls:write")] as const,
   request: { params: IdParamSchema },
-  responses: {
-    200: { description: "Deleted", ...json(envelope(DeletedSchema)) },
-    ...errorResponses([...SCOPED_ERRORS, "VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND"]),
-  },
+  responses: { 200: { description: "Deleted", ...json(envelope(DeletedSchema)) } },
+  errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND"],
 });

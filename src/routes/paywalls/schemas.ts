@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { PageQuerySchema } from "../../envelope.ts";
 import { isValidPrice, PRICE_PATTERN } from "../../lib/price.ts";
+import { PageQuerySchema } from "../../paging.ts";
 import {
   BoundedJsonObjectSchema,
   NetworkIdSchema,
@@ -153,7 +153,7 @@ export const PaywallSchema = z
     name: z.string(),
     description: z.string().nullable(),
     targetType: z.enum(["PROXY", "ROUTE"]),
-    targetUrl: z.string().nullable(),
+    targetUrl: z.string().nullable().openapi({ format: "uri" }),
     targetRoute: z.string().nullable(),
     routePattern: z.string().nullable(),
     price: z.string(),
@@ -161,7 +161,7 @@ export const PaywallSchema = z
     network: NetworkIdSchema,
     networks: z.array(NetworkIdSchema),
     merchantWallet: z.string(),
-    facilitatorUrl: z.string(),
+    facilitatorUrl: z.string().openapi({ format: "uri" }),
     timeout: z.int(),
     validityWindow: z.int().openapi({ description: "Seconds a payment authorization stays valid" }),
     allowedMethods: z.array(z.enum(HTTP_METHODS)),
@@ -173,7 +173,10 @@ export const PaywallSchema = z
     cacheRules: z.record(z.string(), z.unknown()).nullable(),
     serviceId: z.string().nullable(),
     userId: z.string(),
-    paymentUrls: z.object({ x402: z.string().nullable(), mpp: z.string().nullable() }),
+    paymentUrls: z.object({
+      x402: z.string().nullable().openapi({ format: "uri" }),
+      mpp: z.string().nullable().openapi({ format: "uri" }),
+    }),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })

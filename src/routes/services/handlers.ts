@@ -1,24 +1,30 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { getConfig } from "../../config.ts";
+import { getConfig, keyRing } from "../../config.ts";
 import type { Db } from "../../db/client.ts";
 import type { Mode, StoredAuthConfig } from "../../db/schema.ts";
-import * as db from "../../db/services.ts";
-import { meta, pagination } from "../../envelope.ts";
-import { ApiError } from "../../errors.ts";
+import {
+  deleteServiceRow,
+  findPaywallsOfService,
+  findService,
+  findServicesPage,
+  findServiceWithPaywalls,
+  insertServiceWithinCap,
+  updateServiceRow,
+} from "../../db/services.ts";
+import { meta } from "../../envelope.ts";
+import { ApiError, invalid } from "../../errors.ts";
 import { type AuthMethod, authConfigIssues } from "../../lib/auth-config.ts";
 import { newId } from "../../lib/ids.ts";
 import { NETWORKS_BY_MODE, networksOutsideMode } from "../../lib/networks.ts";
 import { sealAuthConfig } from "../../lib/secret-fields.ts";
-import type { AppEnv } from "../../types.ts";
-import { assertOwned, assertSafeUpstream, keyRing } from "../guards.ts";
+import { pagination } from "../../paging.ts";
+import type { ApiEnv } from "../../types.ts";
+import { assertOwned, assertSafeUpstream } from "../guards.ts";
 import type * as routes from "./routes.ts";
 import type { ServiceUpdate } from "./schemas.ts";
 import { toService } from "./serialize.ts";
 
-const invalid = (details: { path: string; message: string }[]) =>
-  new ApiError("VALIDATION_ERROR", "The request is not valid", { details });
-
-export const createService: RouteHandler<typeof routes.createService, AppEnv> = async (c) => {
+export const createService: RouteHandler<typeof routes.createService, ApiEnv> = async (c) => {
   const body = c.req.valid("json");
   const tenantId = c.var.auth.tenant.id;
   const config = getConfig(c.env);
@@ -29,7 +35,7 @@ export const createService: RouteHandler<typeof routes.createService, AppEnv> = 
 
   const id = newId("svc");
   const now = new Date();
-  const row = await db.insertServiceWithinCap(
+  const row = await insertServiceWithinCap(
     c.var.db,
     {
       id,
@@ -63,10 +69,10 @@ export const createService: RouteHandler<typeof routes.createService, AppEnv> = 
   return c.json({ data: toService(row, [], config), meta: meta(c) }, 201);
 };
 
-export const listServices: RouteHandler<typeof routes.listServices, AppEnv> = async (c) => {
+export const listServices: RouteHandler<typeof routes.listServices, ApiEnv> = async (c) => {
   const { limit, offset, mode } = c.req.valid("query");
   const config = getConfig(c.env);
-  const page = await db.findServicesPage(c.var.db, c.var.auth.tenant.id, { limit, offset }, { mode });
+  const page = await findServicesPage(c.var.db, c.var.auth.tenant.id, { limit, offset }, { mode });
   return c.json(
     {
       data: page.items.map(({ service, paywalls }) => toService(service, paywalls, config)),
@@ -76,8 +82,8 @@ export const listServices: RouteHandler<typeof routes.listServices, AppEnv> = as
   );
 };
 
-export const getService: RouteHandler<typeof routes.getService, AppEnv> = async (c) => {
-  const found = await db.findServiceWithPaywalls(c.var.db, c.req.valid("param").id);
+export const getService: RouteHandler<typeof routes.getService, ApiEnv> = async (c) => {
+  const found = await findServiceWithPaywalls(c.var.db, c.req.valid("param").id);
   const service = assertOwned(found?.service, c.var.auth.tenant.id, "Service");
   return c.json({ data: toService(service, found?.paywalls ?? [], getConfig(c.env)), meta: meta(c) }, 200);
 };
@@ -99,10 +105,8 @@ async function nextAuthConfig(
 }
 
 /** A mode change must not leave a paywall of the service with networks of the other mode: 400 naming them. */
-async function assertNoOrphans(database: Db, serviceId: string, mode: Mode): Promise<void> {
-  const orphans = (await db.findPaywallsOfService(database, serviceId)).filter(
-    (p) => networksOutsideMode(p.networks, mode).length > 0,
-  );
+async function assertNoOrphans(db: Db, serviceId: string, mode: Mode): Promise<void> {
+  const orphans = (await findPaywallsOfService(db, serviceId)).filter((p) => networksOutsideMode(p.networks, mode).length > 0);
   if (orphans.length > 0) {
     throw invalid(
       orphans.map((p) => ({
@@ -113,11 +117,11 @@ async function assertNoOrphans(database: Db, serviceId: string, mode: Mode): Pro
   }
 }
 
-export const updateService: RouteHandler<typeof routes.updateService, AppEnv> = async (c) => {
+export const updateService: RouteHandler<typeof routes.updateService, ApiEnv> = async (c) => {
   const patch = c.req.valid("json");
   const { id } = c.req.valid("param");
   const tenantId = c.var.auth.tenant.id;
-  const existing = assertOwned(await db.findService(c.var.db, id), tenantId, "Service");
+  const existing = assertOwned(await findService(c.var.db, id), tenantId, "Service");
   if (patch.baseUrl !== undefined) assertSafeUpstream("baseUrl", patch.baseUrl);
 
   const mode = patch.mode ?? existing.mode;
@@ -135,7 +139,7 @@ export const updateService: RouteHandler<typeof routes.updateService, AppEnv> = 
   const authConfig = await nextAuthConfig(c.env, { tenantId, serviceId: id }, patch, existing.authConfig, existing.authMethod);
 
   const { authConfig: _ignored, ...fields } = patch;
-  const updated = await db.updateService(
+  const updated = await updateServiceRow(
     c.var.db,
     id,
     {
@@ -147,16 +151,16 @@ export const updateService: RouteHandler<typeof routes.updateService, AppEnv> = 
   );
   if (!updated) {
     // Gone meanwhile, or a paywall of the old mode was written after the check: judged again as it is now.
-    if (!(await db.findService(c.var.db, id))) throw new ApiError("NOT_FOUND", "Service not found");
+    if (!(await findService(c.var.db, id))) throw new ApiError("NOT_FOUND", "Service not found");
     await assertNoOrphans(c.var.db, id, mode);
     throw new ApiError("CONFLICT", "The service's paywalls changed during the request; retry it");
   }
   return c.json({ data: toService(updated.service, updated.paywalls, getConfig(c.env)), meta: meta(c) }, 200);
 };
 
-export const deleteService: RouteHandler<typeof routes.deleteService, AppEnv> = async (c) => {
+export const deleteService: RouteHandler<typeof routes.deleteService, ApiEnv> = async (c) => {
   const { id } = c.req.valid("param");
-  assertOwned(await db.findService(c.var.db, id), c.var.auth.tenant.id, "Service");
-  if (!(await db.deleteService(c.var.db, id))) throw new ApiError("NOT_FOUND", "Service not found");
+  assertOwned(await findService(c.var.db, id), c.var.auth.tenant.id, "Service");
+  if (!(await deleteServiceRow(c.var.db, id))) throw new ApiError("NOT_FOUND", "Service not found");
   return c.json({ data: { id, deleted: true as const }, meta: meta(c) }, 200);
 };

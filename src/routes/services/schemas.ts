@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { PageQuerySchema } from "../../envelope.ts";
 import { AUTH_METHODS } from "../../lib/auth-config.ts";
 import { modeOfNetwork } from "../../lib/networks.ts";
+import { PageQuerySchema } from "../../paging.ts";
 import { PaywallSchema } from "../paywalls/schemas.ts";
 import {
   ModeSchema,
@@ -104,12 +104,12 @@ export const ServiceSchema = z
     id: z.string().openapi({ example: "svc_3f9a0c1d2e4b5a6978c0d1e2" }),
     name: z.string(),
     description: z.string().nullable(),
-    baseUrl: z.string(),
+    baseUrl: z.string().openapi({ format: "uri" }),
     authMethod: z.enum(AUTH_METHODS),
     authConfig: z.record(z.string(), z.string()).openapi({ example: { bearerToken: "***" } }),
     networks: z.array(NetworkIdSchema),
     mode: ModeSchema,
-    contactEmail: z.string().nullable(),
+    contactEmail: z.string().nullable().openapi({ format: "email" }),
     categories: z.array(z.string()),
     docsHomepage: z.string().nullable(),
     docsApiReference: z.string().nullable(),

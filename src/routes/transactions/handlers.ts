@@ -1,12 +1,13 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { findTransaction, findTransactionsPage } from "../../db/transactions.ts";
-import { meta, pagination } from "../../envelope.ts";
-import type { AppEnv } from "../../types.ts";
+import { meta } from "../../envelope.ts";
+import { toTransaction } from "../../history/records.ts";
+import { pagination } from "../../paging.ts";
+import type { ApiEnv } from "../../types.ts";
 import { assertFilterRefsOwned, assertOwned } from "../guards.ts";
 import type * as routes from "./routes.ts";
-import { toTransaction } from "./serialize.ts";
 
-export const listTransactions: RouteHandler<typeof routes.listTransactions, AppEnv> = async (c) => {
+export const listTransactions: RouteHandler<typeof routes.listTransactions, ApiEnv> = async (c) => {
   const { limit, offset, ...filter } = c.req.valid("query");
   const tenantId = c.var.auth.tenant.id;
   await assertFilterRefsOwned(c.var.db, tenantId, filter);
@@ -17,7 +18,7 @@ export const listTransactions: RouteHandler<typeof routes.listTransactions, AppE
   );
 };
 
-export const getTransaction: RouteHandler<typeof routes.getTransaction, AppEnv> = async (c) => {
+export const getTransaction: RouteHandler<typeof routes.getTransaction, ApiEnv> = async (c) => {
   const row = assertOwned(await findTransaction(c.var.db, c.req.valid("param").id), c.var.auth.tenant.id, "Transaction");
   return c.json({ data: toTransaction(row), meta: meta(c) }, 200);
 };

@@ -1,38 +1,31 @@
-import { createRoute } from "@hono/zod-openapi";
-import { envelope, IdParamSchema, listEnvelope } from "../../envelope.ts";
-import { requireScope } from "../../middleware/auth.ts";
-import { API_KEY_SECURITY, errorResponses, json, SCOPED_ERRORS } from "../../openapi.ts";
-import { TransactionListQuerySchema, TransactionSchema } from "./schemas.ts";
+import { envelope, listEnvelope } from "../../envelope.ts";
+import { TransactionSchema } from "../../history/records.ts";
+import { json, scopedRoute } from "../../openapi.ts";
+import { IdParamSchema } from "../schemas.ts";
+import { TransactionListQuerySchema } from "./schemas.ts";
 
 const tags = ["Transactions"];
 
-export const listTransactions = createRoute({
+export const listTransactions = scopedRoute("transactions:read", {
+  operationId: "listTransactions",
   method: "get",
   path: "/transactions",
   tags,
   summary: "List payment transactions",
   description:
-    "Newest first. Filters: `status`, `paywallId`, `serviceId`, `network`, `protocol`, and an inclusive `from`/`to` range on createdAt. Scope: `transactions:read`.",
-  security: API_KEY_SECURITY,
-  middleware: [requireScope("transactions:read")] as const,
+    "Newest first. Filters: `status`, `paywallId`, `serviceId`, `network`, `protocol`, and an inclusive `from`/`to` range on createdAt.",
   request: { query: TransactionListQuerySchema },
-  responses: {
-    200: { description: "A page of transactions", ...json(listEnvelope(TransactionSchema)) },
-    ...errorResponses([...SCOPED_ERRORS, "VALIDATION_ERROR", "FORBIDDEN"]),
-  },
+  responses: { 200: { description: "A page of transactions", ...json(listEnvelope(TransactionSchema)) } },
+  errors: ["VALIDATION_ERROR", "FORBIDDEN"],
 });
 
-export const getTransaction = createRoute({
+export const getTransaction = scopedRoute("transactions:read", {
+  operationId: "getTransaction",
   method: "get",
   path: "/transactions/{id}",
   tags,
   summary: "Get a transaction",
-  description: "Scope: `transactions:read`.",
-  security: API_KEY_SECURITY,
-  middleware: [requireScope("transactions:read")] as const,
   request: { params: IdParamSchema },
-  responses: {
-    200: { description: "The transaction", ...json(envelope(TransactionSchema)) },
-    ...errorResponses([...SCOPED_ERRORS, "VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND"]),
-  },
+  responses: { 200: { description: "The transaction", ...json(envelope(TransactionSchema)) } },
+  errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND"],
 });

@@ -1,8 +1,11 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { getConfig } from "../config.ts";
 import { ApiError } from "../errors.ts";
-import type { RateLimitDecision } from "../rate-limiter.ts";
-import type { AppEnv } from "../types.ts";
+import type { AccessLogVariables } from "../middleware/access-log.ts";
+import type { AuthVariables } from "../middleware/auth.ts";
+import type { RateLimitDecision } from "./durable-object.ts";
+
+export type RateLimitVariables = { rateLimit: RateLimitDecision };
 
 /** Keys known to be over their limit in this isolate, until their window resets: denied without calling the object. */
 const deniedUntil = new Map<string, number>();
@@ -30,7 +33,10 @@ function setRateLimitHeaders(c: Context, d: RateLimitDecision, now: number) {
  * Counts the request against its key's exact per-window quota in the key's Durable Object.
  * If the object cannot answer (after one retry of a retryable error) the request fails closed with 503.
  */
-export function rateLimit(): MiddlewareHandler<AppEnv> {
+export function rateLimit(): MiddlewareHandler<{
+  Bindings: Env;
+  Variables: AuthVariables & RateLimitVariables & AccessLogVariables;
+}> {
   return async function rateLimit(c, next) {
     const { max, windowMs } = getConfig(c.env).rateLimit;
     const keyId = c.var.auth.keyId;
