@@ -1,6 +1,7 @@
 import type { Hook } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { ZodError } from "zod";
 import { isDatabaseFailure } from "./db/errors.ts";
 import { meta } from "./envelope.ts";
@@ -55,5 +56,5 @@ export function renderError(err: unknown, c: Context<AppEnv>): Response {
     ...(apiError.details === undefined ? {} : { details: apiError.details }),
     meta: meta(c),
   };
-  return c.json(body, apiError.status);
+  return c.json(body, apiError.status as ContentfulStatusCode); // 499 is not in Hono's list of known statuses
 }
