@@ -32,6 +32,15 @@ export default defineConfig(async () => ({
   // FUZZ_RUNS, FUZZ_MODEL_RUNS, FUZZ_MODEL_COMMANDS, FUZZ_SEED: larger or reproducible adversarial runs (see README).
   envPrefix: ["VITE_", "FUZZ_"],
   test: {
+    projects: [
+      // Inside workerd (the plugin above): everything but the browser tests.
+      { extends: true, test: { name: "workerd", exclude: ["test/browser/**", "**/node_modules/**"] } },
+      // In Node: the production bundle in Miniflare on real sockets, and a headless Chromium (test/browser/support).
+      {
+        extends: false,
+        test: { name: "browser", include: ["test/browser/**/*.test.ts"], testTimeout: 60_000, hookTimeout: 180_000 },
+      },
+    ],
     // The Worker's access log prints a JSON line per request; keep the test output to what tests print themselves.
     onConsoleLog: (log: string) => !log.startsWith('{"requestId":"req_'),
     setupFiles: ["./test/support/setup.ts", "./test/support/canary-scan.ts"],

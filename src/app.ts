@@ -3,14 +3,21 @@ import { renderError } from "./error-handler.ts";
 import { ApiError } from "./errors.ts";
 import { accessLog } from "./middleware/access-log.ts";
 import { authenticate } from "./middleware/auth.ts";
+import { corsPolicy } from "./middleware/cors.ts";
 import { database } from "./middleware/database.ts";
-import { limitBody, noStore, requireJsonBody } from "./middleware/request-guards.ts";
+import {
+  declaredQueryFrom,
+  noStore,
+  readJsonBody,
+  refuseDeclaredOversize,
+  refuseKeyInUrl,
+  strictQuery,
+} from "./middleware/request-guards.ts";
 import { requestId } from "./middleware/request-id.ts";
 import { serverTiming } from "./middleware/server-timing.ts";
 import { registerComponents } from "./openapi.ts";
 import { rateLimit } from "./rate-limit/middleware.ts";
 import { createRouter } from "./router.ts";
-import { docsPage } from "./routes/docs.ts";
 import { eventsRouter } from "./routes/events/index.ts";
 import { healthRouter } from "./routes/health.ts";
 import { meRouter } from "./routes/me.ts";
@@ -52,17 +59,25 @@ const DOCUMENT = {
 export function createApp() {
   const app = createRouter<AppEnv>();
 
-  app.use("*", requestId(), accessLog(), secureHeaders(), noStore());
+  const declaredQuery = declaredQueryFrom(app.openAPIRegistry);
+
+  // Preflights are answered by the CORS policy, before anything that could refuse them.
+  app.use("*", requestId(), accessLog(), secureHeaders(), noStore(), corsPolicy());
   app.use("*", serverTiming()); // SERVER_TIMING=on only: D1/DO accounting header
-  // Only the methods whose body a route reads; a body sent with GET or DELETE is ignored.
-  app.on(["POST", "PATCH", "PUT"], "/v1/*", limitBody(), requireJsonBody());
+  // Checks that read no body and no database: a key in the URL, a declared Content-Length over the limit.
+  app.use("/v1/*", refuseKeyInUrl());
+  app.on(["POST", "PATCH", "PUT"], "/v1/*", refuseDeclaredOversize());
   app.use("/v1/*", database());
 
   // Registered before `authenticate`, so it answers without a key.
+  app.use("/v1/*", strictQuery(declaredQuery, "without key"));
   app.route("/v1", healthRouter);
 
-  // Order per request: key → state → IP allowlist → rate limit; each route then checks its scope.
-  app.use("/v1/*", authenticate(), rateLimit());
+  // Order per request: key → state → IP allowlist → rate limit → query string → body; each route then checks its
+  // scope. An unauthenticated request never has its query checked or its body read.
+  app.use("/v1/*", authenticate(), rateLimit(), strictQuery(declaredQuery, "with key"));
+  // Only the methods whose body a route reads; a body sent with GET or DELETE is ignored.
+  app.on(["POST", "PATCH", "PUT"], "/v1/*", readJsonBody());
   app.route("/v1", meRouter);
   app.route("/v1", servicesRouter);
   app.route("/v1", paywallsRouter);
@@ -71,7 +86,6 @@ export function createApp() {
 
   registerComponents(app.openAPIRegistry);
   app.doc31("/openapi.json", DOCUMENT);
-  app.get("/docs", (c) => c.html(docsPage(app.getOpenAPI31Document(DOCUMENT))));
 
   app.notFound((c) => renderError(new ApiError("NOT_FOUND", "No such endpoint"), c));
   app.onError(renderError);

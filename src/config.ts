@@ -3,6 +3,23 @@ import { type KeyRing, parseKeyRing } from "./lib/secret-box.ts";
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
+/** `https://app.example.com`: a scheme, a host and an optional port, exactly as a browser sends `Origin`. */
+const isOrigin = (value: string) => {
+  const url = URL.parse(value);
+  return url !== null && (url.protocol === "https:" || url.protocol === "http:") && url.origin === value;
+};
+
+const OriginListSchema = z
+  .string()
+  .default("")
+  .transform((list) =>
+    list
+      .split(",")
+      .map((entry) => entry.trim())
+      .filter(Boolean),
+  )
+  .pipe(z.array(z.string().refine(isOrigin, { message: "Each entry must be an origin like https://app.example.com" })));
+
 const ConfigSchema = z.object({
   RATE_LIMIT_MAX: positiveInt(1000),
   RATE_LIMIT_WINDOW_SECONDS: positiveInt(60),
@@ -13,6 +30,7 @@ const ConfigSchema = z.object({
   FACILITATOR_URL_MAINNET: z.url().default("https://facilitator.example.com/mainnet"),
   ENCRYPTION_KEY: z.string().optional(),
   SERVER_TIMING: z.enum(["on", "off"]).default("off"),
+  CORS_ALLOWED_ORIGINS: OriginListSchema,
 });
 
 export interface Config {
@@ -23,6 +41,8 @@ export interface Config {
   facilitatorUrl: { testnet: string; mainnet: string };
   encryptionKey: string | undefined;
   serverTiming: boolean;
+  /** Origins whose browser pages may call the API; empty: no cross-origin access. */
+  corsAllowedOrigins: string[];
 }
 
 const cache = new WeakMap<object, Config>();
@@ -40,6 +60,7 @@ export function getConfig(env: object): Config {
       facilitatorUrl: { testnet: v.FACILITATOR_URL_TESTNET, mainnet: v.FACILITATOR_URL_MAINNET },
       encryptionKey: v.ENCRYPTION_KEY,
       serverTiming: v.SERVER_TIMING === "on",
+      corsAllowedOrigins: v.CORS_ALLOWED_ORIGINS,
     };
     cache.set(env, config);
   }

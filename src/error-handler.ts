@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { ZodError } from "zod";
 import { isDatabaseFailure } from "./db/errors.ts";
 import { meta } from "./envelope.ts";
@@ -41,5 +42,5 @@ export function renderError<E extends { Variables: RequestIdVariables & AccessLo
     ...(apiError.details === undefined ? {} : { details: apiError.details }),
     meta: meta(c),
   };
-  return c.json(body, apiError.status);
+  return c.json(body, apiError.status as ContentfulStatusCode); // 499 is not in Hono's list of known statuses
 }

@@ -26,11 +26,12 @@ export const ERROR_STATUS = {
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
-export type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode] | 413 | 415;
+/** 413 and 415 refine VALIDATION_ERROR; 499 marks a client that disconnected before its body arrived (logged only). */
+export type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode] | 413 | 415 | 499;
 
 export interface ErrorOptions {
   details?: unknown;
-  /** Overrides the table's status where HTTP has a more precise one (413, 415) for the same code. */
+  /** Overrides the table's status where HTTP has a more precise one (413, 415, 499) for the same code. */
   status?: ErrorStatus;
   headers?: Record<string, string>;
 }

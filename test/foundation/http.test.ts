@@ -7,7 +7,7 @@ import { renderError } from "../../src/error-handler.ts";
 import { ApiError } from "../../src/errors.ts";
 import { authenticate } from "../../src/middleware/auth.ts";
 import { database } from "../../src/middleware/database.ts";
-import { limitBody, MAX_BODY_BYTES, noStore, requireJsonBody } from "../../src/middleware/request-guards.ts";
+import { MAX_BODY_BYTES, noStore, readJsonBody, refuseDeclaredOversize } from "../../src/middleware/request-guards.ts";
 import { requestId } from "../../src/middleware/request-id.ts";
 import { rateLimit } from "../../src/rate-limit/middleware.ts";
 import { createRouter } from "../../src/router.ts";
@@ -207,9 +207,12 @@ describe("request bodies on the real app", () => {
   });
 
   it("a body without any Content-Type → 415", async () => {
-    const res = await read(
-      await sendToWorker(new Request("https://api.test/v1/me", { method: "POST", body: new Blob(['{"a":1}']) })),
-    );
+    const { key } = await createApiKey();
+    const res = await exports.default.fetch("https://api.test/v1/me", {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}` },
+      body: new Blob(['{"a":1}']),
+    });
     expect(res.status).toBe(415);
   });
 });
@@ -219,7 +222,7 @@ describe("request bodies on the real app", () => {
 function bodyApp() {
   const app = createRouter();
   app.use("*", requestId(), secureHeaders(), noStore());
-  app.use("/v1/*", limitBody(), requireJsonBody(), database(), authenticate(), rateLimit());
+  app.use("/v1/*", refuseDeclaredOversize(), database(), authenticate(), rateLimit(), readJsonBody());
   app.openapi(
     createRoute({
       method: "post",

@@ -92,27 +92,6 @@ describe("GET /openapi.json", () => {
     }
   });
 });
-
-describe("GET /docs", () => {
-  it("is an HTML page naming every path of the document", async () => {
-    const doc = await getDoc();
-    const res = await api("/docs");
-    expect(res.status).toBe(200);
-    expect(res.headers.get("Content-Type")).toMatch(/^text\/html/);
-    const html = res.text;
-    expect(html).toMatch(/^<!doctype html>/i);
-    const paths = Object.keys(doc.paths);
-    expect(paths.length).toBeGreaterThanOrEqual(2);
-    for (const path of paths) expect(html, path).toContain(path);
-    for (const [path, item] of Object.entries(doc.paths)) {
-      for (const method of Object.keys(item).filter((m) => METHODS.includes(m))) {
-        expect(html, `${method} ${path}`).toContain(`${method.toUpperCase()} ${path}`);
-      }
-    }
-    expect(html).not.toMatch(/<script/i);
-  });
-});
-
 describe("the document's promises (operation ids, tags, headers, details, formats)", () => {
   interface FullOperation extends Operation {
     operationId?: string;
