@@ -208,11 +208,15 @@ describe("request bodies on the real app", () => {
 
   it("a body without any Content-Type → 415", async () => {
     const { key } = await createApiKey();
-    const res = await exports.default.fetch("https://api.test/v1/me", {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}` },
-      body: new Blob(['{"a":1}']),
-    });
+    const res = await read(
+      await sendToWorker(
+        new Request("https://api.test/v1/me", {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}` },
+          body: new Blob(['{"a":1}']),
+        }),
+      ),
+    );
     expect(res.status).toBe(415);
   });
 });
