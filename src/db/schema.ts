@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 const createdAt = () =>
@@ -5,17 +6,25 @@ const createdAt = () =>
     .notNull()
     .$defaultFn(() => new Date());
 
-export const tenants = sqliteTable("tenants", {
-  id: text("id").primaryKey(),
-  email: text("email").notNull().unique(),
-  name: text("name").notNull(),
-  walletAddress: text("wallet_address").notNull(),
-  tempoWalletAddress: text("tempo_wallet_address"),
-  createdAt: createdAt(),
-  updatedAt: integer("updated_at", { mode: "timestamp_ms" })
-    .notNull()
-    .$defaultFn(() => new Date()),
-});
+export const tenants = sqliteTable(
+  "tenants",
+  {
+    id: text("id").primaryKey(),
+    email: text("email").notNull().unique(),
+    name: text("name").notNull(),
+    walletAddress: text("wallet_address").notNull(),
+    tempoWalletAddress: text("tempo_wallet_address"),
+    createdAt: createdAt(),
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" })
+      .notNull()
+      .$defaultFn(() => new Date()),
+  },
+  // Dashboard sign-in finds the tenant by either wallet, compared case-insensitively.
+  (t) => [
+    index("tenants_wallet_idx").on(sql`lower(${t.walletAddress})`),
+    index("tenants_tempo_wallet_idx").on(sql`lower(${t.tempoWalletAddress})`),
+  ],
+);
 
 export const KEY_STATUSES = ["active", "paused", "revoked"] as const;
 export type KeyStatus = (typeof KEY_STATUSES)[number];
@@ -217,3 +226,86 @@ export const tenantCounts = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.kind] })],
 );
+
+// ---------------------------------------------------------------------------------------------------------------
+// Dashboard (issue 11): sessions, sign-in nonces and links, and the audit trail of key changes
+
+/**
+ * A dashboard session. `id` is the SHA-256 of the random id in the cookie (the cookie value itself is never
+ * stored). A session idles out at `lastSeenAt` + 12 h and ends at `expiresAt` (created + 7 days) or when
+ * revoked (sign-out). `tenantId` is null only while a new wallet signs up (`signupWallet` holds it until the
+ * sign-up form creates the tenant).
+ */
+export const dashboardSessions = sqliteTable(
+  "dashboard_sessions",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").references(() => tenants.id, { onDelete: "cascade" }),
+    signupWallet: text("signup_wallet"),
+    createdAt: createdAt(),
+    lastSeenAt: integer("last_seen_at", { mode: "timestamp_ms" }).notNull(),
+    expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
+    revokedAt: integer("revoked_at", { mode: "timestamp_ms" }),
+  },
+  (t) => [index("dashboard_sessions_tenant_idx").on(t.tenantId)],
+);
+
+/**
+ * Sign-In with Ethereum nonces issued by the server: each is used once (deleted when used) and expires after
+ * 5 minutes. `purpose` tells a sign-in nonce from one that confirms a wallet change.
+ */
+export const siweNonces = sqliteTable(
+  "siwe_nonces",
+  {
+    nonce: text("nonce").primaryKey(),
+    purpose: text("purpose").notNull(),
+    createdAt: createdAt(),
+    expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [index("siwe_nonces_expires_idx").on(t.expiresAt)],
+);
+
+/** One-time sign-in links made by an operator (or `npm run dev`): only the SHA-256 of the token is stored. */
+export const signInLinks = sqliteTable(
+  "sign_in_links",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    createdAt: createdAt(),
+    expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
+    usedAt: integer("used_at", { mode: "timestamp_ms" }),
+  },
+  (t) => [index("sign_in_links_tenant_idx").on(t.tenantId)],
+);
+
+export const KEY_EVENT_ACTIONS = ["created", "paused", "resumed", "edited", "revoked", "deleted"] as const;
+export type KeyEventAction = (typeof KEY_EVENT_ACTIONS)[number];
+export const KEY_EVENT_ACTORS = ["dashboard", "operator-cli"] as const;
+export type KeyEventActor = (typeof KEY_EVENT_ACTORS)[number];
+
+/**
+ * The audit trail of key changes, written in the same batch as the change. `keyId` has no foreign key: the
+ * events of a deleted key stay; `keyName` and `keyPrefix` are copied so they stay readable.
+ */
+export const keyEvents = sqliteTable(
+  "key_events",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    keyId: text("key_id").notNull(),
+    keyName: text("key_name").notNull(),
+    keyPrefix: text("key_prefix").notNull(),
+    action: text("action", { enum: KEY_EVENT_ACTIONS }).notNull(),
+    actor: text("actor", { enum: KEY_EVENT_ACTORS }).notNull(),
+    ip: text("ip"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("key_events_tenant_created_idx").on(t.tenantId, t.createdAt, t.id)],
+);
+
+export type DashboardSessionRow = typeof dashboardSessions.$inferSelect;
+export type KeyEventRow = typeof keyEvents.$inferSelect;

@@ -464,10 +464,13 @@ describe("drizzle/check-migrations.ts", () => {
     const refs = [...result.tables.values()].flat().map((r) => `${r.table}.${r.columns.join("+")} -> ${r.parent} ${r.onDelete}`);
     expect(refs.sort()).toEqual([
       "api_keys.tenant_id -> tenants CASCADE",
+      "dashboard_sessions.tenant_id -> tenants CASCADE",
       "events.tenant_id -> tenants CASCADE",
+      "key_events.tenant_id -> tenants CASCADE",
       "paywalls.service_id -> services CASCADE",
       "paywalls.tenant_id -> tenants CASCADE",
       "services.tenant_id -> tenants CASCADE",
+      "sign_in_links.tenant_id -> tenants CASCADE",
       "tenant_counts.tenant_id -> tenants CASCADE",
       "transactions.tenant_id -> tenants CASCADE",
     ]);
