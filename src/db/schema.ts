@@ -309,3 +309,28 @@ export const keyEvents = sqliteTable(
 
 export type DashboardSessionRow = typeof dashboardSessions.$inferSelect;
 export type KeyEventRow = typeof keyEvents.$inferSelect;
+
+/**
+ * Per-UTC-day totals, kept by triggers on every insert, update and delete (see migrations/0005): `revenue` sums the
+ * amounts of COMPLETED transactions (integer micro-USDC, added once, when the transaction completes, to the day it was
+ * created), `requests` / `successes` / `errors` count events by type. One row per tenant, scope and day; `scope` is
+ * `tenant` (all of the tenant's records), `paywall:<id>` or `service:<id>`. The dashboard's charts read at most one row
+ * per day here instead of the tenant's history.
+ */
+export const dailyStats = sqliteTable(
+  "daily_stats",
+  {
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    scope: text("scope").notNull(),
+    /** UTC date, `YYYY-MM-DD`. */
+    day: text("day").notNull(),
+    /** Integer micro-USDC (SQLite's 64-bit integer); read it as text to keep every digit. */
+    revenue: integer("revenue").notNull().default(0),
+    requests: integer("requests").notNull().default(0),
+    successes: integer("successes").notNull().default(0),
+    errors: integer("errors").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.scope, t.day] })],
+);
