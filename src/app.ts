@@ -1,4 +1,5 @@
 import { secureHeaders } from "hono/secure-headers";
+import { createDashboard } from "./dashboard/index.tsx";
 import { renderError } from "./error-handler.ts";
 import { ApiError } from "./errors.ts";
 import { accessLog } from "./middleware/access-log.ts";
@@ -55,6 +56,8 @@ export function createApp() {
     name: "X-Api-Key",
   });
   app.doc31("/openapi.json", { openapi: "3.1.0", info: API_INFO, servers: [{ url: "/" }] });
+  // The tenant dashboard: HTML pages with session sign-in, outside /v1 and outside the OpenAPI document.
+  app.route("/dashboard", createDashboard());
   app.get("/docs", (c) => c.html(docsPage(app.getOpenAPI31Document({ openapi: "3.1.0", info: API_INFO }))));
 
   app.notFound((c) => renderError(new ApiError("NOT_FOUND", "No such endpoint"), c));
