@@ -15,7 +15,7 @@ export const ORIGIN = "https://dash.test";
 
 /** A clock the test moves by hand. */
 export class Clock {
-  constructor(public t = Date.parse("2026-11-22T12:00:00Z")) {}
+  t = Date.parse("2026-11-22T12:00:00Z");
   now = () => new Date(this.t);
   advance(ms: number) {
     this.t += ms;
@@ -44,7 +44,10 @@ export interface PostOptions {
 
 export class DashboardClient {
   readonly cookies = new Map<string, string>();
-  constructor(readonly app: Fetcher) {}
+  readonly app: Fetcher;
+  constructor(app: Fetcher) {
+    this.app = app;
+  }
 
   private async send(request: Request, showsSecret = false): Promise<Response> {
     const cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");

@@ -173,7 +173,7 @@ describe("one tenant's session never reaches another tenant's keys", () => {
       expect(await res.text()).toContain("belongs to another tenant");
     }
     expect((await client.text(`/dashboard/keys/${victim.row.id}/edit`)).status).toBe(403);
-    const edit = await client.post(`/dashboard/keys/${victim.row.id}/edit`, { name: "pwned", scopes: SCOPES, allowIps: "" });
+    const edit = await client.post(`/dashboard/keys/${victim.row.id}/edit`, { name: "pwned", scopes: [...SCOPES], allowIps: "" });
     expect(edit.status).toBe(403);
     expect(await keyRow(victim.row.id)).toEqual(before);
     expect((await callJson("/v1/me", { key: victim.key })).status).toBe(200);
