@@ -8,13 +8,15 @@ import type { DayStats } from "../db/daily-stats.ts";
 import { formatUsdc, formatUsdcShort } from "../lib/usdc.ts";
 
 /** The drawing's own coordinate system; the SVG scales to its container. */
-const WIDTH = 640;
-const HEIGHT = 260;
+const WIDTH = 480;
+const HEIGHT = 220;
 const TOP = 28;
 const BOTTOM = 34;
-const RIGHT = 8;
+const RIGHT = 14;
 const PLOT_HEIGHT = HEIGHT - TOP - BOTTOM;
-const FONT = { "font-family": "system-ui, sans-serif", "font-size": 12, fill: "#5b6576" } as const;
+/** The plot's height and the y of its axis line, in drawing units (for tests). */
+export const PLOT = { height: PLOT_HEIGHT, baseline: HEIGHT - BOTTOM };
+const FONT = { "font-family": "system-ui, sans-serif", "font-size": 13, fill: "#5b6576" } as const;
 
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
@@ -65,13 +67,21 @@ function Axes({ f, ticks, days, unit }: { f: Frame; ticks: string[]; days: DaySt
       <text x={4} y={14} {...FONT}>
         {unit}
       </text>
-      {days.map((d, i) =>
-        (days.length - 1 - i) % 7 === 0 ? (
-          <text x={f.x(i) + f.slot / 2} y={HEIGHT - BOTTOM + 18} text-anchor="middle" {...FONT}>
+      {days.map((d, i) => {
+        if ((days.length - 1 - i) % 7 !== 0) return null;
+        // The last label ends at the plot's right edge, so it is never cut off.
+        const last = i === days.length - 1;
+        return (
+          <text
+            x={last ? WIDTH - RIGHT : f.x(i) + f.slot / 2}
+            y={HEIGHT - BOTTOM + 18}
+            text-anchor={last ? "end" : "middle"}
+            {...FONT}
+          >
             {shortDay(d.day)}
           </text>
-        ) : null,
-      )}
+        );
+      })}
     </g>
   );
 }
@@ -163,6 +173,9 @@ export const SERIES = [
   { key: "errors", label: "Errors", color: "#b42318", dash: "2 3" },
 ] as const;
 
+/** Widths of the legend's entries (line, gap, label at ≈ 7.5 units a character, space after), right-aligned. */
+const LEGEND = SERIES.map((s) => 27 + Math.ceil(7.5 * s.label.length) + 12);
+
 /** Requests, successes and errors per day: three lines with a point (and tooltip) per day, a legend above. */
 export function TrafficChart({ id, days }: { id: string; days: DayStats[] }) {
   const max = Math.max(0, ...days.flatMap((d) => [d.requests, d.successes, d.errors]));
@@ -192,11 +205,11 @@ export function TrafficChart({ id, days }: { id: string; days: DayStats[] }) {
         <Axes f={f} ticks={ticks} days={days} unit="per day" />
         <g>
           {SERIES.map((s, i) => {
-            const x = WIDTH - RIGHT - (SERIES.length - i) * 104;
+            const x = WIDTH - RIGHT - LEGEND.slice(i).reduce((sum, w) => sum + w, 0);
             return (
               <g>
-                <line x1={x} x2={x + 24} y1={10} y2={10} stroke={s.color} stroke-width="2.5" stroke-dasharray={s.dash} />
-                <text x={x + 30} y={14} {...FONT}>
+                <line x1={x} x2={x + 22} y1={10} y2={10} stroke={s.color} stroke-width="2.5" stroke-dasharray={s.dash} />
+                <text x={x + 27} y={14} {...FONT}>
                   {s.label}
                 </text>
               </g>

@@ -1,7 +1,7 @@
 // The SVG charts as pure functions of the daily roll-ups: what a reader sees (bars, points, labels, the table,
 // the summary), with exact amounts.
 import { describe, expect, it } from "vitest";
-import { barHeight, niceCeiling, RevenueChart, shortDay, TrafficChart } from "../../src/dashboard/charts.tsx";
+import { barHeight, niceCeiling, PLOT, RevenueChart, shortDay, TrafficChart } from "../../src/dashboard/charts.tsx";
 import type { DayStats } from "../../src/db/daily-stats.ts";
 import { lastUtcDays } from "../../src/lib/utc-days.ts";
 
@@ -33,9 +33,9 @@ describe("axis helpers", () => {
   it("scale heights with bigint arithmetic", () => {
     expect(barHeight(0n, 100n)).toBe(0);
     expect(barHeight(-5n, 100n)).toBe(0);
-    expect(barHeight(100n, 100n)).toBe(198);
-    expect(barHeight(50n, 100n)).toBe(99);
-    expect(barHeight(29_999_999_999_999_997n, 50_000_000_000_000_000n)).toBe(118);
+    expect(barHeight(100n, 100n)).toBe(PLOT.height);
+    expect(barHeight(50n, 100n)).toBe(PLOT.height / 2);
+    expect(barHeight(29_999_999_999_999_997n, 50_000_000_000_000_000n)).toBe(Math.floor((PLOT.height * 3) / 5)); // 0.59999… of the plot, rounded down
   });
 
   it("names days shortly", () => {
@@ -57,7 +57,7 @@ describe("RevenueChart", () => {
     // Bars stand on the axis, left to right in day order.
     const xs = bars.map((b) => Number(attr(b, "x")));
     expect([...xs].sort((a, b) => a - b)).toEqual(xs);
-    for (const b of bars) expect(Number(attr(b, "y")) + Number(attr(b, "height"))).toBe(260 - 34);
+    for (const b of bars) expect(Number(attr(b, "y")) + Number(attr(b, "height"))).toBe(PLOT.baseline);
     expect(html).toContain("<title>2026-11-22: 3.000000 USDC</title>");
     expect(html).toContain("<title>2026-11-03: 0.000001 USDC</title>");
     // Axis: 0, half and top, in USDC.
@@ -101,7 +101,7 @@ describe("TrafficChart", () => {
         .map((p) => p.split(",").map(Number));
     const [requests, successes, errors] = lines.map(points);
     for (const series of [requests!, successes!, errors!]) expect(series).toHaveLength(30);
-    const base = 260 - 34;
+    const base = PLOT.baseline;
     expect(requests![0]![1]).toBe(base);
     expect(requests![28]![1]).toBeLessThan(successes![28]![1]!); // 40 above 30
     expect(errors![29]![1]).toBe(base);

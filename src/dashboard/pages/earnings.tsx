@@ -72,7 +72,8 @@ const STYLE = `
 .filters label { margin:.2rem 0; }
 .filters select, .filters input { display:block; width:100%; font:inherit; padding:.35rem .4rem; border:1px solid #9aa3b2; border-radius:6px; background:#fff; }
 .filters .actions { grid-column:1 / -1; align-items:center; }
-td.amount { text-align:right; white-space:nowrap; font-variant-numeric:tabular-nums; }
+td.amount { text-align:right; font-variant-numeric:tabular-nums; }
+td.amount, td.nowrap, td.nowrap code { white-space:nowrap; overflow-wrap:normal; }
 `;
 
 function Select({
@@ -274,19 +275,19 @@ async function earningsPage(c: Ctx) {
               <tbody>
                 {txs.rows.map((t) => (
                   <tr>
-                    <td>{formatDate(t.createdAt)}</td>
+                    <td class="nowrap">{formatDate(t.createdAt)}</td>
                     <td>{t.paywallName ?? <code>{t.paywallId}</code>}</td>
                     <td class="amount">{formatUsdc(t.amount)}</td>
                     <td>
                       {t.status}
                       {t.failureReason && <span class="hint"> ({t.failureReason})</span>}
                     </td>
-                    <td>{t.network}</td>
-                    <td>{t.protocol}</td>
-                    <td>
+                    <td class="nowrap">{t.network}</td>
+                    <td class="nowrap">{t.protocol}</td>
+                    <td class="nowrap">
                       <code title={t.payerAddress ?? undefined}>{short(t.payerAddress)}</code>
                     </td>
-                    <td>
+                    <td class="nowrap">
                       <code title={t.txHash ?? undefined}>{short(t.txHash)}</code>
                     </td>
                   </tr>
@@ -319,11 +320,11 @@ async function earningsPage(c: Ctx) {
               <tbody>
                 {evs.rows.map((e) => (
                   <tr>
-                    <td>{formatDate(e.createdAt)}</td>
+                    <td class="nowrap">{formatDate(e.createdAt)}</td>
                     <td>{e.paywallName ?? <code>{e.paywallId}</code>}</td>
-                    <td>{e.eventType}</td>
+                    <td class="nowrap">{e.eventType}</td>
                     <td>{e.statusCode ?? "—"}</td>
-                    <td>{e.responseTime === null ? "—" : `${count(e.responseTime)} ms`}</td>
+                    <td class="nowrap">{e.responseTime === null ? "—" : `${count(e.responseTime)} ms`}</td>
                     <td class="amount">{e.amount === null ? "—" : formatUsdc(e.amount)}</td>
                   </tr>
                 ))}

@@ -20,12 +20,22 @@ const SERVICES_PER_PAGE = 10;
 /** Paywalls without a service shown here; more are listed by the API. */
 const STANDALONE_LIMIT = 100;
 
+const STYLE = `
+ul.paywalls { list-style:none; margin:0; padding:0; }
+ul.paywalls > li { border-top:1px solid var(--line); padding:.75rem 0; }
+.paywall-head { display:flex; flex-wrap:wrap; align-items:center; gap:.4rem .6rem; margin-bottom:.4rem; }
+.paywall-head form { margin:0 0 0 auto; }
+.payurl { display:flex; flex-wrap:wrap; gap:.25rem .5rem; align-items:center; margin:.15rem 0 .4rem; }
+.payurl .hint { min-width:2.5rem; }
+.payurl code { flex:1 1 16rem; background:#f0f2f5; padding:.3rem .45rem; border-radius:6px; }
+`;
+
 const pageNumber = (value: string | undefined) => Math.max(1, Math.min(10_000, Number.parseInt(value ?? "1", 10) || 1));
 
 function PaymentUrl({ paywall, kind, url }: { paywall: PaywallRow; kind: "x402" | "MPP"; url: string }) {
   const id = `url-${kind.toLowerCase()}-${paywall.id}`;
   return (
-    <div class="secret">
+    <div class="payurl">
       <span class="hint">{kind}</span>
       <code id={id}>{url}</code>
       <button type="button" class="secondary" data-copy={`#${id}`} aria-label={`Copy the ${kind} payment URL of ${paywall.name}`}>
@@ -35,58 +45,51 @@ function PaymentUrl({ paywall, kind, url }: { paywall: PaywallRow; kind: "x402" 
   );
 }
 
-function PaywallRows({ paywalls, base, page }: { paywalls: PaywallRow[]; base: string; page: number }) {
+/** The paywalls as a list of entries (one card each): readable at 375 px without scrolling sideways. */
+function PaywallList({ paywalls, base, page }: { paywalls: PaywallRow[]; base: string; page: number }) {
   if (paywalls.length === 0) return <p class="hint">No paywalls yet.</p>;
   return (
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Paywall</th>
-            <th scope="col">Price</th>
-            <th scope="col">Networks</th>
-            <th scope="col">State</th>
-            <th scope="col">Payment URLs</th>
-          </tr>
-        </thead>
-        <tbody>
-          {paywalls.map((p) => {
-            const urls = paymentUrls(base, p.serviceId, p.slug, p.networks);
-            return (
-              <tr id={`pw-${p.id}`}>
-                <td>
-                  <strong>{p.name}</strong>
-                  <br />
-                  <code>{p.slug}</code> <span class="hint">{p.targetType === "ROUTE" ? p.targetRoute : p.targetUrl}</span>
-                </td>
-                <td>{`${formatUsdc(p.price)} USDC`}</td>
-                <td>{p.networks.join(", ")}</td>
-                <td>
-                  <span class={`status ${p.enabled ? "active" : "paused"}`}>{p.enabled ? "Enabled" : "Disabled"}</span>
-                  <form method="post" action={`/dashboard/services/paywalls/${encodeURIComponent(p.id)}/enabled`} class="actions">
-                    <input type="hidden" name="enabled" value={p.enabled ? "false" : "true"} />
-                    <input type="hidden" name="page" value={String(page)} />
-                    <button type="submit" class="secondary" aria-label={`${p.enabled ? "Disable" : "Enable"} paywall ${p.name}`}>
-                      {p.enabled ? "Disable" : "Enable"}
-                    </button>
-                  </form>
-                </td>
-                <td>
-                  {urls.x402 || urls.mpp ? (
-                    <>
-                      {urls.x402 && <PaymentUrl paywall={p} kind="x402" url={urls.x402} />}
-                      {urls.mpp && <PaymentUrl paywall={p} kind="MPP" url={urls.mpp} />}
-                    </>
-                  ) : (
-                    <span class="hint">None: a paywall without a service has no payment URL.</span>
-                  )}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+    <ul class="paywalls">
+      {paywalls.map((p) => {
+        const urls = paymentUrls(base, p.serviceId, p.slug, p.networks);
+        return (
+          <li id={`pw-${p.id}`}>
+            <div class="paywall-head">
+              <strong>{p.name}</strong> <code>{p.slug}</code>{" "}
+              <span class={`status ${p.enabled ? "active" : "paused"}`}>{p.enabled ? "Enabled" : "Disabled"}</span>
+              <form method="post" action={`/dashboard/services/paywalls/${encodeURIComponent(p.id)}/enabled`}>
+                <input type="hidden" name="enabled" value={p.enabled ? "false" : "true"} />
+                <input type="hidden" name="page" value={String(page)} />
+                <button type="submit" class="secondary" aria-label={`${p.enabled ? "Disable" : "Enable"} paywall ${p.name}`}>
+                  {p.enabled ? "Disable" : "Enable"}
+                </button>
+              </form>
+            </div>
+            <dl class="profile">
+              <dt>Price</dt>
+              <dd>{`${formatUsdc(p.price)} USDC`}</dd>
+              <dt>Networks</dt>
+              <dd>{p.networks.join(", ")}</dd>
+              <dt>{p.targetType === "ROUTE" ? "Route" : "Upstream URL"}</dt>
+              <dd>
+                <code>{p.targetType === "ROUTE" ? p.targetRoute : p.targetUrl}</code>
+              </dd>
+              <dt>Payment URLs</dt>
+              <dd>
+                {urls.x402 || urls.mpp ? (
+                  <>
+                    {urls.x402 && <PaymentUrl paywall={p} kind="x402" url={urls.x402} />}
+                    {urls.mpp && <PaymentUrl paywall={p} kind="MPP" url={urls.mpp} />}
+                  </>
+                ) : (
+                  <span class="hint">None: a paywall without a service has no payment URL.</span>
+                )}
+              </dd>
+            </dl>
+          </li>
+        );
+      })}
+    </ul>
   );
 }
 
@@ -120,7 +123,7 @@ function ServiceCard({
         <dd>{service.networks.join(", ")}</dd>
       </dl>
       <h3>Paywalls</h3>
-      <PaywallRows paywalls={paywalls} base={base} page={page} />
+      <PaywallList paywalls={paywalls} base={base} page={page} />
     </section>
   );
 }
@@ -141,6 +144,7 @@ async function renderServices(
   const pages = Math.max(1, Math.ceil(services.total / SERVICES_PER_PAGE));
   return c.html(
     <Layout title="Services and paywalls" active="services" tenantName={tenant.name} scripts={["/dashboard/assets/copy.js"]}>
+      <style nonce={c.var.cspNonce}>{STYLE}</style>
       {notice && <Notice kind={notice.kind}>{notice.text}</Notice>}
       <p>
         Your services and the paywalls that sell their routes. Buyers pay at the payment URLs. Create and change them through the
@@ -168,7 +172,7 @@ async function renderServices(
       {standalone.total > 0 && (
         <section aria-labelledby="standalone">
           <h2 id="standalone">Paywalls without a service</h2>
-          <PaywallRows paywalls={standalone.rows} base={base} page={page} />
+          <PaywallList paywalls={standalone.rows} base={base} page={page} />
           {standalone.total > STANDALONE_LIMIT && (
             <p class="hint">
               Showing {STANDALONE_LIMIT} of {standalone.total}; list the rest with <code>GET /v1/paywalls</code>.
