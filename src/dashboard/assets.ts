@@ -50,7 +50,18 @@ details summary { cursor:pointer; color:var(--accent); }
 dl.profile { display:grid; grid-template-columns:max-content 1fr; gap:.3rem 1rem; }
 dl.profile dt { color:var(--muted); } dl.profile dd { margin:0; overflow-wrap:anywhere; }
 .sr-only { position:absolute; width:1px; height:1px; overflow:hidden; clip:rect(0 0 0 0); white-space:nowrap; }
-@media (max-width: 40rem) { main { padding:.6rem; } .sign-out { margin-left:0; } th, td { padding:.35rem .3rem; } }
+section > h2:first-child, .card > h2:first-child { margin-top:0; }
+td .actions { min-width:9rem; }
+@media (max-width: 40rem) {
+  main { padding:.6rem; } .sign-out { margin-left:0; }
+  /* Tables become one card per row; each cell says what it is. */
+  table.cards thead { position:absolute; width:1px; height:1px; overflow:hidden; clip:rect(0 0 0 0); }
+  table.cards, table.cards tbody, table.cards tr, table.cards td { display:block; width:100%; }
+  table.cards tr { border:1px solid var(--line); border-radius:8px; padding:.4rem .6rem; margin:0 0 .6rem; }
+  table.cards td { border:0; padding:.2rem 0; display:grid; grid-template-columns:7.5rem 1fr; gap:.5rem; }
+  table.cards td::before { content: attr(data-label); color:var(--muted); font-weight:600; }
+  td .actions { min-width:0; }
+}
 `;
 
 /** Copy buttons: `<button data-copy="#id">` copies the text of the element `#id`. */

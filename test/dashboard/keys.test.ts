@@ -114,7 +114,7 @@ describe("keys page", () => {
     const activity = await client.text("/dashboard/activity");
     expect(activity.html).toContain("CI (read only)");
     for (const action of ["created", "paused", "resumed", "edited", "revoked", "deleted"])
-      expect(activity.html).toContain(`<td>${action}</td>`);
+      expect(activity.html).toContain(`>${action}</td>`);
     expect(activity.html).toContain("198.51.100.7");
   });
 

@@ -23,7 +23,7 @@ activityPages.get("/activity", async (c) => {
           <p>No key changes yet.</p>
         ) : (
           <div class="table-wrap">
-            <table>
+            <table class="cards">
               <thead>
                 <tr>
                   <th scope="col">When</th>
@@ -36,13 +36,13 @@ activityPages.get("/activity", async (c) => {
               <tbody>
                 {events.map((e) => (
                   <tr>
-                    <td>{formatDate(e.createdAt)}</td>
-                    <td>
+                    <td data-label="When">{formatDate(e.createdAt)}</td>
+                    <td data-label="Key">
                       {e.keyName} <code>{e.keyPrefix}…</code>
                     </td>
-                    <td>{e.action}</td>
-                    <td>{BY[e.actor]}</td>
-                    <td>{e.ip ?? "—"}</td>
+                    <td data-label="Action">{e.action}</td>
+                    <td data-label="By">{BY[e.actor]}</td>
+                    <td data-label="From IP">{e.ip ?? "—"}</td>
                   </tr>
                 ))}
               </tbody>

@@ -131,19 +131,19 @@ function KeyRow({ k, now }: { k: ApiKeyRow; now: Date }) {
   );
   return (
     <tr>
-      <td>{k.name}</td>
-      <td>
+      <td data-label="Name">{k.name}</td>
+      <td data-label="Status">
         <span class={`status ${status}`}>{status}</span>
       </td>
-      <td>
+      <td data-label="Prefix">
         <code>{k.keyPrefix}…</code>
       </td>
-      <td>{describeScopes(k.scopes)}</td>
-      <td>{formatDate(k.createdAt)}</td>
-      <td>{formatDate(k.lastUsedAt) ?? "never"}</td>
-      <td>{formatDate(k.expiresAt) ?? "never"}</td>
-      <td>{k.allowedIps.length === 0 ? "any address" : k.allowedIps.join(", ")}</td>
-      <td>
+      <td data-label="Permissions">{describeScopes(k.scopes)}</td>
+      <td data-label="Created">{formatDate(k.createdAt)}</td>
+      <td data-label="Last used">{formatDate(k.lastUsedAt) ?? "never"}</td>
+      <td data-label="Expires">{formatDate(k.expiresAt) ?? "never"}</td>
+      <td data-label="IP allowlist">{k.allowedIps.length === 0 ? "any address" : k.allowedIps.join(", ")}</td>
+      <td data-label="Actions">
         <div class="actions">
           {k.status === "active" && action("pause", "Pause")}
           {k.status === "paused" && action("resume", "Resume")}
@@ -199,7 +199,7 @@ async function keysPage(
           <p>No keys yet. Create one below.</p>
         ) : (
           <div class="table-wrap">
-            <table>
+            <table class="cards">
               <thead>
                 <tr>
                   <th scope="col">Name</th>

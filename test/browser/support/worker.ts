@@ -1,0 +1,113 @@
+// Starts the production bundle of the Worker in workerd through Miniflare (as test/bench/workers.ts does), with the
+// static assets of ./public, the real `[vars]` of wrangler.toml, D1 with every migration applied, the rate limiter
+// Durable Object, and a seeded tenant with a full-scope API key. For tests that need real sockets or a real browser.
+import { mkdir, rm } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { convertV4MiniflareOptions, Miniflare, type V4WorkerOptions } from "miniflare";
+import { seedDemo } from "../../../src/admin/commands.ts";
+import { buildWorker } from "../../../src/cli/build.ts";
+import { getDb } from "../../../src/db/client.ts";
+import { applyMigrations, BENCH_ENCRYPTION_KEY, readVars } from "../../bench/workers.ts";
+
+export const ROOT = resolve(import.meta.dirname, "../../..");
+/** Everything tests write (bundles, screenshots, workerd storage): git-ignored. */
+export const OUTPUT_DIR = join(ROOT, "test-output");
+
+export interface LogLine {
+  level: string;
+  message: string;
+}
+
+export interface RunningWorker {
+  /** `http://127.0.0.1:<port>`: the Worker and its static assets, as a browser reaches them. */
+  url: string;
+  /** A raw API key with every scope, of the seeded tenant. */
+  key: string;
+  tenantId: string;
+  /** Every console line the Worker wrote, with its level (`log`, `error`, …). */
+  logs: LogLine[];
+  /** The access-log lines (JSON) among `logs`. */
+  accessLog(): Record<string, unknown>[];
+  mf: Miniflare;
+  stop(): Promise<void>;
+}
+
+let built: Promise<string> | undefined;
+
+/** Builds the production bundle once per test process (src/cli/build.ts, as `npm run deploy` does). */
+export function buildBundle(): Promise<string> {
+  built ??= (async () => {
+    const outfile = join(OUTPUT_DIR, "worker", "worker.js");
+    const cwd = process.cwd();
+    process.chdir(ROOT); // the build resolves zod's English locale from the working directory
+    try {
+      await buildWorker(outfile);
+    } finally {
+      process.chdir(cwd);
+    }
+    return outfile;
+  })();
+  return built;
+}
+
+export interface StartOptions {
+  /** The port to listen on (127.0.0.1); each test file uses its own from its helper's range. */
+  port: number;
+  /** Extra or overriding vars, e.g. `{ CORS_ALLOWED_ORIGINS: "https://app.example.com" }`. */
+  vars?: Record<string, string>;
+}
+
+export async function startWorker(options: StartOptions): Promise<RunningWorker> {
+  const scriptPath = await buildBundle();
+  const storage = join(OUTPUT_DIR, "storage", String(options.port));
+  await rm(storage, { recursive: true, force: true });
+  await mkdir(storage, { recursive: true });
+  const logs: LogLine[] = [];
+  const app: V4WorkerOptions = {
+    name: "app",
+    modules: true,
+    scriptPath,
+    compatibilityDate: "2026-11-01",
+    compatibilityFlags: ["nodejs_compat"],
+    d1Databases: { DB: "app-db" },
+    durableObjects: { RATE_LIMITER: { className: "RateLimiter", useSQLite: true } },
+    bindings: { ...(await readVars(ROOT)), ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY, ...options.vars },
+    assets: {
+      directory: join(ROOT, "public"),
+      run_worker_first: ["/v1/*", "/openapi.json", "/api/*", "/dashboard", "/dashboard/*"],
+    },
+  };
+  const mf = new Miniflare(
+    convertV4MiniflareOptions({
+      host: "127.0.0.1",
+      port: options.port,
+      resourcePersistencePath: storage,
+      workers: [app],
+      handleStructuredLogs: ({ level, message }: { level: string; message: string }) => {
+        logs.push({ level, message });
+      },
+    }),
+  );
+  const url = (await mf.ready).origin;
+  const d1 = (await mf.getD1Database("DB", "app")) as unknown as D1Database;
+  await applyMigrations(d1, ROOT);
+  const seeded = await seedDemo(getDb(d1));
+  if (!seeded) throw new Error("the fresh database already had a tenant");
+  return {
+    url,
+    key: seeded.key.key,
+    tenantId: seeded.tenant.id,
+    logs,
+    accessLog: () =>
+      logs.flatMap(({ message }) => {
+        try {
+          const parsed = JSON.parse(message);
+          return parsed && typeof parsed === "object" && "requestId" in parsed ? [parsed as Record<string, unknown>] : [];
+        } catch {
+          return [];
+        }
+      }),
+    mf,
+    stop: () => mf.dispose(),
+  };
+}
