@@ -8,6 +8,7 @@ import type { DashboardOptions, SignupPolicy } from "../../src/dashboard/context
 import { createDashboard } from "../../src/dashboard/index.tsx";
 import { createSignInLink } from "../../src/dashboard/sign-in-links.ts";
 import type { Tenant } from "../../src/db/schema.ts";
+import { sha256Hex } from "../../src/lib/ids.ts";
 import { canaries, observeResponse } from "../support/canaries.ts";
 import { createTenant, db } from "../support/factories.ts";
 
@@ -98,8 +99,11 @@ export async function signedIn(app: Fetcher, clock?: Clock, overrides: Partial<T
   const link = await createSignInLink(db(), { tenant: tenant.id, baseUrl: ORIGIN }, clock?.now() ?? new Date());
   const token = new URL(link.url).searchParams.get("token")!;
   registerSecret(`sign-in link token of ${tenant.id}`, token);
+  registerSecret(`sign-in link token hash of ${tenant.id}`, await sha256Hex(token));
   const res = await client.post("/dashboard/sign-in/link", { token });
   if (res.status !== 303) throw new Error(`link sign-in failed: ${res.status}`);
+  // The cookie carries the session id (only there); its hash is the row's key: neither may appear in a page or log.
+  registerSecret(`session id hash of ${tenant.id}`, await sha256Hex(client.cookies.get("__Host-dashboard_session")!));
   return { tenant, client, token };
 }
 
