@@ -10,7 +10,7 @@ import { createTenant } from "../../src/admin/commands.ts";
 import { createSignInLink } from "../../src/dashboard/sign-in-links.ts";
 import { getDb } from "../../src/db/client.ts";
 import { createKey } from "../../src/keys/management.ts";
-import { launchBrowser, openPage, type PageProblems, PHONE, screenshot } from "./support/browser.ts";
+import { DESKTOP, launchBrowser, openPage, type PageProblems, PHONE, screenshot } from "./support/browser.ts";
 import { type DashboardWorker, startDashboardWorker } from "./support/dashboard-worker.ts";
 
 let worker: DashboardWorker;
@@ -86,6 +86,7 @@ async function expectFitsPhone(page: Page, name: string) {
   const width = await inPage<number>(page, "() => document.documentElement.scrollWidth");
   expect(width, `${name} at 375 px`).toBeLessThanOrEqual(375);
   await screenshot(page, `${name}-375`);
+  await page.setViewport(DESKTOP);
 }
 
 /** An EIP-1193 provider in the page whose accounts and signatures come from a viem local account in this process. */
@@ -193,7 +194,6 @@ describe("dashboard in a browser", () => {
     await page.goto(`${worker.url}/dashboard/sign-in`, { waitUntil: "load" });
     await screenshot(page, "sign-in");
     await expectFitsPhone(page, "sign-in");
-    await page.setViewport({ width: 1280, height: 900 });
     await click(page, "Sign in with Ethereum");
     await page.waitForFunction(`location.pathname === "/dashboard/keys"`, { timeout: 10_000 });
     expect(await page.$eval(".who", (el) => (el as unknown as { textContent: string }).textContent)).toBe(tenant.name);
