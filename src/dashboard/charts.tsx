@@ -5,6 +5,7 @@
  * (bigint) from the database to the label; only pixel geometry is computed in numbers.
  */
 import type { DayStats } from "../db/daily-stats.ts";
+import { formatCount as count } from "../lib/digits.ts";
 import { formatUsdc, formatUsdcShort } from "../lib/usdc.ts";
 
 /** The drawing's own coordinate system; the SVG scales to its container. */
@@ -32,8 +33,6 @@ export function niceCeiling(max: bigint, floor: bigint): bigint {
 
 /** Pixel height of `value` on an axis whose top is `top` (bigint arithmetic; never below 0). */
 export const barHeight = (value: bigint, top: bigint) => (value <= 0n ? 0 : Number((value * BigInt(PLOT_HEIGHT)) / top));
-
-const count = (n: number) => n.toLocaleString("en-US");
 
 interface Frame {
   left: number;
@@ -173,6 +172,9 @@ export const SERIES = [
   { key: "errors", label: "Errors", color: "#b42318", dash: "2 3" },
 ] as const;
 
+/** A dot of radius 2.5 at (x, y), as path commands. */
+const dot = (x: number, y: number) => `M${(x - 2.5).toFixed(2)} ${y}a2.5 2.5 0 1 0 5 0a2.5 2.5 0 1 0 -5 0`;
+
 /** Widths of the legend's entries (line, gap, label at ≈ 7.5 units a character, space after), right-aligned. */
 const LEGEND = SERIES.map((s) => 27 + Math.ceil(7.5 * s.label.length) + 12);
 
@@ -226,12 +228,23 @@ export function TrafficChart({ id, days }: { id: string; days: DayStats[] }) {
               stroke-dasharray={s.dash}
               stroke-linejoin="round"
             />
-            {days.map((d, i) => (
-              <circle cx={cx(i).toFixed(2)} cy={cy(d[s.key])} r="2.5" fill={s.color} data-day={d.day} data-value={d[s.key]}>
-                <title>{`${d.day}: ${count(d[s.key])} ${s.label.toLowerCase()}`}</title>
-              </circle>
-            ))}
+            {/* A dot per day, all in one path (one element per series keeps the page light). */}
+            <path d={days.map((d, i) => dot(cx(i), cy(d[s.key]))).join("")} fill={s.color} />
           </g>
+        ))}
+        {/* A column per day over the whole plot: its tooltip gives the day's three figures. */}
+        {days.map((d, i) => (
+          <rect
+            class="day"
+            x={f.x(i).toFixed(2)}
+            y={TOP}
+            width={f.slot.toFixed(2)}
+            height={PLOT_HEIGHT}
+            fill="transparent"
+            data-day={d.day}
+          >
+            <title>{`${d.day}: ${count(d.requests)} requests, ${count(d.successes)} successes, ${count(d.errors)} errors`}</title>
+          </rect>
         ))}
       </svg>
       <p class="hint" id={`${id}-summary`}>

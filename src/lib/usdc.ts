@@ -1,3 +1,5 @@
+import { groupDigits } from "./digits.ts";
+
 /** Micro-USDC per USDC: 6 decimals. */
 const DECIMALS = 6;
 
@@ -8,7 +10,7 @@ const DECIMALS = 6;
 export function formatUsdc(micro: string | bigint): string {
   const value = typeof micro === "bigint" ? micro : BigInt(micro);
   const digits = (value < 0n ? -value : value).toString().padStart(DECIMALS + 1, "0");
-  const whole = digits.slice(0, -DECIMALS).replace(/\B(?=(\d{3})+$)/g, ",");
+  const whole = groupDigits(digits.slice(0, -DECIMALS));
   return `${value < 0n ? "-" : ""}${whole}.${digits.slice(-DECIMALS)}`;
 }
 

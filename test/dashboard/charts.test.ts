@@ -107,8 +107,11 @@ describe("TrafficChart", () => {
     expect(errors![29]![1]).toBe(base);
     // Different dash patterns: the lines differ without colour.
     expect(new Set(lines.map((l) => attr(l, "stroke-dasharray") ?? "solid")).size).toBe(3);
-    expect(html).toContain("<title>2026-11-21: 40 requests</title>");
-    expect(html).toContain("<title>2026-11-21: 10 errors</title>");
+    expect(html).toContain("<title>2026-11-21: 40 requests, 30 successes, 10 errors</title>");
+    expect(html).toContain("<title>2026-10-24: 0 requests, 0 successes, 0 errors</title>");
+    // A dot per day on each line.
+    const dots = tags(html, "path").map((p) => attr(p, "d")!.split("M").length - 1);
+    expect(dots).toEqual([30, 30, 30]);
     expect(html).toContain(
       "From 2026-10-24 to 2026-11-22: 60 requests, 50 successes, 10 errors; busiest day 2026-11-21 with 40 requests.",
     );

@@ -24,3 +24,14 @@ describe("formatUsdc", () => {
     expect(formatUsdcShort("2500001")).toBe("2.500001");
   });
 });
+
+describe("formatCount", () => {
+  it("groups digits by three without Intl", async () => {
+    const { formatCount } = await import("../../src/lib/digits.ts");
+    expect(formatCount(0)).toBe("0");
+    expect(formatCount(999)).toBe("999");
+    expect(formatCount(1000)).toBe("1,000");
+    expect(formatCount(1234567)).toBe("1,234,567");
+    expect(formatCount(-1234)).toBe("-1,234");
+  });
+});

@@ -14,6 +14,7 @@ import { findPaywall, listPaywallNames } from "../../db/paywalls.ts";
 import { PROTOCOLS, TRANSACTION_STATUSES } from "../../db/schema.ts";
 import { findService, listServiceNames } from "../../db/services.ts";
 import { findTransactionsPage } from "../../db/transactions.ts";
+import { formatCount as count } from "../../lib/digits.ts";
 import { NETWORK_IDS } from "../../lib/networks.ts";
 import { formatUsdc } from "../../lib/usdc.ts";
 import { lastUtcDays } from "../../lib/utc-days.ts";
@@ -166,7 +167,6 @@ function Pager({ label, page, total, href }: { label: string; page: number; tota
 }
 
 const short = (value: string | null) => (value ? `${value.slice(0, 8)}…${value.slice(-4)}` : "—");
-const count = (n: number) => n.toLocaleString("en-US");
 
 /** Why a paywall or service filter names nothing of the tenant's (then nothing is shown for it), or `undefined`. */
 async function foreignFilter(c: Ctx, q: EarningsQuery): Promise<string | undefined> {
