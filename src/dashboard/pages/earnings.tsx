@@ -73,7 +73,7 @@ const STYLE = `
 .filters label { margin:.2rem 0; }
 .filters select, .filters input { display:block; width:100%; font:inherit; padding:.35rem .4rem; border:1px solid #9aa3b2; border-radius:6px; background:#fff; }
 .filters .actions { grid-column:1 / -1; align-items:center; }
-td.amount { text-align:right; font-variant-numeric:tabular-nums; }
+td.amount, th.amount { text-align:right; font-variant-numeric:tabular-nums; }
 td.amount, td.nowrap, td.nowrap code { white-space:nowrap; overflow-wrap:normal; }
 `;
 
@@ -264,7 +264,9 @@ async function earningsPage(c: Ctx) {
                 <tr>
                   <th scope="col">Made</th>
                   <th scope="col">Paywall</th>
-                  <th scope="col">Amount (USDC)</th>
+                  <th scope="col" class="amount">
+                    Amount (USDC)
+                  </th>
                   <th scope="col">Status</th>
                   <th scope="col">Network</th>
                   <th scope="col">Protocol</th>
@@ -314,7 +316,9 @@ async function earningsPage(c: Ctx) {
                   <th scope="col">Type</th>
                   <th scope="col">HTTP status</th>
                   <th scope="col">Response time</th>
-                  <th scope="col">Amount (USDC)</th>
+                  <th scope="col" class="amount">
+                    Amount (USDC)
+                  </th>
                 </tr>
               </thead>
               <tbody>
