@@ -50,7 +50,7 @@ details summary { cursor:pointer; color:var(--accent); }
 dl.profile { display:grid; grid-template-columns:max-content 1fr; gap:.3rem 1rem; }
 dl.profile dt { color:var(--muted); } dl.profile dd { margin:0; overflow-wrap:anywhere; }
 .sr-only { position:absolute; width:1px; height:1px; overflow:hidden; clip:rect(0 0 0 0); white-space:nowrap; }
-section > h2:first-child, .card > h2:first-child { margin-top:0; }
+section > :first-child, .card > :first-child { margin-top:0; }
 td .actions { min-width:9rem; }
 @media (max-width: 40rem) {
   main { padding:.6rem; } .sign-out { margin-left:0; }
