@@ -3,7 +3,8 @@
  * cookie instead of an API key, and its own browser protections (see security.ts and session.ts). It is not part
  * of the `/v1` API: not in `/openapi.json`, not behind API-key authentication.
  *
- * Pages of other modules mount here with `dashboard.route("/", theirPages)` behind `requireSession()`.
+ * Pages of other modules mount here with `dashboard.route("/", theirPages)` behind `requireSession()`, above the
+ * catch-all 404 route.
  */
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
@@ -64,7 +65,9 @@ export function createDashboard(options: DashboardOptions = {}) {
   dashboard.route("/", activityPages);
   dashboard.route("/", profilePages);
 
-  dashboard.notFound((c) =>
+  // Last: any other dashboard path is the dashboard's own 404 page (a mounted app's notFound is not used by Hono,
+  // so this is a route). Pages mounted later would be shadowed by it: mount them above.
+  dashboard.all("*", (c) =>
     c.html(
       <Layout title="Not found">
         <Notice kind="error">There is no such dashboard page.</Notice>

@@ -250,6 +250,13 @@ describe("browser protections", () => {
     expect(res.headers.get("location")).toBe("/dashboard/sign-in");
     const doc = await callJson("/openapi.json");
     expect(Object.keys(doc.body.paths).filter((p) => p.startsWith("/dashboard"))).toEqual([]);
+    // An unknown dashboard page: the sign-in page without a session, the dashboard's own 404 page with one.
+    expect((await client.get("/dashboard/no-such-page")).headers.get("location")).toBe("/dashboard/sign-in");
+    const { client: signedInClient } = await signedIn(workerApp);
+    const missing = await signedInClient.get("/dashboard/no-such-page");
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(await missing.text()).toContain("There is no such dashboard page.");
     const asset = await client.get("/dashboard/assets/siwe.js");
     expect(asset.headers.get("content-type")).toMatch(/^text\/javascript/);
   });
