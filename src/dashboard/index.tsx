@@ -15,8 +15,10 @@ import { ASSETS } from "./assets.ts";
 import type { DashboardEnv, DashboardOptions, SignupPolicy } from "./context.ts";
 import { Layout, Notice } from "./layout.tsx";
 import { activityPages } from "./pages/activity.tsx";
+import { earningsPages } from "./pages/earnings.tsx";
 import { keyPages } from "./pages/keys.tsx";
 import { profilePages } from "./pages/profile.tsx";
+import { servicesPages } from "./pages/services.tsx";
 import { signInPages } from "./pages/sign-in.tsx";
 import { contentSecurityPolicy, sameOriginForms } from "./security.ts";
 import { currentSession, requireSession } from "./session.ts";
@@ -63,6 +65,8 @@ export function createDashboard(options: DashboardOptions = {}) {
   dashboard.use("*", requireSession());
   dashboard.route("/", keyPages);
   dashboard.route("/", activityPages);
+  dashboard.route("/", servicesPages);
+  dashboard.route("/", earningsPages);
   dashboard.route("/", profilePages);
 
   // Last: any other dashboard path is the dashboard's own 404 page (a mounted app's notFound is not used by Hono,
