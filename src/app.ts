@@ -1,4 +1,5 @@
 import { secureHeaders } from "hono/secure-headers";
+import { createDashboard } from "./dashboard/index.tsx";
 import { renderError } from "./error-handler.ts";
 import { ApiError } from "./errors.ts";
 import { accessLog } from "./middleware/access-log.ts";
@@ -86,6 +87,8 @@ export function createApp() {
 
   registerComponents(app.openAPIRegistry);
   app.doc31("/openapi.json", DOCUMENT);
+  // The tenant dashboard: HTML pages with session sign-in, outside /v1 and outside the OpenAPI document.
+  app.route("/dashboard", createDashboard());
 
   app.notFound((c) => renderError(new ApiError("NOT_FOUND", "No such endpoint"), c));
   app.onError(renderError);

@@ -18,6 +18,7 @@ import {
   resumeKey,
   revokeKey,
 } from "../admin/commands.ts";
+import { createSignInLink } from "../dashboard/sign-in-links.ts";
 import { type Db, getDb } from "../db/client.ts";
 import { ApiError } from "../errors.ts";
 import { formatIssues, type Issue } from "../lib/issues.ts";
@@ -36,6 +37,9 @@ Commands:
   key revoke ID
   key delete ID
   demo-data --tenant ID [--count N]      demo service, paywalls and N (default 200) buyer requests of history
+  dashboard-link --tenant ID [--base-url URL]
+                                         a one-time dashboard sign-in link (10 minutes) → {"url", "expiresAt"};
+                                         URL is where the dashboard is served (default http://localhost:8787)
 
 Options:
   --remote     Work on the deployed D1 database instead of the local one (needs Cloudflare credentials:
@@ -60,6 +64,7 @@ type Values = {
   "expires-at"?: string;
   "allow-ip"?: string[];
   count?: string;
+  "base-url"?: string;
 };
 
 interface Command {
@@ -99,6 +104,11 @@ const COMMANDS: Record<string, Command> = {
     required: ["tenant"],
     run: (db, v) => demoData(db, { tenant: v.tenant!, count: v.count }),
   },
+  "dashboard-link": {
+    options: ["tenant", "base-url"],
+    required: ["tenant"],
+    run: (db, v) => createSignInLink(db, { tenant: v.tenant!, baseUrl: v["base-url"] ?? "http://localhost:8787" }),
+  },
 };
 
 /** Input field names as the command line spells them, for error messages. */
@@ -112,6 +122,7 @@ const FLAG_NAMES: Record<string, string> = {
   expiresAt: "--expires-at",
   allowIps: "--allow-ip",
   count: "--count",
+  baseUrl: "--base-url",
   id: "ID",
 };
 
@@ -144,6 +155,7 @@ const parseOptions = (argv: string[]) =>
       "expires-at": { type: "string" },
       "allow-ip": { type: "string", multiple: true },
       count: { type: "string" },
+      "base-url": { type: "string" },
       remote: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -161,7 +173,7 @@ function parseCommandLine(argv: string[]): Invocation {
   if (help || positionals[0] === "help") return { help: true, remote, values, arg: "" };
   if (positionals.length === 0) throw new UsageError("No command given");
 
-  const words = COMMANDS[positionals[0]!] ? 1 : 2; // `demo-data` is one word, the others two
+  const words = COMMANDS[positionals[0]!] ? 1 : 2; // `demo-data` and `dashboard-link` are one word, the others two
   const name = positionals.slice(0, words).join(" ");
   const command = COMMANDS[name];
   if (!command) throw new UsageError(`Unknown command "${name}"`);

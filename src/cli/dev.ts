@@ -12,7 +12,8 @@ import { spawn } from "node:child_process";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { constants } from "node:os";
 import { join } from "node:path";
-import { listAllTenants, seedDemo } from "../admin/commands.ts";
+import { DEMO_TENANT, listAllTenants, seedDemo } from "../admin/commands.ts";
+import { createSignInLink } from "../dashboard/sign-in-links.ts";
 import { getDb } from "../db/client.ts";
 import { generateKeyRingSecret } from "../lib/secret-box.ts";
 import { applyLocalMigrations, openD1, PROJECT_ROOT, WRANGLER_BIN, wranglerEnv } from "./platform.ts";
@@ -46,6 +47,14 @@ function portOf(args: string[]): { port: string; args: string[] } {
   return { port: DEFAULT_PORT, args: ["--port", DEFAULT_PORT, ...args] };
 }
 
+/** A fresh one-time dashboard sign-in link (10 minutes) for the tenant. */
+async function sayDashboardLink(db: ReturnType<typeof getDb>, base: string, tenant: string): Promise<void> {
+  const link = await createSignInLink(db, { tenant, baseUrl: base });
+  say(`Dashboard: ${base}/dashboard (sign-up open locally). One-time sign-in link for ${tenant}, valid until ${link.expiresAt}:`);
+  say(`  ${link.url}`);
+  say("");
+}
+
 async function seed(port: string): Promise<void> {
   const handle = await openD1({ remote: false });
   try {
@@ -62,6 +71,7 @@ async function seed(port: string): Promise<void> {
       say("Try it once the server is up:");
       say(`  curl -H "Authorization: Bearer ${seeded.key.key}" ${base}/v1/me`);
       say("");
+      await sayDashboardLink(db, base, seeded.tenant.id);
       return;
     }
     const tenants = await listAllTenants(db);
@@ -75,6 +85,8 @@ async function seed(port: string): Promise<void> {
     );
     say(`then: curl -H "Authorization: Bearer <key>" ${base}/v1/me`);
     say("");
+    const demo = tenants.find((t) => t.email === DEMO_TENANT.email) ?? tenants[0];
+    if (demo) await sayDashboardLink(db, base, demo.id);
   } finally {
     await handle.dispose();
   }
@@ -86,7 +98,11 @@ async function main(): Promise<void> {
   await applyLocalMigrations("inherit");
   await seed(port);
 
-  const child = spawn(WRANGLER_BIN, ["dev", ...args], { cwd: PROJECT_ROOT, env: wranglerEnv(), stdio: "inherit" });
+  const child = spawn(WRANGLER_BIN, ["dev", "--var", "DASHBOARD_SIGNUP:open", ...args], {
+    cwd: PROJECT_ROOT,
+    env: wranglerEnv(),
+    stdio: "inherit",
+  });
   const forward = (signal: NodeJS.Signals) => () => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
   };

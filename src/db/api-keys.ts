@@ -84,10 +84,10 @@ export async function deleteKey(db: Db, id: string): Promise<boolean> {
 /**
  * Inserts the key only if its tenant exists and holds fewer than `max` active keys (not revoked, not expired
  * at `now`; paused keys count). One `INSERT … SELECT … FROM tenants WHERE id = ? AND (count) < max` statement:
- * SQLite runs it atomically, so concurrent creates can never exceed the limit.
- * `undefined` when nothing was inserted (limit reached, or no such tenant).
+ * SQLite runs it atomically, so concurrent creates can never exceed the limit. Returns the statement (run it
+ * alone or in a batch); it returns no row when nothing was inserted (limit reached, or no such tenant).
  */
-export async function insertKeyWithinLimit(db: Db, row: NewKeyRow, now: Date, max: number): Promise<ApiKeyRow | undefined> {
+export function insertKeyWithinLimitQuery(db: Db, row: NewKeyRow, now: Date, max: number) {
   // Every column in table order (the order drizzle lists them in `insert into … (…)`; the table has no
   // generated column), each value encoded by its own column (JSON, timestamps), defaults applied as `.values()` would.
   const values: Record<string, unknown> = row;
@@ -98,42 +98,70 @@ export async function insertKeyWithinLimit(db: Db, row: NewKeyRow, now: Date, ma
     }),
     sql`, `,
   );
-  const activeCount = db
+  return db
+    .insert(apiKeys)
+    .select(
+      sql`select ${selectList} from ${tenants} where ${tenants.id} = ${row.tenantId} and (${activeKeyCount(db, row.tenantId, now)}) < ${max}`,
+    )
+    .returning();
+}
+
+/** The subquery counting the tenant's active keys (not revoked, not expired at `now`; paused keys count). */
+const activeKeyCount = (db: Db, tenantId: string, now: Date) =>
+  db
     .select({ n: count() })
     .from(apiKeys)
     .where(
       and(
-        eq(apiKeys.tenantId, row.tenantId),
+        eq(apiKeys.tenantId, tenantId),
         ne(apiKeys.status, "revoked"),
         or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now)),
       ),
     );
-  const [inserted] = await db
-    .insert(apiKeys)
-    .select(sql`select ${selectList} from ${tenants} where ${tenants.id} = ${row.tenantId} and (${activeCount}) < ${max}`)
+
+/** The key `id`, limited to `tenantId` when given (the dashboard acts within one tenant; the operator CLI on any key). */
+const keyMatch = (id: string, tenantId: string | undefined) =>
+  tenantId === undefined ? eq(apiKeys.id, id) : and(eq(apiKeys.id, id), eq(apiKeys.tenantId, tenantId));
+
+/** Sets `active` or `paused` unless the key is revoked: one conditional UPDATE, so a concurrent revoke cannot be undone. */
+export const setKeyStatusUnlessRevokedQuery = (db: Db, id: string, tenantId: string | undefined, status: "active" | "paused") =>
+  db
+    .update(apiKeys)
+    .set({ status })
+    .where(and(keyMatch(id, tenantId), ne(apiKeys.status, "revoked")))
     .returning();
-  return inserted;
+
+/** Revokes the key unless it already is. */
+export const revokeKeyIfNotRevokedQuery = (db: Db, id: string, tenantId: string | undefined, now: Date) =>
+  db
+    .update(apiKeys)
+    .set({ status: "revoked", revokedAt: now })
+    .where(and(keyMatch(id, tenantId), ne(apiKeys.status, "revoked")))
+    .returning();
+
+export interface KeyEdit {
+  name: string;
+  scopes: string[];
+  expiresAt: Date | null;
+  allowedIps: string[];
 }
 
 /**
- * Sets `status` (`active` or `paused`) unless the key is revoked: one conditional UPDATE, so a concurrent
- * revoke cannot be undone. `undefined` when no row changed (unknown id, or revoked).
+ * Edits a key unless it is revoked. An edit that would bring an expired key back (a later expiry) counts it as
+ * active again, so it is applied only while the tenant holds fewer than `max` active keys.
  */
-export async function setKeyStatusUnlessRevoked(db: Db, id: string, status: "active" | "paused"): Promise<ApiKeyRow | undefined> {
-  const [row] = await db
+export const editKeyQuery = (db: Db, id: string, tenantId: string, edit: KeyEdit, now: Date, max: number) =>
+  db
     .update(apiKeys)
-    .set({ status })
-    .where(and(eq(apiKeys.id, id), ne(apiKeys.status, "revoked")))
+    .set(edit)
+    .where(
+      and(
+        keyMatch(id, tenantId),
+        ne(apiKeys.status, "revoked"),
+        or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now), lt(activeKeyCount(db, tenantId, now), max)),
+      ),
+    )
     .returning();
-  return row;
-}
 
-/** Revokes the key unless it already is: `undefined` when no row changed (unknown id, or already revoked). */
-export async function revokeKeyIfNotRevoked(db: Db, id: string, now: Date): Promise<ApiKeyRow | undefined> {
-  const [row] = await db
-    .update(apiKeys)
-    .set({ status: "revoked", revokedAt: now })
-    .where(and(eq(apiKeys.id, id), ne(apiKeys.status, "revoked")))
-    .returning();
-  return row;
-}
+export const deleteKeyQuery = (db: Db, id: string, tenantId: string | undefined) =>
+  db.delete(apiKeys).where(keyMatch(id, tenantId)).returning({ id: apiKeys.id });

@@ -93,3 +93,29 @@ export async function deletePaywallRow(db: Db, id: string): Promise<boolean> {
   const rows = await db.delete(paywalls).where(eq(paywalls.id, id)).returning({ id: paywalls.id });
   return rows.length > 0;
 }
+
+/** Turns one of the tenant's paywalls on or off; `undefined` when the tenant has no paywall with this id (nothing changes). */
+export async function setPaywallEnabled(
+  db: Db,
+  tenantId: string,
+  id: string,
+  enabled: boolean,
+  now: Date,
+): Promise<PaywallRow | undefined> {
+  const [row] = await db
+    .update(paywalls)
+    .set({ enabled, updatedAt: now })
+    .where(and(eq(paywalls.id, id), eq(paywalls.tenantId, tenantId)))
+    .returning();
+  return row;
+}
+
+/** Names of the tenant's newest `limit` paywalls, for choosing one in a filter (no secrets selected). */
+export async function listPaywallNames(db: Db, tenantId: string, limit: number) {
+  return db
+    .select({ id: paywalls.id, name: paywalls.name, slug: paywalls.slug, serviceId: paywalls.serviceId })
+    .from(paywalls)
+    .where(eq(paywalls.tenantId, tenantId))
+    .orderBy(desc(paywalls.createdAt), desc(paywalls.id))
+    .limit(limit);
+}

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 const timestamp = (name: string) =>
@@ -7,15 +8,23 @@ const timestamp = (name: string) =>
 const createdAt = () => timestamp("created_at");
 const updatedAt = () => timestamp("updated_at");
 
-export const tenants = sqliteTable("tenants", {
-  id: text("id").primaryKey(),
-  email: text("email").notNull().unique(),
-  name: text("name").notNull(),
-  walletAddress: text("wallet_address").notNull(),
-  tempoWalletAddress: text("tempo_wallet_address"),
-  createdAt: createdAt(),
-  updatedAt: updatedAt(),
-});
+export const tenants = sqliteTable(
+  "tenants",
+  {
+    id: text("id").primaryKey(),
+    email: text("email").notNull().unique(),
+    name: text("name").notNull(),
+    walletAddress: text("wallet_address").notNull(),
+    tempoWalletAddress: text("tempo_wallet_address"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  // Dashboard sign-in finds the tenant by either wallet, compared case-insensitively.
+  (t) => [
+    index("tenants_wallet_idx").on(sql`lower(${t.walletAddress})`),
+    index("tenants_tempo_wallet_idx").on(sql`lower(${t.tempoWalletAddress})`),
+  ],
+);
 
 /** The owning tenant: deleting a tenant deletes what it owns. */
 const tenantId = () =>
@@ -206,4 +215,112 @@ export const tenantCounts = sqliteTable(
     n: integer("n").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.kind] })],
+);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Dashboard (issue 11): sessions, sign-in nonces and links, and the audit trail of key changes
+
+/**
+ * A dashboard session. `id` is the SHA-256 of the random id in the cookie (the cookie value itself is never
+ * stored). A session idles out at `lastSeenAt` + 12 h and ends at `expiresAt` (created + 7 days) or when
+ * revoked (sign-out). `tenantId` is null only while a new wallet signs up (`signupWallet` holds it until the
+ * sign-up form creates the tenant).
+ */
+export const dashboardSessions = sqliteTable(
+  "dashboard_sessions",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").references(() => tenants.id, { onDelete: "cascade" }),
+    signupWallet: text("signup_wallet"),
+    createdAt: createdAt(),
+    lastSeenAt: integer("last_seen_at", { mode: "timestamp_ms" }).notNull(),
+    expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
+    revokedAt: integer("revoked_at", { mode: "timestamp_ms" }),
+  },
+  (t) => [index("dashboard_sessions_tenant_idx").on(t.tenantId)],
+);
+
+/**
+ * Sign-In with Ethereum nonces issued by the server: each is used once (deleted when used) and expires after
+ * 5 minutes. `purpose` tells a sign-in nonce from one that confirms a wallet change.
+ */
+export const siweNonces = sqliteTable(
+  "siwe_nonces",
+  {
+    nonce: text("nonce").primaryKey(),
+    purpose: text("purpose").notNull(),
+    createdAt: createdAt(),
+    expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [index("siwe_nonces_expires_idx").on(t.expiresAt)],
+);
+
+/** One-time sign-in links made by an operator (or `npm run dev`): only the SHA-256 of the token is stored. */
+export const signInLinks = sqliteTable(
+  "sign_in_links",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    createdAt: createdAt(),
+    expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
+    usedAt: integer("used_at", { mode: "timestamp_ms" }),
+  },
+  (t) => [index("sign_in_links_tenant_idx").on(t.tenantId)],
+);
+
+export const KEY_EVENT_ACTIONS = ["created", "paused", "resumed", "edited", "revoked", "deleted"] as const;
+export type KeyEventAction = (typeof KEY_EVENT_ACTIONS)[number];
+export const KEY_EVENT_ACTORS = ["dashboard", "operator-cli"] as const;
+export type KeyEventActor = (typeof KEY_EVENT_ACTORS)[number];
+
+/**
+ * The audit trail of key changes, written in the same batch as the change. `keyId` has no foreign key: the
+ * events of a deleted key stay; `keyName` and `keyPrefix` are copied so they stay readable.
+ */
+export const keyEvents = sqliteTable(
+  "key_events",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    keyId: text("key_id").notNull(),
+    keyName: text("key_name").notNull(),
+    keyPrefix: text("key_prefix").notNull(),
+    action: text("action", { enum: KEY_EVENT_ACTIONS }).notNull(),
+    actor: text("actor", { enum: KEY_EVENT_ACTORS }).notNull(),
+    ip: text("ip"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("key_events_tenant_created_idx").on(t.tenantId, t.createdAt, t.id)],
+);
+
+export type DashboardSessionRow = typeof dashboardSessions.$inferSelect;
+export type KeyEventRow = typeof keyEvents.$inferSelect;
+
+/**
+ * Per-UTC-day totals, kept by triggers on every insert, update and delete (see migrations/0005): `revenue` sums the
+ * amounts of COMPLETED transactions (integer micro-USDC, added once, when the transaction completes, to the day it was
+ * created), `requests` / `successes` / `errors` count events by type. One row per tenant, scope and day; `scope` is
+ * `tenant` (all of the tenant's records), `paywall:<id>` or `service:<id>`. The dashboard's charts read at most one row
+ * per day here instead of the tenant's history.
+ */
+export const dailyStats = sqliteTable(
+  "daily_stats",
+  {
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    scope: text("scope").notNull(),
+    /** UTC date, `YYYY-MM-DD`. */
+    day: text("day").notNull(),
+    /** Integer micro-USDC (SQLite's 64-bit integer); read it as text to keep every digit. */
+    revenue: integer("revenue").notNull().default(0),
+    requests: integer("requests").notNull().default(0),
+    successes: integer("successes").notNull().default(0),
+    errors: integer("errors").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.scope, t.day] })],
 );

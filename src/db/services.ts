@@ -110,3 +110,13 @@ export async function deleteServiceRow(db: Db, id: string): Promise<boolean> {
   const rows = await db.delete(services).where(eq(services.id, id)).returning({ id: services.id });
   return rows.length > 0;
 }
+
+/** Names of the tenant's newest `limit` services, for choosing one in a filter (no secrets selected). */
+export async function listServiceNames(db: Db, tenantId: string, limit: number) {
+  return db
+    .select({ id: services.id, name: services.name })
+    .from(services)
+    .where(eq(services.tenantId, tenantId))
+    .orderBy(...newestFirst)
+    .limit(limit);
+}

@@ -1,5 +1,6 @@
 import { desc, eq } from "drizzle-orm";
 import type { Db } from "./client.ts";
+import { isUniqueViolation } from "./errors.ts";
 import { type Tenant, tenants } from "./schema.ts";
 
 export type NewTenant = typeof tenants.$inferInsert;
@@ -27,4 +28,40 @@ export async function findTenantById(db: Db, id: string): Promise<Tenant | undef
 export async function hasAnyTenant(db: Db): Promise<boolean> {
   const rows = await db.select({ id: tenants.id }).from(tenants).limit(1);
   return rows.length > 0;
+}
+
+/** Sets the tenant's name and e-mail; `undefined` when the e-mail belongs to another tenant (the unique index decides). */
+export async function updateTenantProfile(
+  db: Db,
+  id: string,
+  profile: { name: string; email: string },
+  now: Date,
+): Promise<Tenant | undefined> {
+  try {
+    const [row] = await db
+      .update(tenants)
+      .set({ ...profile, updatedAt: now })
+      .where(eq(tenants.id, id))
+      .returning();
+    return row;
+  } catch (err) {
+    if (isUniqueViolation(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Sets the primary (`walletAddress`) or the tempo wallet. */
+export async function updateTenantWallet(
+  db: Db,
+  id: string,
+  which: "walletAddress" | "tempoWalletAddress",
+  address: string,
+  now: Date,
+): Promise<Tenant | undefined> {
+  const [row] = await db
+    .update(tenants)
+    .set({ [which]: address, updatedAt: now })
+    .where(eq(tenants.id, id))
+    .returning();
+  return row;
 }

@@ -38,9 +38,13 @@ export interface Accounting {
 export const stepsOf = (scenario: Scenario, seeded: Seeded): Step[] =>
   seeded.steps ?? [{ method: scenario.method, path: scenario.path, body: scenario.body }];
 
+/** A seeded "key" that is a dashboard session: sent as the Cookie header instead of a bearer key. */
+export const COOKIE_KEY = "cookie:";
+
 function headersFor(key: string | undefined, step: Step): Record<string, string> {
   const headers: Record<string, string> = {};
-  if (key) headers.authorization = `Bearer ${key}`;
+  if (key?.startsWith(COOKIE_KEY)) headers.cookie = key.slice(COOKIE_KEY.length);
+  else if (key) headers.authorization = `Bearer ${key}`;
   if (step.body !== undefined) headers["content-type"] = "application/json";
   return headers;
 }

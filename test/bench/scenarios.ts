@@ -1,18 +1,29 @@
 // The benchmark's scenarios and targets, as data. Adding a scenario is one entry in SCENARIOS (plus, if it needs data,
 // a seed function); a scenario whose endpoint answers 404 is skipped ("skipped: endpoint missing").
 
+import { SESSION_COOKIE, SESSION_MAX_MS } from "../../src/dashboard/session.ts";
 import { findKeyWithTenantByHash } from "../../src/db/api-keys.ts";
 import type { Db } from "../../src/db/client.ts";
+import { findDailyStats } from "../../src/db/daily-stats.ts";
+import { insertSession } from "../../src/db/dashboard.ts";
 import { findEventsPage } from "../../src/db/events.ts";
 import type { NewPaywall } from "../../src/db/paywalls.ts";
-import { deletePaywallRow, findPaywall, findPaywallsPage, insertPaywallWithinCap } from "../../src/db/paywalls.ts";
-import { findService, findServicesPage } from "../../src/db/services.ts";
+import {
+  deletePaywallRow,
+  findPaywall,
+  findPaywallsPage,
+  insertPaywallWithinCap,
+  listPaywallNames,
+} from "../../src/db/paywalls.ts";
+import { findService, findServicesPage, listServiceNames } from "../../src/db/services.ts";
 import { findTransactionsPage } from "../../src/db/transactions.ts";
 import { recordEvents, recordTransactions } from "../../src/ingest/ingest.ts";
 import { hashApiKey } from "../../src/lib/api-key.ts";
-import { newId, randomHex } from "../../src/lib/ids.ts";
+import { newId, randomHex, sha256Hex } from "../../src/lib/ids.ts";
 import { parseKeyRing } from "../../src/lib/secret-box.ts";
 import { sealHeaders } from "../../src/lib/secret-fields.ts";
+import { lastUtcDays } from "../../src/lib/utc-days.ts";
+import { COOKIE_KEY } from "./load.ts";
 import { type ApiResponse, type BenchContext, cloneSeries, inPool } from "./seed.ts";
 import { BENCH_CAPS, BENCH_ENCRYPTION_KEY, type WorkerName } from "./workers.ts";
 
@@ -195,9 +206,11 @@ const cloneId = (prefix: string) => `'${prefix}_' || ?5 || printf('%018x', n)`;
  * The history tenant: one paywall through the API, one event and one transaction through the ingestion code (the
  * gateway's write path), then each cloned in SQL to 100,000 rows, one second apart, with varied categorical columns.
  */
-const historyTenant = (ctx: BenchContext) =>
-  ctx.once("history tenant", async (): Promise<Seeded> => {
-    const count = 100_000;
+const historyTenant = (ctx: BenchContext) => historySeries(ctx, 100_000, "history tenant");
+
+/** A history tenant with `count` events and `count` transactions (the roll-up triggers of migrations/0005 run on each). */
+const historySeries = (ctx: BenchContext, count: number, name = `history tenant ${count}`) =>
+  ctx.once(name, async (): Promise<Seeded> => {
     const { tenant, keys } = await ctx.newTenant({ keys: 20 });
     const serviceId = await createService(ctx, keys[0]!, 0);
     const paywallId = await createPaywall(ctx, keys[0]!, serviceId, "history");
@@ -289,6 +302,27 @@ const paywallTenant = (count: number) => (ctx: BenchContext) =>
     return { keys, tenantId: tenant.id };
   });
 
+/**
+ * The earnings page of a history tenant (1,000 or the 100,000 of "history tenant"), signed in: a dashboard session as
+ * sign-in starts one (the cookie's random id, its SHA-256 stored), sent as the Cookie header (load.ts COOKIE_KEY).
+ */
+const earningsOf =
+  (count: number) =>
+  async (ctx: BenchContext): Promise<Seeded> => {
+    const history = count === 100_000 ? await historyTenant(ctx) : await historySeries(ctx, count);
+    const tenantId = tenantOf(history);
+    const id = randomHex(32);
+    const now = new Date();
+    await insertSession(ctx.db, {
+      id: await sha256Hex(id),
+      tenantId,
+      signupWallet: null,
+      now,
+      expiresAt: new Date(now.getTime() + SESSION_MAX_MS),
+    });
+    return { keys: [`${COOKIE_KEY}${SESSION_COOKIE}=${id}`], tenantId };
+  };
+
 /** The write path: a fresh tenant and service; each sequence creates a paywall (201) and deletes it (200). */
 const writePath = async (ctx: BenchContext): Promise<Seeded> => {
   const { tenant, keys } = await ctx.newTenant({ keys: 20 });
@@ -330,6 +364,17 @@ const explainWrite = async (db: Db, seeded: Seeded) => {
   await insertPaywallWithinCap(db, row, PAYWALL_CAP, service!.mode);
   await findPaywall(db, id);
   await deletePaywallRow(db, id);
+};
+
+/** What the earnings page asks D1 besides the session: filter choices, the 30 days of roll-ups, the two first pages. */
+const explainEarnings = async (db: Db, seeded: Seeded) => {
+  const tenantId = tenantOf(seeded);
+  const page = { limit: 25, offset: 0 };
+  await listPaywallNames(db, tenantId, 200);
+  await listServiceNames(db, tenantId, 200);
+  await findDailyStats(db, tenantId, lastUtcDays(new Date(), 30));
+  await findTransactionsPage(db, tenantId, page, {});
+  await findEventsPage(db, tenantId, page, {});
 };
 
 export const REFERENCES: Scenario[] = [
@@ -414,6 +459,27 @@ export const SCENARIOS: Scenario[] = [
     explain: explainPaywalls,
     compareWith: "list, 1,000 paywalls",
   },
+  // The dashboard's earnings page (charts from the daily roll-ups, first pages of transactions and events). Not counted
+  // as an API read (`read: false`): a whole page of several statements, held to its own scale target below.
+  {
+    name: "earnings page, 1,000 records",
+    target: "app",
+    method: "GET",
+    path: "/dashboard/earnings",
+    read: false,
+    seed: earningsOf(1_000),
+    explain: explainEarnings,
+  },
+  {
+    name: "earnings page, 100,000 records",
+    target: "app",
+    method: "GET",
+    path: "/dashboard/earnings",
+    read: false,
+    seed: earningsOf(100_000),
+    explain: explainEarnings,
+    compareWith: "earnings page, 1,000 records",
+  },
 ];
 
 export interface Verdict {
@@ -472,27 +538,11 @@ export const TARGETS: { name: string; check: (input: TargetInput) => Verdict }[]
   },
   {
     name: "list p50, 100,000-paywall tenant ≤ 1.5× the 1,000-paywall tenant",
-    check: (input) => {
-      const small = find(input, "list, 1,000 paywalls");
-      const large = find(input, "list, 100,000 paywalls");
-      if (!large || large.skipped) return skip("list, 100,000 paywalls not measured");
-      // Preferably the 1,000-paywall list measured in slices interleaved with the 100,000 one (same machine state).
-      const paired = large.companion?.name === "list, 1,000 paywalls" ? large.companion : undefined;
-      const base = paired ?? (small && !small.skipped ? small : undefined);
-      if (!base) return skip("list, 1,000 paywalls not measured");
-      const r = large.p50 / base.p50;
-      const separate =
-        paired && small && !small.skipped ? `; measured separately: ${fmt(small.p50)} ms = ${fmt(large.p50 / small.p50)}×` : "";
-      // CPU per request, the least noise-sensitive view of the same comparison (informative only).
-      const cpu =
-        large.cpuMsPerReq && base.cpuMsPerReq
-          ? `; workerd CPU/req ${fmt(large.cpuMsPerReq)} vs ${fmt(base.cpuMsPerReq)} ms = ${fmt(large.cpuMsPerReq / base.cpuMsPerReq)}×`
-          : "";
-      return result(
-        r <= 1.5,
-        `p50 ${fmt(large.p50)} ms vs ${fmt(base.p50)} ms = ${fmt(r)}×${paired ? " (interleaved slices)" : ""}${separate}${cpu}`,
-      );
-    },
+    check: scaleTarget("list, 1,000 paywalls", "list, 100,000 paywalls"),
+  },
+  {
+    name: "earnings page p50, 100,000-record tenant ≤ 1.5× the 1,000-record tenant",
+    check: scaleTarget("earnings page, 1,000 records", "earnings page, 100,000 records"),
   },
   {
     name: "p99 of every read scenario ≤ 3× the storage floor's p99",
@@ -525,8 +575,9 @@ export const TARGETS: { name: string; check: (input: TargetInput) => Verdict }[]
     },
   },
   {
-    name: "bundle ≤ 150 KiB gzip",
-    check: (input) => result(input.bundleGzipKiB <= 150, `${fmt(input.bundleGzipKiB)} KiB gzip`),
+    // Issue 11 lets the dashboard grow the budget to 300 KiB gzip for the whole Worker.
+    name: "bundle ≤ 300 KiB gzip",
+    check: (input) => result(input.bundleGzipKiB <= 300, `${fmt(input.bundleGzipKiB)} KiB gzip`),
   },
 ];
 
@@ -539,6 +590,30 @@ function skip(detail: string): Verdict {
 function result(ok: boolean, detail: string): Verdict {
   return { status: ok ? "PASS" : "FAIL", detail };
 }
+/** p50 of `large` ≤ 1.5× that of `small`, preferably `small` measured in slices interleaved with `large` (same machine state). */
+function scaleTarget(smallName: string, largeName: string) {
+  return (input: TargetInput): Verdict => {
+    const small = find(input, smallName);
+    const large = find(input, largeName);
+    if (!large || large.skipped) return skip(`${largeName} not measured`);
+    const paired = large.companion?.name === smallName ? large.companion : undefined;
+    const base = paired ?? (small && !small.skipped ? small : undefined);
+    if (!base) return skip(`${smallName} not measured`);
+    const r = large.p50 / base.p50;
+    const separate =
+      paired && small && !small.skipped ? `; measured separately: ${fmt(small.p50)} ms = ${fmt(large.p50 / small.p50)}×` : "";
+    // CPU per request, the least noise-sensitive view of the same comparison (informative only).
+    const cpu =
+      large.cpuMsPerReq && base.cpuMsPerReq
+        ? `; workerd CPU/req ${fmt(large.cpuMsPerReq)} vs ${fmt(base.cpuMsPerReq)} ms = ${fmt(large.cpuMsPerReq / base.cpuMsPerReq)}×`
+        : "";
+    return result(
+      r <= 1.5,
+      `p50 ${fmt(large.p50)} ms vs ${fmt(base.p50)} ms = ${fmt(r)}×${paired ? " (interleaved slices)" : ""}${separate}${cpu}`,
+    );
+  };
+}
+
 function ratioTarget(scenario: string, min: number) {
   return (input: TargetInput): Verdict => {
     const s = find(input, scenario);

@@ -1,0 +1,133 @@
+/**
+ * The dashboard's static files, served from this origin (the CSP allows scripts and styles only from here):
+ * the stylesheet, the copy buttons, and the wallet signature (Sign-In with Ethereum and wallet changes through
+ * the browser's EIP-1193 provider, `window.ethereum`). Everything else works without JavaScript.
+ */
+
+const CSS = `
+:root { color-scheme: light; --fg:#1d2430; --muted:#5b6576; --line:#d6dbe3; --bg:#f6f7f9; --accent:#1f5fbf; --danger:#b42318; --ok:#146c2e; --warn:#8a5a00; }
+* { box-sizing: border-box; }
+body { margin:0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color:var(--fg); background:var(--bg); }
+a { color: var(--accent); }
+.top { display:flex; flex-wrap:wrap; align-items:center; gap:.5rem 1rem; padding:.6rem 1rem; background:#fff; border-bottom:1px solid var(--line); }
+.brand { font-weight:700; text-decoration:none; color:var(--fg); }
+nav ul { display:flex; flex-wrap:wrap; gap:.25rem; list-style:none; margin:0; padding:0; }
+nav a { display:inline-block; padding:.35rem .6rem; border-radius:6px; text-decoration:none; }
+nav a[aria-current="page"] { background:var(--accent); color:#fff; }
+.sign-out { margin-left:auto; display:flex; align-items:center; gap:.5rem; }
+.who { color:var(--muted); font-size:.9em; max-width:12rem; overflow:hidden; text-overflow:ellipsis; white-space:nowrap; }
+main { max-width:72rem; margin:0 auto; padding:1rem; }
+h1 { font-size:1.5rem; margin:.5rem 0 1rem; }
+h2 { font-size:1.15rem; margin:1.5rem 0 .5rem; }
+section, .card { background:#fff; border:1px solid var(--line); border-radius:8px; padding:1rem; margin:0 0 1rem; }
+.table-wrap { overflow-x:auto; }
+table { border-collapse:collapse; width:100%; font-size:.92em; }
+th, td { text-align:left; padding:.45rem .5rem; border-bottom:1px solid var(--line); vertical-align:top; }
+th { color:var(--muted); font-weight:600; white-space:nowrap; }
+code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size:.92em; overflow-wrap:anywhere; }
+label { display:block; font-weight:600; margin:.6rem 0 .2rem; }
+fieldset { border:1px solid var(--line); border-radius:6px; margin:.6rem 0; padding:.4rem .8rem .6rem; }
+legend { font-weight:600; padding:0 .3rem; }
+fieldset label { font-weight:400; display:flex; gap:.4rem; align-items:baseline; margin:.2rem 0; }
+.hint { color:var(--muted); font-size:.88em; font-weight:400; }
+input[type=text], input[type=email], input[type=datetime-local], textarea { width:100%; max-width:28rem; padding:.45rem .5rem; border:1px solid #9aa3b2; border-radius:6px; font:inherit; }
+textarea { min-height:4rem; }
+button, .button { font:inherit; padding:.45rem .8rem; border-radius:6px; border:1px solid var(--accent); background:var(--accent); color:#fff; cursor:pointer; text-decoration:none; display:inline-block; }
+button.secondary { background:#fff; color:var(--accent); }
+button.danger { background:#fff; color:var(--danger); border-color:var(--danger); }
+:focus-visible { outline:3px solid #f5a623; outline-offset:2px; }
+.actions { display:flex; flex-wrap:wrap; gap:.35rem; }
+.actions form { margin:0; }
+.status { display:inline-block; padding:.05rem .45rem; border-radius:999px; font-size:.85em; font-weight:600; border:1px solid; }
+.status.active { color:var(--ok); } .status.paused { color:var(--warn); } .status.revoked, .status.expired { color:var(--danger); }
+.notice { border-radius:8px; padding:.75rem 1rem; margin:0 0 1rem; border:1px solid; background:#fff; }
+.notice.error { border-color:var(--danger); color:var(--danger); }
+.notice.ok { border-color:var(--ok); color:var(--ok); }
+.notice.warning { border-color:var(--warn); color:#5c3c00; background:#fff8e6; }
+.secret { display:flex; flex-wrap:wrap; gap:.5rem; align-items:center; }
+.secret code { background:#f0f2f5; padding:.4rem .5rem; border-radius:6px; }
+details summary { cursor:pointer; color:var(--accent); }
+dl.profile { display:grid; grid-template-columns:max-content 1fr; gap:.3rem 1rem; }
+dl.profile dt { color:var(--muted); } dl.profile dd { margin:0; overflow-wrap:anywhere; }
+.sr-only { position:absolute; width:1px; height:1px; overflow:hidden; clip:rect(0 0 0 0); white-space:nowrap; }
+section > :first-child, .card > :first-child { margin-top:0; }
+td .actions { min-width:9rem; }
+@media (max-width: 40rem) {
+  main { padding:.6rem; } .sign-out { margin-left:0; }
+  /* Tables become one card per row; each cell says what it is. */
+  table.cards thead { position:absolute; width:1px; height:1px; overflow:hidden; clip:rect(0 0 0 0); }
+  table.cards, table.cards tbody, table.cards tr, table.cards td { display:block; width:100%; }
+  table.cards tr { border:1px solid var(--line); border-radius:8px; padding:.4rem .6rem; margin:0 0 .6rem; }
+  table.cards td { border:0; padding:.2rem 0; display:grid; grid-template-columns:7.5rem 1fr; gap:.5rem; }
+  table.cards td::before { content: attr(data-label); color:var(--muted); font-weight:600; }
+  td .actions { min-width:0; }
+}
+`;
+
+/** Copy buttons: `<button data-copy="#id">` copies the text of the element `#id`. */
+const COPY_JS = `
+document.addEventListener("click", async (event) => {
+  const button = event.target.closest("button[data-copy]");
+  if (!button) return;
+  const source = document.querySelector(button.dataset.copy);
+  if (!source) return;
+  const text = source.textContent.trim();
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    const range = document.createRange();
+    range.selectNodeContents(source);
+    const selection = getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    document.execCommand("copy");
+  }
+  const label = button.textContent;
+  button.textContent = "Copied";
+  setTimeout(() => { button.textContent = label; }, 1500);
+});
+`;
+
+/**
+ * Wallet signatures. A \`<form data-siwe="/dashboard/…/message">\` (with its \`action\` for the signed result) asks the
+ * wallet for its address and chain, asks the server for the message to sign (with a server-issued nonce), has the
+ * wallet sign it (\`personal_sign\`) and posts message and signature to the form's action; the server answers
+ * \`{ location }\` or \`{ error }\`. Forms post \`application/x-www-form-urlencoded\`, as every dashboard form.
+ */
+const SIWE_JS = `
+const toHex = (text) => "0x" + Array.from(new TextEncoder().encode(text), (b) => b.toString(16).padStart(2, "0")).join("");
+async function post(url, fields) {
+  const response = await fetch(url, { method: "POST", body: new URLSearchParams(fields), credentials: "same-origin" });
+  const body = await response.json().catch(() => ({ error: "Unexpected answer (" + response.status + ")" }));
+  if (!response.ok || body.error) throw new Error(body.error || "Refused (" + response.status + ")");
+  return body;
+}
+for (const form of document.querySelectorAll("form[data-siwe]")) {
+  const status = form.querySelector("[data-siwe-status]");
+  const say = (text) => { if (status) status.textContent = text; };
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const ethereum = window.ethereum;
+    if (!ethereum) { say("No wallet found in this browser. Install a wallet extension, or ask your operator for a sign-in link."); return; }
+    try {
+      say("Waiting for the wallet…");
+      const [address] = await ethereum.request({ method: "eth_requestAccounts" });
+      const chainId = parseInt(await ethereum.request({ method: "eth_chainId" }), 16);
+      const fields = Object.fromEntries(new FormData(form));
+      const { message } = await post(form.dataset.siwe, { ...fields, address, chainId: String(chainId) });
+      say("Sign the message in your wallet…");
+      const signature = await ethereum.request({ method: "personal_sign", params: [toHex(message), address] });
+      const { location } = await post(form.action, { ...fields, message, signature });
+      window.location.assign(location);
+    } catch (err) {
+      say(err && err.message ? err.message : String(err));
+    }
+  });
+}
+`;
+
+export const ASSETS: Record<string, { type: string; body: string }> = {
+  "dashboard.css": { type: "text/css; charset=utf-8", body: CSS },
+  "copy.js": { type: "text/javascript; charset=utf-8", body: COPY_JS },
+  "siwe.js": { type: "text/javascript; charset=utf-8", body: SIWE_JS },
+};

@@ -1,0 +1,347 @@
+/**
+ * Earnings and traffic: the last 30 days as two charts (revenue per day, requests / successes / errors per day),
+ * read from the daily roll-ups (migrations/0005: at most 30 rows, whatever the size of the history), then the
+ * tenant's transactions and events with the API's filters (status, network, protocol, paywall, service, date
+ * range) and paging, through the same history queries as `/v1/transactions` and `/v1/events`.
+ */
+import type { Context } from "hono";
+import { Hono } from "hono";
+import type { Child } from "hono/jsx";
+import { z } from "zod";
+import { findDailyStats, statsScope } from "../../db/daily-stats.ts";
+import { findEventsPage } from "../../db/events.ts";
+import { findPaywall, listPaywallNames } from "../../db/paywalls.ts";
+import { PROTOCOLS, TRANSACTION_STATUSES } from "../../db/schema.ts";
+import { findService, listServiceNames } from "../../db/services.ts";
+import { findTransactionsPage } from "../../db/transactions.ts";
+import { formatCount as count } from "../../lib/digits.ts";
+import { NETWORK_IDS } from "../../lib/networks.ts";
+import { formatUsdc } from "../../lib/usdc.ts";
+import { lastUtcDays } from "../../lib/utc-days.ts";
+import { RevenueChart, TrafficChart } from "../charts.tsx";
+import type { DashboardEnv } from "../context.ts";
+import { formatDate } from "../format.ts";
+import { Layout, Notice } from "../layout.tsx";
+
+type Ctx = Context<DashboardEnv>;
+
+export const CHART_DAYS = 30;
+const PAGE_SIZE = 25;
+/** Paywalls offered in the filter's list; a tenant with more types the paywall id. */
+const PAYWALL_CHOICES = 200;
+const SERVICE_CHOICES = 200;
+
+/** A form field left empty means "any". */
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === "" ? undefined : v), schema.optional());
+const Day = z.iso.date("a date as YYYY-MM-DD");
+const PageNumber = z.preprocess((v) => (v === "" ? undefined : v), z.coerce.number().int().min(1).max(10_000).default(1));
+
+/** The page's query: the API's history filters in form shapes (dates as UTC days, both ends included). */
+export const EarningsQuerySchema = z
+  .object({
+    status: optional(z.enum(TRANSACTION_STATUSES)),
+    network: optional(z.enum(NETWORK_IDS)),
+    protocol: optional(z.enum(PROTOCOLS)),
+    paywall: optional(z.string().max(64)),
+    service: optional(z.string().max(64)),
+    from: optional(Day),
+    to: optional(Day),
+    tpage: PageNumber,
+    epage: PageNumber,
+  })
+  .refine((q) => !q.from || !q.to || q.from <= q.to, { message: "must not be after to", path: ["from"] });
+
+export type EarningsQuery = z.output<typeof EarningsQuerySchema>;
+
+/** A link to the page with the same filters and one value changed. */
+function hrefWith(q: EarningsQuery, change: Partial<Record<keyof EarningsQuery, string | number | undefined>>) {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries({ ...q, ...change })) {
+    if (v !== undefined && v !== "" && !((k === "tpage" || k === "epage") && v === 1)) params.set(k, String(v));
+  }
+  const s = params.toString();
+  return `/dashboard/earnings${s ? `?${s}` : ""}`;
+}
+
+const STYLE = `
+.charts { display:grid; gap:1rem; grid-template-columns:repeat(auto-fit, minmax(min(100%, 30rem), 1fr)); }
+.chart { margin:0; min-width:0; }
+.chart figcaption { font-weight:600; margin:0 0 .25rem; }
+.chart svg { display:block; width:100%; height:auto; }
+.chart .hint { margin:.25rem 0; }
+.filters { display:grid; gap:.25rem .75rem; grid-template-columns:repeat(auto-fill, minmax(min(100%, 12rem), 1fr)); align-items:end; }
+.filters label { margin:.2rem 0; }
+.filters select, .filters input { display:block; width:100%; font:inherit; padding:.35rem .4rem; border:1px solid #9aa3b2; border-radius:6px; background:#fff; }
+.filters .actions { grid-column:1 / -1; align-items:center; }
+td.amount, th.amount { text-align:right; font-variant-numeric:tabular-nums; }
+td.amount, td.nowrap, td.nowrap code { white-space:nowrap; overflow-wrap:normal; }
+`;
+
+function Select({
+  name,
+  label,
+  value,
+  options,
+}: {
+  name: string;
+  label: string;
+  value: string | undefined;
+  options: { value: string; label: string }[];
+}) {
+  return (
+    <div>
+      <label for={`f-${name}`}>{label}</label>
+      <select id={`f-${name}`} name={name}>
+        <option value="">Any</option>
+        {options.map((o) => (
+          <option value={o.value} selected={o.value === value}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+const plain = (values: readonly string[]) => values.map((v) => ({ value: v, label: v }));
+
+interface Choices {
+  paywalls: { id: string; name: string; slug: string }[];
+  services: { id: string; name: string }[];
+}
+
+function Filters({ q, choices }: { q: Partial<EarningsQuery>; choices: Choices }) {
+  const paywallListed = !q.paywall || choices.paywalls.some((p) => p.id === q.paywall);
+  return (
+    <form method="get" action="/dashboard/earnings" class="filters" aria-label="Filters">
+      <Select name="status" label="Status" value={q.status} options={plain(TRANSACTION_STATUSES)} />
+      <Select name="network" label="Network" value={q.network} options={plain(NETWORK_IDS)} />
+      <Select name="protocol" label="Protocol" value={q.protocol} options={plain(PROTOCOLS)} />
+      {choices.paywalls.length < PAYWALL_CHOICES && paywallListed ? (
+        <Select
+          name="paywall"
+          label="Paywall"
+          value={q.paywall}
+          options={choices.paywalls.map((p) => ({ value: p.id, label: `${p.name} (${p.slug})` }))}
+        />
+      ) : (
+        <div>
+          <label for="f-paywall">Paywall id</label>
+          <input id="f-paywall" type="text" name="paywall" value={q.paywall ?? ""} placeholder="pw_…" />
+        </div>
+      )}
+      <Select
+        name="service"
+        label="Service"
+        value={q.service}
+        options={choices.services.map((s) => ({ value: s.id, label: s.name }))}
+      />
+      <div>
+        <label for="f-from">From (UTC day)</label>
+        <input id="f-from" type="date" name="from" value={q.from ?? ""} />
+      </div>
+      <div>
+        <label for="f-to">To (UTC day, included)</label>
+        <input id="f-to" type="date" name="to" value={q.to ?? ""} />
+      </div>
+      <div class="actions">
+        <button type="submit">Apply filters</button>
+        <a href="/dashboard/earnings">Clear filters</a>
+      </div>
+    </form>
+  );
+}
+
+function Pager({ label, page, total, href }: { label: string; page: number; total: number; href: (page: number) => string }) {
+  const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
+  if (pages <= 1) return null;
+  return (
+    <nav aria-label={label} class="actions">
+      {page > 1 && <a href={href(page - 1)}>Newer</a>}
+      <span class="hint">
+        Page {page} of {pages}
+      </span>
+      {page < pages && <a href={href(page + 1)}>Older</a>}
+    </nav>
+  );
+}
+
+const short = (value: string | null) => (value ? `${value.slice(0, 8)}…${value.slice(-4)}` : "—");
+
+/** Why a paywall or service filter names nothing of the tenant's (then nothing is shown for it), or `undefined`. */
+async function foreignFilter(c: Ctx, q: EarningsQuery): Promise<string | undefined> {
+  const tenantId = c.var.session.tenant.id;
+  const [paywall, service] = await Promise.all([
+    q.paywall ? findPaywall(c.var.db, q.paywall) : undefined,
+    q.service ? findService(c.var.db, q.service) : undefined,
+  ]);
+  if (q.paywall && paywall?.tenantId !== tenantId) return "None of your paywalls has this id: nothing is shown for it.";
+  if (q.service && service?.tenantId !== tenantId) return "None of your services has this id: nothing is shown for it.";
+  return undefined;
+}
+
+async function earningsPage(c: Ctx) {
+  const tenant = c.var.session.tenant;
+  const db = c.var.db;
+  const [paywallChoices, serviceChoices] = await Promise.all([
+    listPaywallNames(db, tenant.id, PAYWALL_CHOICES),
+    listServiceNames(db, tenant.id, SERVICE_CHOICES),
+  ]);
+  const choices = { paywalls: paywallChoices, services: serviceChoices };
+  const frame = (status: 200 | 400 | 404, body: Child) =>
+    c.html(
+      <Layout title="Earnings and traffic" active="earnings" tenantName={tenant.name}>
+        <style nonce={c.var.cspNonce}>{STYLE}</style>
+        {body}
+      </Layout>,
+      status,
+    );
+
+  const parsed = EarningsQuerySchema.safeParse(c.req.query());
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "query"}: ${i.message}`).join("; ");
+    return frame(
+      400,
+      <>
+        <Notice kind="error">These filters are not valid: {problems}. Nothing is shown until they are fixed.</Notice>
+        <section>
+          <Filters q={{}} choices={choices} />
+        </section>
+      </>,
+    );
+  }
+  const q = parsed.data;
+  const foreign = await foreignFilter(c, q);
+  const history = {
+    paywallId: q.paywall,
+    serviceId: q.service,
+    from: q.from ? new Date(`${q.from}T00:00:00.000Z`) : undefined,
+    to: q.to ? new Date(`${q.to}T23:59:59.999Z`) : undefined,
+  };
+  const days = lastUtcDays(c.var.now, CHART_DAYS);
+  const [stats, txs, evs] = await Promise.all([
+    findDailyStats(db, tenant.id, days, statsScope(history)),
+    findTransactionsPage(
+      db,
+      tenant.id,
+      { limit: PAGE_SIZE, offset: (q.tpage - 1) * PAGE_SIZE },
+      { ...history, status: q.status, network: q.network, protocol: q.protocol },
+    ),
+    findEventsPage(db, tenant.id, { limit: PAGE_SIZE, offset: (q.epage - 1) * PAGE_SIZE }, history),
+  ]);
+  const scopeName = q.paywall
+    ? `paywall ${choices.paywalls.find((p) => p.id === q.paywall)?.name ?? q.paywall}`
+    : q.service
+      ? `service ${choices.services.find((s) => s.id === q.service)?.name ?? q.service}`
+      : "all your paywalls";
+
+  return frame(
+    foreign ? 404 : 200,
+    <>
+      {foreign && <Notice kind="error">{foreign}</Notice>}
+      <section aria-labelledby="charts-title">
+        <h2 id="charts-title">Last {CHART_DAYS} days</h2>
+        <p class="hint">
+          Per UTC day, for {scopeName}. The charts follow the paywall and service filters; the other filters apply to the lists
+          below. Revenue counts completed transactions on the day they were made.
+        </p>
+        <div class="charts">
+          <RevenueChart id="revenue-chart" days={stats} />
+          <TrafficChart id="traffic-chart" days={stats} />
+        </div>
+      </section>
+      <section aria-labelledby="filters-title">
+        <h2 id="filters-title">Filters</h2>
+        <Filters q={q} choices={choices} />
+      </section>
+      <section aria-labelledby="transactions-title">
+        <h2 id="transactions-title">Transactions</h2>
+        <p class="hint">{`${count(txs.total)} ${txs.total === 1 ? "transaction matches" : "transactions match"}.`}</p>
+        {txs.rows.length > 0 && (
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Made</th>
+                  <th scope="col">Paywall</th>
+                  <th scope="col" class="amount">
+                    Amount (USDC)
+                  </th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Network</th>
+                  <th scope="col">Protocol</th>
+                  <th scope="col">Payer</th>
+                  <th scope="col">Transaction hash</th>
+                </tr>
+              </thead>
+              <tbody>
+                {txs.rows.map((t) => (
+                  <tr>
+                    <td class="nowrap">{formatDate(t.createdAt)}</td>
+                    <td>{t.paywallName ?? <code>{t.paywallId}</code>}</td>
+                    <td class="amount">{formatUsdc(t.amount)}</td>
+                    <td>
+                      {t.status}
+                      {t.failureReason && <span class="hint"> ({t.failureReason})</span>}
+                    </td>
+                    <td class="nowrap">{t.network}</td>
+                    <td class="nowrap">{t.protocol}</td>
+                    <td class="nowrap">
+                      <code title={t.payerAddress ?? undefined}>{short(t.payerAddress)}</code>
+                    </td>
+                    <td class="nowrap">
+                      <code title={t.txHash ?? undefined}>{short(t.txHash)}</code>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <Pager label="Transaction pages" page={q.tpage} total={txs.total} href={(p) => hrefWith(q, { tpage: p })} />
+      </section>
+      <section aria-labelledby="events-title">
+        <h2 id="events-title">Events</h2>
+        <p class="hint">
+          {`${count(evs.total)} events match: ${count(evs.stats.REQUEST)} requests, ${count(evs.stats.SUCCESS)} successes, ${count(evs.stats.ERROR)} errors.`}{" "}
+          Events follow the paywall, service and date filters.
+        </p>
+        {evs.rows.length > 0 && (
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">Paywall</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">HTTP status</th>
+                  <th scope="col">Response time</th>
+                  <th scope="col" class="amount">
+                    Amount (USDC)
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {evs.rows.map((e) => (
+                  <tr>
+                    <td class="nowrap">{formatDate(e.createdAt)}</td>
+                    <td>{e.paywallName ?? <code>{e.paywallId}</code>}</td>
+                    <td class="nowrap">{e.eventType}</td>
+                    <td>{e.statusCode ?? "—"}</td>
+                    <td class="nowrap">{e.responseTime === null ? "—" : `${count(e.responseTime)} ms`}</td>
+                    <td class="amount">{e.amount === null ? "—" : formatUsdc(e.amount)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <Pager label="Event pages" page={q.epage} total={evs.total} href={(p) => hrefWith(q, { epage: p })} />
+      </section>
+    </>,
+  );
+}
+
+export const earningsPages = new Hono<DashboardEnv>();
+
+earningsPages.get("/earnings", earningsPage);

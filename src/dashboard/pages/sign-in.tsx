@@ -1,0 +1,199 @@
+/** Sign-in (wallet or one-time link), sign-up of a new wallet, and sign-out. */
+import { Hono } from "hono";
+import { createTenant, TenantCreateInput } from "../../admin/commands.ts";
+import { bindSessionToTenantQuery, findTenantByWallet } from "../../db/dashboard.ts";
+import { ApiError } from "../../errors.ts";
+import type { DashboardEnv } from "../context.ts";
+import { Layout, Notice } from "../layout.tsx";
+import { currentSession, endSession, startSession } from "../session.ts";
+import { redeemSignInLink } from "../sign-in-links.ts";
+import { issueSiweMessage, SiweError, verifySiweMessage } from "../siwe.ts";
+
+export const SIGN_IN_PURPOSE = "sign-in";
+
+const origin = (url: string) => new URL(url).origin;
+const field = (body: Record<string, unknown>, name: string) => (typeof body[name] === "string" ? (body[name] as string) : "");
+
+export const signInPages = new Hono<DashboardEnv>();
+
+signInPages.get("/sign-in", async (c) => {
+  if (await currentSession(c)) return c.redirect("/dashboard/keys", 303);
+  return c.html(
+    <Layout title="Sign in" scripts={["/dashboard/assets/siwe.js"]}>
+      <section>
+        <h2>With your wallet</h2>
+        <p>
+          Sign in with the wallet you are paid to (your primary or tempo wallet). Your wallet asks you to sign a message for this
+          site; nothing is sent on chain and it costs nothing.
+        </p>
+        <form method="post" action="/dashboard/sign-in/siwe" data-siwe="/dashboard/sign-in/siwe/message">
+          <button type="submit">Sign in with Ethereum</button>
+          <p class="hint" data-siwe-status aria-live="polite"></p>
+        </form>
+        <p class="hint">
+          {c.var.signup === "open"
+            ? "A wallet that belongs to no account yet can sign up here: you are asked for a name and an e-mail next."
+            : "Sign-up is closed on this deployment: ask the operator for an account."}
+        </p>
+      </section>
+      <section>
+        <h2>With a sign-in link</h2>
+        <p>
+          An operator can give you a one-time link (valid for 10 minutes):{" "}
+          <code>npm run admin -- dashboard-link --tenant ten_…</code>. Open it in this browser.
+        </p>
+      </section>
+    </Layout>,
+  );
+});
+
+/** Step 1 of SIWE: a fresh nonce in the message the wallet will sign. */
+signInPages.post("/sign-in/siwe/message", async (c) => {
+  const body = await c.req.parseBody();
+  try {
+    const message = await issueSiweMessage(c.var.db, {
+      origin: origin(c.req.url),
+      address: field(body, "address"),
+      chainId: Number(field(body, "chainId")),
+      purpose: SIGN_IN_PURPOSE,
+      statement: "Sign in to the Paywall dashboard.",
+      now: c.var.now,
+    });
+    return c.json({ message });
+  } catch (err) {
+    if (err instanceof SiweError) return c.json({ error: err.message }, 400);
+    throw err;
+  }
+});
+
+/** Step 2 of SIWE: the signed message. Signs in the wallet's tenant, or starts a sign-up when that is open. */
+signInPages.post("/sign-in/siwe", async (c) => {
+  const body = await c.req.parseBody();
+  let wallet: string;
+  try {
+    wallet = await verifySiweMessage(c.var.db, {
+      origin: origin(c.req.url),
+      message: field(body, "message"),
+      signature: field(body, "signature"),
+      purpose: SIGN_IN_PURPOSE,
+      now: c.var.now,
+    });
+  } catch (err) {
+    if (err instanceof SiweError) return c.json({ error: err.message }, 400);
+    throw err;
+  }
+  const tenant = await findTenantByWallet(c.var.db, wallet);
+  if (tenant) {
+    await startSession(c, { tenantId: tenant.id });
+    return c.json({ location: "/dashboard/keys" });
+  }
+  if (c.var.signup !== "open") {
+    return c.json(
+      { error: `No account uses the wallet ${wallet}, and sign-up is closed here. Ask the operator for an account.` },
+      403,
+    );
+  }
+  await startSession(c, { signupWallet: wallet });
+  return c.json({ location: "/dashboard/sign-up" });
+});
+
+function linkPage(token: string, error?: string) {
+  return (
+    <Layout title="Sign in">
+      {error && <Notice kind="error">{error}</Notice>}
+      <section>
+        <p>This one-time link signs you in to the dashboard.</p>
+        <form method="post" action="/dashboard/sign-in/link">
+          <input type="hidden" name="token" value={token} />
+          <button type="submit">Sign in</button>
+        </form>
+      </section>
+    </Layout>
+  );
+}
+
+/** Opening a link shows a button: the link is used by the POST, so a link preview that fetches it does not use it up. */
+signInPages.get("/sign-in/link", (c) => c.html(linkPage(c.req.query("token") ?? "")));
+
+signInPages.post("/sign-in/link", async (c) => {
+  const body = await c.req.parseBody();
+  const tenantId = await redeemSignInLink(c.var.db, field(body, "token"), c.var.now);
+  if (!tenantId) {
+    return c.html(
+      <Layout title="Sign in">
+        <Notice kind="error">This sign-in link is not valid: it has expired (links last 10 minutes) or was already used.</Notice>
+        <p>
+          <a href="/dashboard/sign-in">Sign in another way</a>
+        </p>
+      </Layout>,
+      400,
+    );
+  }
+  await startSession(c, { tenantId });
+  return c.redirect("/dashboard/keys", 303);
+});
+
+function signUpPage(wallet: string, values: { name?: string; email?: string }, error?: string) {
+  return (
+    <Layout title="Create your account">
+      {error && <Notice kind="error">{error}</Notice>}
+      <section>
+        <p>
+          Your wallet <code>{wallet}</code> becomes the account's primary wallet: paywalls pay to it. Tell us your name and an
+          e-mail for contact.
+        </p>
+        <form method="post" action="/dashboard/sign-up">
+          <label for="signup-name">Name</label>
+          <input id="signup-name" type="text" name="name" required maxlength={100} value={values.name ?? ""} />
+          <label for="signup-email">E-mail</label>
+          <input id="signup-email" type="email" name="email" required maxlength={320} value={values.email ?? ""} />
+          <p>
+            <button type="submit">Create account</button>
+          </p>
+        </form>
+      </section>
+    </Layout>
+  );
+}
+
+async function signUpSession(c: Parameters<typeof currentSession>[0]) {
+  const found = await currentSession(c);
+  return found && !found.tenant && found.session.signupWallet
+    ? { idHash: found.idHash, wallet: found.session.signupWallet }
+    : null;
+}
+
+signInPages.get("/sign-up", async (c) => {
+  const pending = await signUpSession(c);
+  if (!pending) return c.redirect("/dashboard/sign-in", 303);
+  return c.html(signUpPage(pending.wallet, {}));
+});
+
+signInPages.post("/sign-up", async (c) => {
+  const pending = await signUpSession(c);
+  if (!pending) return c.redirect("/dashboard/sign-in", 303);
+  const body = await c.req.parseBody();
+  const values = { name: field(body, "name"), email: field(body, "email") };
+  const parsed = TenantCreateInput.pick({ name: true, email: true }).safeParse(values);
+  if (!parsed.success) {
+    return c.html(
+      signUpPage(pending.wallet, values, parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join("; ")),
+      400,
+    );
+  }
+  try {
+    const tenant = await createTenant(c.var.db, { ...parsed.data, wallet: pending.wallet });
+    await bindSessionToTenantQuery(c.var.db, pending.idHash, tenant.id);
+  } catch (err) {
+    if (err instanceof ApiError && err.code === "CONFLICT") {
+      return c.html(signUpPage(pending.wallet, values, "This e-mail already belongs to an account."), 409);
+    }
+    throw err;
+  }
+  return c.redirect("/dashboard/keys", 303);
+});
+
+signInPages.post("/sign-out", async (c) => {
+  await endSession(c);
+  return c.redirect("/dashboard/sign-in", 303);
+});

@@ -1,0 +1,76 @@
+/**
+ * Dashboard sessions: a server-side row per session (revocable), found by the SHA-256 of a random id that only
+ * the cookie holds. The cookie is `HttpOnly`, `Secure`, `SameSite=Lax`, `__Host-` prefixed (so no subdomain can
+ * set it). A session idles out 12 hours after it was last seen and ends 7 days after sign-in, or at sign-out.
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { findLiveSession, insertSession, revokeSession, touchSession } from "../db/dashboard.ts";
+import { randomHex, sha256Hex } from "../lib/ids.ts";
+import type { DashboardEnv } from "./context.ts";
+
+export const SESSION_COOKIE = "__Host-dashboard_session";
+export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
+export const SESSION_MAX_MS = 7 * 24 * 60 * 60 * 1000;
+/** `lastSeenAt` is written at most once a minute per session. */
+const TOUCH_INTERVAL_MS = 60 * 1000;
+
+const SESSION_ID = /^[0-9a-f]{64}$/;
+
+/** Starts a session (for a tenant, or for a wallet that is signing up) and sets its cookie. */
+export async function startSession(
+  c: Context<DashboardEnv>,
+  owner: { tenantId: string } | { signupWallet: string },
+): Promise<void> {
+  const now = c.var.now;
+  const id = randomHex(32);
+  await insertSession(c.var.db, {
+    id: await sha256Hex(id),
+    tenantId: "tenantId" in owner ? owner.tenantId : null,
+    signupWallet: "signupWallet" in owner ? owner.signupWallet : null,
+    now,
+    expiresAt: new Date(now.getTime() + SESSION_MAX_MS),
+  });
+  setCookie(c, SESSION_COOKIE, id, {
+    path: "/",
+    httpOnly: true,
+    secure: true,
+    sameSite: "Lax",
+    maxAge: SESSION_MAX_MS / 1000,
+  });
+}
+
+/** The live session of this request, or `undefined`; refreshes its idle timer. */
+export async function currentSession(c: Context<DashboardEnv>) {
+  const id = getCookie(c, SESSION_COOKIE);
+  if (!id || !SESSION_ID.test(id)) return undefined;
+  const idHash = await sha256Hex(id);
+  const now = c.var.now;
+  const found = await findLiveSession(c.var.db, idHash, now, new Date(now.getTime() - SESSION_IDLE_MS));
+  if (!found) return undefined;
+  if (now.getTime() - found.session.lastSeenAt.getTime() >= TOUCH_INTERVAL_MS) {
+    await touchSession(c.var.db, idHash, now, new Date(now.getTime() - TOUCH_INTERVAL_MS));
+  }
+  return { idHash, ...found };
+}
+
+/** Ends the request's session (server-side) and clears the cookie. */
+export async function endSession(c: Context<DashboardEnv>): Promise<void> {
+  const id = getCookie(c, SESSION_COOKIE);
+  if (id && SESSION_ID.test(id)) await revokeSession(c.var.db, await sha256Hex(id), c.var.now);
+  deleteCookie(c, SESSION_COOKIE, { path: "/", secure: true });
+}
+
+/**
+ * Pages behind sign-in: without a live session, a redirect to the sign-in page; a session of a wallet still
+ * signing up goes to the sign-up form. Sets `c.var.session` (`{ idHash, tenant }`).
+ */
+export function requireSession(): MiddlewareHandler<DashboardEnv> {
+  return async function requireSession(c, next) {
+    const found = await currentSession(c);
+    if (!found) return c.redirect("/dashboard/sign-in", 303);
+    if (!found.tenant) return c.redirect("/dashboard/sign-up", 303);
+    c.set("session", { idHash: found.idHash, tenant: found.tenant });
+    await next();
+  };
+}

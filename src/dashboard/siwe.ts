@@ -1,0 +1,82 @@
+/**
+ * Sign-In with Ethereum (EIP-4361) with viem's SIWE utilities. The server builds the message it wants signed:
+ * this deployment's domain and URI, the wallet's address and chain id, issued-at, an expiration 5 minutes later,
+ * and a single-use nonce stored with what it was issued for (purpose, chain id, address). Verification parses
+ * the signed text, checks every field against this deployment and the clock, uses the nonce up (a replay finds
+ * none), and recovers the signer from the signature (EOA, offline).
+ */
+import { getAddress, isAddress, isAddressEqual, recoverMessageAddress } from "viem";
+import { createSiweMessage, generateSiweNonce, parseSiweMessage, validateSiweMessage } from "viem/siwe";
+import type { Db } from "../db/client.ts";
+import { consumeNonce, insertNonce } from "../db/dashboard.ts";
+
+export const NONCE_TTL_MS = 5 * 60 * 1000;
+
+/** Where the dashboard is served: the SIWE `domain` (host) and `uri` come from here. */
+export interface Deployment {
+  origin: string;
+}
+
+export class SiweError extends Error {}
+
+const deploymentOf = (origin: string) => ({ domain: new URL(origin).host, uri: `${origin}/dashboard` });
+
+/** Binds a nonce to what it may sign: the purpose (sign-in, or a wallet change of one tenant), chain and address. */
+const nonceBinding = (purpose: string, chainId: number, address: string) => `${purpose}|${chainId}|${address.toLowerCase()}`;
+
+/** Issues a nonce and returns the exact message for the wallet to sign. */
+export async function issueSiweMessage(
+  db: Db,
+  request: { origin: string; address: string; chainId: number; purpose: string; statement: string; now: Date },
+): Promise<string> {
+  if (!isAddress(request.address, { strict: false })) throw new SiweError("The wallet address is not valid");
+  if (!Number.isSafeInteger(request.chainId) || request.chainId <= 0) throw new SiweError("The chain id is not valid");
+  const nonce = generateSiweNonce();
+  const expiresAt = new Date(request.now.getTime() + NONCE_TTL_MS);
+  await insertNonce(db, nonce, nonceBinding(request.purpose, request.chainId, request.address), request.now, expiresAt);
+  return createSiweMessage({
+    ...deploymentOf(request.origin),
+    address: getAddress(request.address),
+    chainId: request.chainId,
+    nonce,
+    version: "1",
+    statement: request.statement,
+    issuedAt: request.now,
+    expirationTime: expiresAt,
+  });
+}
+
+/**
+ * Verifies a signed message for `purpose`: the wallet address that signed it, or a `SiweError` saying what is
+ * wrong (wrong domain or URI, expired, nonce unknown or already used, signature not from the message's address).
+ */
+export async function verifySiweMessage(
+  db: Db,
+  request: { origin: string; message: string; signature: string; purpose: string; now: Date },
+): Promise<`0x${string}`> {
+  if (request.message.length > 4000) throw new SiweError("The message is too long");
+  if (!/^0x[0-9a-fA-F]{130}$/.test(request.signature)) throw new SiweError("The signature is not a 65-byte hex string");
+  const message = parseSiweMessage(request.message);
+  const { domain, uri } = deploymentOf(request.origin);
+  if (message.domain !== domain) throw new SiweError(`The message is for another site (${message.domain ?? "none"})`);
+  if (message.uri !== uri) throw new SiweError("The message is for another address of this site");
+  if (message.version !== "1" || !message.nonce || !message.address || !message.chainId) {
+    throw new SiweError("The message is not a complete Sign-In with Ethereum message");
+  }
+  if (!message.issuedAt || !message.expirationTime) throw new SiweError("The message needs an issued-at and an expiration time");
+  if (message.issuedAt.getTime() > request.now.getTime() + 60_000) throw new SiweError("The message is issued in the future");
+  if (!validateSiweMessage({ message, domain, time: request.now }))
+    throw new SiweError("The message has expired or is not valid");
+  const binding = nonceBinding(request.purpose, message.chainId, message.address);
+  if (!(await consumeNonce(db, message.nonce, binding, request.now))) {
+    throw new SiweError("The sign-in request has expired or was already used; start again");
+  }
+  let signer: `0x${string}`;
+  try {
+    signer = await recoverMessageAddress({ message: request.message, signature: request.signature as `0x${string}` });
+  } catch {
+    throw new SiweError("The signature is not valid");
+  }
+  if (!isAddressEqual(signer, message.address)) throw new SiweError("The signature is not from the message's wallet");
+  return getAddress(signer);
+}

@@ -1,0 +1,116 @@
+/** Data access for dashboard sign-in: sessions, SIWE nonces and one-time sign-in links. Only hashes of secrets are stored. */
+import { and, eq, gt, isNull, lt, or, sql } from "drizzle-orm";
+import type { Db } from "./client.ts";
+import { type DashboardSessionRow, dashboardSessions, signInLinks, siweNonces, type Tenant, tenants } from "./schema.ts";
+
+// ---- sessions
+
+export async function insertSession(
+  db: Db,
+  row: { id: string; tenantId: string | null; signupWallet: string | null; now: Date; expiresAt: Date },
+): Promise<void> {
+  await db.insert(dashboardSessions).values({
+    id: row.id,
+    tenantId: row.tenantId,
+    signupWallet: row.signupWallet,
+    createdAt: row.now,
+    lastSeenAt: row.now,
+    expiresAt: row.expiresAt,
+    revokedAt: null,
+  });
+}
+
+/** The live session with this id hash and its tenant: not revoked, not past `expiresAt`, seen after `idleSince`. */
+export async function findLiveSession(
+  db: Db,
+  idHash: string,
+  now: Date,
+  idleSince: Date,
+): Promise<{ session: DashboardSessionRow; tenant: Tenant | null } | undefined> {
+  const [row] = await db
+    .select({ session: dashboardSessions, tenant: tenants })
+    .from(dashboardSessions)
+    .leftJoin(tenants, eq(tenants.id, dashboardSessions.tenantId))
+    .where(
+      and(
+        eq(dashboardSessions.id, idHash),
+        isNull(dashboardSessions.revokedAt),
+        gt(dashboardSessions.expiresAt, now),
+        gt(dashboardSessions.lastSeenAt, idleSince),
+      ),
+    )
+    .limit(1);
+  return row;
+}
+
+/** Moves `lastSeenAt` to `now` if it is older than `staleBefore` (at most one write per session a minute). */
+export async function touchSession(db: Db, idHash: string, now: Date, staleBefore: Date): Promise<void> {
+  await db
+    .update(dashboardSessions)
+    .set({ lastSeenAt: now })
+    .where(and(eq(dashboardSessions.id, idHash), lt(dashboardSessions.lastSeenAt, staleBefore)));
+}
+
+export async function revokeSession(db: Db, idHash: string, now: Date): Promise<void> {
+  await db
+    .update(dashboardSessions)
+    .set({ revokedAt: now })
+    .where(and(eq(dashboardSessions.id, idHash), isNull(dashboardSessions.revokedAt)));
+}
+
+/** Binds a sign-up session to the tenant it just created. */
+export const bindSessionToTenantQuery = (db: Db, idHash: string, tenantId: string) =>
+  db
+    .update(dashboardSessions)
+    .set({ tenantId, signupWallet: null })
+    .where(and(eq(dashboardSessions.id, idHash), isNull(dashboardSessions.tenantId)));
+
+// ---- SIWE nonces
+
+/** Stores a nonce, and drops expired ones (an index on `expires_at` keeps that cheap). */
+export async function insertNonce(db: Db, nonce: string, purpose: string, now: Date, expiresAt: Date): Promise<void> {
+  await db.batch([
+    db.delete(siweNonces).where(lt(siweNonces.expiresAt, now)),
+    db.insert(siweNonces).values({ nonce, purpose, createdAt: now, expiresAt }),
+  ]);
+}
+
+/** Uses a nonce up: deletes it and says whether it existed, was meant for `purpose`, and had not expired. Race-free. */
+export async function consumeNonce(db: Db, nonce: string, purpose: string, now: Date): Promise<boolean> {
+  const rows = await db
+    .delete(siweNonces)
+    .where(and(eq(siweNonces.nonce, nonce)))
+    .returning({ purpose: siweNonces.purpose, expiresAt: siweNonces.expiresAt });
+  const row = rows[0];
+  return row !== undefined && row.purpose === purpose && row.expiresAt.getTime() > now.getTime();
+}
+
+// ---- sign-in links
+
+export async function insertSignInLink(db: Db, tokenHash: string, tenantId: string, now: Date, expiresAt: Date): Promise<void> {
+  await db.insert(signInLinks).values({ tokenHash, tenantId, createdAt: now, expiresAt, usedAt: null });
+}
+
+/** Marks the link used if it is unused and unexpired; its tenant id, or `undefined`. One conditional UPDATE: single use. */
+export async function consumeSignInLink(db: Db, tokenHash: string, now: Date): Promise<string | undefined> {
+  const [row] = await db
+    .update(signInLinks)
+    .set({ usedAt: now })
+    .where(and(eq(signInLinks.tokenHash, tokenHash), isNull(signInLinks.usedAt), gt(signInLinks.expiresAt, now)))
+    .returning({ tenantId: signInLinks.tenantId });
+  return row?.tenantId;
+}
+
+// ---- tenants by wallet
+
+/** The oldest tenant whose primary or tempo wallet is `address` (case-insensitive). */
+export async function findTenantByWallet(db: Db, address: string): Promise<Tenant | undefined> {
+  const lower = address.toLowerCase();
+  const [row] = await db
+    .select()
+    .from(tenants)
+    .where(or(sql`lower(${tenants.walletAddress}) = ${lower}`, sql`lower(${tenants.tempoWalletAddress}) = ${lower}`))
+    .orderBy(tenants.createdAt, tenants.id)
+    .limit(1);
+  return row;
+}

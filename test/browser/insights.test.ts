@@ -1,0 +1,139 @@
+// The services and earnings pages in a real headless Chromium against the production bundle (Miniflare, real
+// socket), over demo data written through the ingestion code: the charts render from the roll-ups and agree with
+// the raw records, the copy button copies a payment URL, the toggle works by keyboard, and both pages fit 375 px.
+// Screenshots (desktop and 375 px) go to test-output/screenshots/.
+import type { Browser, Page } from "puppeteer-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSignInLink } from "../../src/dashboard/sign-in-links.ts";
+import { getDb } from "../../src/db/client.ts";
+import { findTenantById } from "../../src/db/tenants.ts";
+import { writeDemoData } from "../../src/ingest/demo-data.ts";
+import { formatUsdc } from "../../src/lib/usdc.ts";
+import { lastUtcDays } from "../../src/lib/utc-days.ts";
+import { DESKTOP, launchBrowser, openPage, PHONE, screenshot } from "./support/browser.ts";
+import { type DashboardWorker, startDashboardWorker } from "./support/dashboard-worker.ts";
+
+let worker: DashboardWorker;
+let browser: Browser;
+let paywalls: string[];
+
+beforeAll(async () => {
+  [worker, browser] = await Promise.all([startDashboardWorker({ port: 8857 }), launchBrowser()]);
+  await browser
+    .defaultBrowserContext()
+    .overridePermissions(worker.url, ["clipboard-read", "clipboard-write", "clipboard-sanitized-write"]);
+  const db = getDb(await worker.db());
+  const tenant = await findTenantById(db, worker.tenantId);
+  if (!tenant) throw new Error("no demo tenant");
+  ({ paywalls } = await writeDemoData(db, tenant, 300));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await worker?.stop();
+});
+
+const inPage = <T>(page: Page, fn: string): Promise<T> => page.evaluate(`(${fn})()`) as Promise<T>;
+
+async function signIn(page: Page) {
+  const link = await createSignInLink(getDb(await worker.db()), { tenant: worker.tenantId, baseUrl: worker.url });
+  await page.goto(link.url, { waitUntil: "load" });
+  await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.click("main form button[type=submit]")]);
+}
+
+/** Completed revenue of the last 30 days, summed here from the raw rows with BigInt. */
+async function rawRevenue(): Promise<bigint> {
+  const since = Date.parse(`${lastUtcDays(new Date(), 30)[0]}T00:00:00Z`);
+  const rows = await (await worker.db())
+    .prepare("SELECT amount FROM transactions WHERE tenant_id = ? AND status = 'COMPLETED' AND created_at >= ?")
+    .bind(worker.tenantId, since)
+    .all<{ amount: string }>();
+  return rows.results.reduce((sum, r) => sum + BigInt(r.amount), 0n);
+}
+
+async function fitsPhone(page: Page, name: string) {
+  await page.setViewport(PHONE);
+  await page.reload({ waitUntil: "load" });
+  expect(await inPage<number>(page, "() => document.documentElement.scrollWidth"), `${name} at 375 px`).toBeLessThanOrEqual(375);
+  await screenshot(page, `${name}-375`);
+  await page.setViewport(DESKTOP);
+}
+
+describe("earnings and services pages in a browser", () => {
+  it("earnings: two charts drawn from demo data, with the exact revenue, readable at 375 px", async () => {
+    const { page, problems } = await openPage(browser, worker.url);
+    await signIn(page);
+    await page.goto(`${worker.url}/dashboard/earnings`, { waitUntil: "load" });
+    const charts = await inPage<{ label: string; width: number; height: number }[]>(
+      page,
+      `() => [...document.querySelectorAll("svg[role=img]")].map((svg) => {
+        const box = svg.getBoundingClientRect();
+        return { label: document.getElementById(svg.getAttribute("aria-labelledby")).textContent, width: box.width, height: box.height };
+      })`,
+    );
+    expect(charts.map((c) => c.label)).toEqual([
+      "Revenue per day (completed transactions, USDC)",
+      "Requests, successes and errors per day",
+    ]);
+    for (const c of charts) {
+      expect(c.width).toBeGreaterThan(300);
+      expect(c.height).toBeGreaterThan(100);
+    }
+    // The demo week: drawn bars of real height, the three lines, the exact total in the summary.
+    const bars = await inPage<number[]>(
+      page,
+      `() => [...document.querySelectorAll("rect.bar")].map((r) => r.getBoundingClientRect().height)`,
+    );
+    expect(bars.length).toBeGreaterThanOrEqual(5);
+    expect(bars.every((h) => h >= 1)).toBe(true);
+    expect(await inPage<number>(page, `() => document.querySelectorAll("polyline").length`)).toBe(3);
+    const summary = await page.$eval("#revenue-chart-summary", (el) => (el as unknown as { textContent: string }).textContent);
+    expect(summary).toContain(`Total ${formatUsdc(await rawRevenue())} USDC`);
+    // The table alternative opens by keyboard.
+    await page.focus("#revenue-chart summary");
+    await page.keyboard.press("Enter");
+    expect(await inPage<number>(page, `() => document.querySelectorAll("#revenue-chart details[open] tbody tr").length`)).toBe(
+      30,
+    );
+    await screenshot(page, "earnings");
+    // A filter by paywall, submitted from the form.
+    await page.select("#f-paywall", paywalls[0]!);
+    await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.click(".filters button[type=submit]")]);
+    expect(new URL(page.url()).searchParams.get("paywall")).toBe(paywalls[0]);
+    expect(await page.$eval("#charts-title + p", (el) => (el as unknown as { textContent: string }).textContent)).toContain(
+      "for paywall",
+    );
+    await page.goto(`${worker.url}/dashboard/earnings`, { waitUntil: "load" });
+    await fitsPhone(page, "earnings");
+    expect(problems.errors).toEqual([]);
+    expect(problems.foreign).toEqual([]);
+  });
+
+  it("services: copy a payment URL, disable and enable a paywall by keyboard, readable at 375 px", async () => {
+    const { page, problems } = await openPage(browser, worker.url);
+    await signIn(page);
+    await page.goto(`${worker.url}/dashboard/services`, { waitUntil: "load" });
+    await screenshot(page, "services");
+    const url = await page.$eval(`#url-x402-${paywalls[0]}`, (el) => (el as unknown as { textContent: string }).textContent);
+    await page.click(`button[data-copy="#url-x402-${paywalls[0]}"]`);
+    expect(await inPage<string>(page, "() => navigator.clipboard.readText()")).toBe(url);
+
+    const toggle = `#pw-${paywalls[0]} .paywall-head button`;
+    await page.focus(toggle);
+    await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.keyboard.press("Enter")]);
+    expect(await page.$eval(`#pw-${paywalls[0]} .status`, (el) => (el as unknown as { textContent: string }).textContent)).toBe(
+      "Disabled",
+    );
+    expect(await page.$eval(".notice.ok", (el) => (el as unknown as { textContent: string }).textContent)).toContain(
+      "is disabled",
+    );
+    await page.focus(toggle);
+    await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.keyboard.press("Enter")]);
+    expect(await page.$eval(`#pw-${paywalls[0]} .status`, (el) => (el as unknown as { textContent: string }).textContent)).toBe(
+      "Enabled",
+    );
+    await fitsPhone(page, "services");
+    expect(problems.errors).toEqual([]);
+    expect(problems.foreign).toEqual([]);
+  });
+});

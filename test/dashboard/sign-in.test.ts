@@ -1,0 +1,301 @@
+// Dashboard sign-in in workerd with real D1: one-time links, Sign-In with Ethereum (real signatures by viem local
+// accounts), sign-up open and closed, session cookies and their idle and absolute expiry (injected clock), sign-out.
+import { env } from "cloudflare:workers";
+import { createSiweMessage } from "viem/siwe";
+import { describe, expect, it } from "vitest";
+import { createSignInLink } from "../../src/dashboard/sign-in-links.ts";
+import { findTenantByWallet } from "../../src/db/dashboard.ts";
+import { sha256Hex } from "../../src/lib/ids.ts";
+import { createTenant, db } from "../support/factories.ts";
+import {
+  Clock,
+  DashboardClient,
+  dashboardApp,
+  newWallet,
+  ORIGIN,
+  registerSecret,
+  signedIn,
+  siweSignIn,
+} from "./dashboard-client.ts";
+
+const HOUR = 60 * 60 * 1000;
+
+async function linkToken(tenantId: string, now: Date) {
+  const link = await createSignInLink(db(), { tenant: tenantId, baseUrl: ORIGIN }, now);
+  const token = new URL(link.url).searchParams.get("token")!;
+  registerSecret(`link token of ${tenantId}`, token);
+  return { link, token };
+}
+
+describe("one-time sign-in links", () => {
+  it("sign in once: the GET only shows a button, the POST signs in and sets a hardened session cookie", async () => {
+    const clock = new Clock();
+    const app = dashboardApp({ now: clock.now });
+    const tenant = await createTenant({ name: "Link Tenant" });
+    const { link, token } = await linkToken(tenant.id, clock.now());
+    expect(link.url).toBe(`${ORIGIN}/dashboard/sign-in/link?token=${token}`);
+    expect(Date.parse(link.expiresAt) - clock.t).toBe(10 * 60 * 1000);
+    // Only the hash is stored.
+    const stored = await env.DB.prepare("SELECT token_hash FROM sign_in_links WHERE tenant_id = ?").bind(tenant.id).all();
+    expect(stored.results).toEqual([{ token_hash: await sha256Hex(token) }]);
+
+    const client = new DashboardClient(app);
+    // The page echoes the link's own token into its form (that is all it shows).
+    const page = await client.get(`/dashboard/sign-in/link?token=${token}`, {}, true);
+    expect(page.status).toBe(200);
+    expect((await page.text()).match(/[0-9a-f]{64}/g)).toEqual([token]);
+    expect(client.cookies.size).toBe(0);
+
+    const res = await client.post("/dashboard/sign-in/link", { token });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("/dashboard/keys");
+    const cookie = res.headers.getSetCookie()[0]!;
+    expect(cookie).toMatch(/^__Host-dashboard_session=[0-9a-f]{64}; /);
+    expect(cookie).toMatch(/; HttpOnly/);
+    expect(cookie).toMatch(/; Secure/);
+    expect(cookie).toMatch(/; SameSite=Lax/);
+    expect(cookie).toMatch(/; Path=\//);
+    // The session row holds the id's hash, not the id.
+    const id = client.cookies.get("__Host-dashboard_session")!;
+    const rows = await env.DB.prepare("SELECT id FROM dashboard_sessions WHERE tenant_id = ?").bind(tenant.id).all();
+    expect(rows.results).toEqual([{ id: await sha256Hex(id) }]);
+
+    const keys = await client.text("/dashboard/keys");
+    expect(keys.status).toBe(200);
+    expect(keys.html).toContain("Link Tenant");
+
+    // Used: a second use signs nobody in.
+    const again = new DashboardClient(app);
+    const reuse = await again.post("/dashboard/sign-in/link", { token });
+    expect(reuse.status).toBe(400);
+    expect(await reuse.text()).toContain("expired (links last 10 minutes) or was already used");
+    expect(again.cookies.size).toBe(0);
+  });
+
+  it("expires after 10 minutes; an unknown or malformed token is refused", async () => {
+    const clock = new Clock();
+    const app = dashboardApp({ now: clock.now });
+    const tenant = await createTenant();
+    const { token } = await linkToken(tenant.id, clock.now());
+    clock.advance(10 * 60 * 1000);
+    const client = new DashboardClient(app);
+    expect((await client.post("/dashboard/sign-in/link", { token })).status).toBe(400);
+    expect((await client.post("/dashboard/sign-in/link", { token: "0".repeat(64) })).status).toBe(400);
+    expect((await client.post("/dashboard/sign-in/link", { token: "x" })).status).toBe(400);
+    expect(client.cookies.size).toBe(0);
+
+    // One millisecond before expiry it still works.
+    const fresh = await linkToken(tenant.id, clock.now());
+    clock.advance(10 * 60 * 1000 - 1);
+    expect((await client.post("/dashboard/sign-in/link", { token: fresh.token })).status).toBe(303);
+  });
+
+  it("for an unknown tenant, no link is made", async () => {
+    await expect(createSignInLink(db(), { tenant: "ten_missing", baseUrl: ORIGIN })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(createSignInLink(db(), { tenant: "ten_missing", baseUrl: "ftp://x" })).rejects.toMatchObject({
+      code: "VALIDATION_ERROR",
+    });
+  });
+});
+
+describe("Sign-In with Ethereum", () => {
+  it("signs in the tenant whose primary or tempo wallet signed (any letter case)", async () => {
+    const app = dashboardApp();
+    const primary = newWallet();
+    const tempo = newWallet();
+    const tenant = await createTenant({ walletAddress: primary.address.toLowerCase(), tempoWalletAddress: tempo.address });
+    for (const wallet of [primary, tempo]) {
+      const client = new DashboardClient(app);
+      const { res, body, message } = await siweSignIn(client, wallet);
+      expect(res.status).toBe(200);
+      expect(body).toEqual({ location: "/dashboard/keys" });
+      expect(message).toContain("dash.test wants you to sign in with your Ethereum account:");
+      expect(message).toContain(`URI: ${ORIGIN}/dashboard`);
+      expect(message).toContain("Chain ID: 8453");
+      expect(message).toMatch(/Issued At: .*\nExpiration Time: /);
+      expect((await client.text("/dashboard/keys")).html).toContain(tenant.name);
+    }
+  });
+
+  it("a nonce is used once: replaying a signed message is refused", async () => {
+    const app = dashboardApp();
+    const wallet = newWallet();
+    await createTenant({ walletAddress: wallet.address });
+    const client = new DashboardClient(app);
+    const first = await siweSignIn(client, wallet);
+    expect(first.res.status).toBe(200);
+    const replay = new DashboardClient(app);
+    const res = await replay.post("/dashboard/sign-in/siwe", { message: first.message, signature: first.signature });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: "The sign-in request has expired or was already used; start again" });
+    expect(replay.cookies.size).toBe(0);
+  });
+
+  it("the message expires after 5 minutes (and the nonce with it)", async () => {
+    const clock = new Clock();
+    const app = dashboardApp({ now: clock.now });
+    const wallet = newWallet();
+    await createTenant({ walletAddress: wallet.address });
+    const client = new DashboardClient(app);
+    const issued = await client.post("/dashboard/sign-in/siwe/message", { address: wallet.address, chainId: "1" });
+    const { message } = (await issued.json()) as { message: string };
+    const signature = await wallet.signMessage({ message });
+    clock.advance(5 * 60 * 1000);
+    const res = await client.post("/dashboard/sign-in/siwe", { message, signature });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toBe("The message has expired or is not valid");
+    expect(client.cookies.size).toBe(0);
+  });
+
+  it("refuses a message for another domain, another URI, a nonce the server never issued, or an edited chain id", async () => {
+    const clock = new Clock();
+    const app = dashboardApp({ now: clock.now });
+    const wallet = newWallet();
+    await createTenant({ walletAddress: wallet.address });
+    const client = new DashboardClient(app);
+    const issue = async () => {
+      const res = await client.post("/dashboard/sign-in/siwe/message", { address: wallet.address, chainId: "8453" });
+      const { message } = (await res.json()) as { message: string };
+      return /Nonce: (\S+)/.exec(message)![1]!;
+    };
+    const base = {
+      address: wallet.address,
+      chainId: 8453,
+      domain: "dash.test",
+      uri: `${ORIGIN}/dashboard`,
+      version: "1" as const,
+      issuedAt: clock.now(),
+      expirationTime: new Date(clock.t + 5 * 60 * 1000),
+    };
+    const attempt = async (fields: Partial<typeof base> & { nonce: string }) => {
+      const message = createSiweMessage({ ...base, ...fields });
+      const res = await client.post("/dashboard/sign-in/siwe", { message, signature: await wallet.signMessage({ message }) });
+      return { status: res.status, error: ((await res.json()) as { error?: string }).error };
+    };
+    expect(await attempt({ nonce: await issue(), domain: "evil.test" })).toEqual({
+      status: 400,
+      error: "The message is for another site (evil.test)",
+    });
+    expect(await attempt({ nonce: await issue(), uri: "https://evil.test/dashboard" })).toEqual({
+      status: 400,
+      error: "The message is for another address of this site",
+    });
+    expect(await attempt({ nonce: "abcdefgh12345678" })).toMatchObject({
+      status: 400,
+      error: expect.stringContaining("already used"),
+    });
+    expect(await attempt({ nonce: await issue(), chainId: 1 })).toMatchObject({
+      status: 400,
+      error: expect.stringContaining("already used"),
+    });
+    expect(await attempt({ nonce: await issue(), expirationTime: undefined as unknown as Date })).toMatchObject({ status: 400 });
+    expect(client.cookies.size).toBe(0);
+    // The genuine message still works.
+    expect((await attempt({ nonce: await issue() })).status).toBe(200);
+  });
+
+  it("refuses a signature by another wallet than the message names", async () => {
+    const app = dashboardApp();
+    const owner = newWallet();
+    const attacker = newWallet();
+    await createTenant({ walletAddress: owner.address });
+    const client = new DashboardClient(app);
+    const issued = await client.post("/dashboard/sign-in/siwe/message", { address: owner.address, chainId: "8453" });
+    const { message } = (await issued.json()) as { message: string };
+    const res = await client.post("/dashboard/sign-in/siwe", { message, signature: await attacker.signMessage({ message }) });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: "The signature is not from the message's wallet" });
+    expect(client.cookies.size).toBe(0);
+  });
+
+  it("sign-up closed: a wallet of no tenant is refused, and nothing is created", async () => {
+    const client = new DashboardClient(dashboardApp({ signup: "closed" }));
+    const wallet = newWallet();
+    const { res, body } = await siweSignIn(client, wallet);
+    expect(res.status).toBe(403);
+    expect(body.error).toContain("sign-up is closed here");
+    expect(client.cookies.size).toBe(0);
+    expect(await findTenantByWallet(db(), wallet.address)).toBeUndefined();
+  });
+
+  it("sign-up is closed by default (wrangler.toml), unless DASHBOARD_SIGNUP is open", async () => {
+    expect(env.DASHBOARD_SIGNUP).toBe("closed");
+    const { res } = await siweSignIn(new DashboardClient(dashboardApp()), newWallet());
+    expect(res.status).toBe(403);
+  });
+
+  it("sign-up open: the wallet signs in, gives a name and an e-mail, and owns a new tenant with it as primary wallet", async () => {
+    const client = new DashboardClient(dashboardApp({ signup: "open" }));
+    const wallet = newWallet();
+    const { res, body } = await siweSignIn(client, wallet);
+    expect(res.status).toBe(200);
+    expect(body).toEqual({ location: "/dashboard/sign-up" });
+    // Until the form is sent, every page leads to it.
+    expect((await client.text("/dashboard/keys")).location).toBe("/dashboard/sign-up");
+    const form = await client.text("/dashboard/sign-up");
+    expect(form.html).toContain(wallet.address);
+    const bad = await client.post("/dashboard/sign-up", { name: "", email: "not-an-email" });
+    expect(bad.status).toBe(400);
+    const email = `${wallet.address.slice(2, 12).toLowerCase()}@signup.test`;
+    const done = await client.post("/dashboard/sign-up", { name: "New Seller", email });
+    expect(done.status).toBe(303);
+    expect(done.headers.get("location")).toBe("/dashboard/keys");
+    const tenant = await findTenantByWallet(db(), wallet.address);
+    expect(tenant).toMatchObject({ name: "New Seller", email, walletAddress: wallet.address, tempoWalletAddress: null });
+    expect((await client.text("/dashboard/keys")).html).toContain("New Seller");
+    // The next sign-in with that wallet is a plain sign-in.
+    const again = await siweSignIn(new DashboardClient(dashboardApp({ signup: "open" })), wallet);
+    expect(again.body).toEqual({ location: "/dashboard/keys" });
+  });
+});
+
+describe("sessions", () => {
+  it("idle out 12 hours after the last request", async () => {
+    const clock = new Clock();
+    const app = dashboardApp({ now: clock.now });
+    const { client } = await signedIn(app, clock);
+    clock.advance(12 * HOUR - 60_000);
+    expect((await client.text("/dashboard/keys")).status).toBe(200); // seen again: the idle timer restarts
+    clock.advance(12 * HOUR - 1);
+    expect((await client.text("/dashboard/keys")).status).toBe(200);
+    clock.advance(12 * HOUR);
+    const res = await client.text("/dashboard/keys");
+    expect(res.status).toBe(303);
+    expect(res.location).toBe("/dashboard/sign-in");
+  });
+
+  it("end 7 days after sign-in, however active", async () => {
+    const clock = new Clock();
+    const app = dashboardApp({ now: clock.now });
+    const { client } = await signedIn(app, clock);
+    for (let i = 0; i < 15; i++) {
+      clock.advance(11 * HOUR);
+      expect((await client.text("/dashboard/keys")).status, `after ${(i + 1) * 11} h`).toBe(200);
+    }
+    clock.advance(7 * 24 * HOUR - 15 * 11 * HOUR - 1);
+    expect((await client.text("/dashboard/keys")).status).toBe(200);
+    clock.advance(1);
+    expect((await client.text("/dashboard/keys")).location).toBe("/dashboard/sign-in");
+  });
+
+  it("sign-out ends the session on the server: the old cookie no longer works", async () => {
+    const app = dashboardApp();
+    const { client } = await signedIn(app);
+    const stolen = new Map(client.cookies);
+    const res = await client.post("/dashboard/sign-out");
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("/dashboard/sign-in");
+    expect(client.cookies.size).toBe(0);
+    const replay = new DashboardClient(app);
+    for (const [k, v] of stolen) replay.cookies.set(k, v);
+    expect((await replay.text("/dashboard/keys")).location).toBe("/dashboard/sign-in");
+  });
+
+  it("a made-up or malformed cookie is no session", async () => {
+    const client = new DashboardClient(dashboardApp());
+    client.cookies.set("__Host-dashboard_session", "a".repeat(64));
+    expect((await client.text("/dashboard/keys")).location).toBe("/dashboard/sign-in");
+    client.cookies.set("__Host-dashboard_session", "' OR 1=1 --");
+    expect((await client.text("/dashboard/profile")).location).toBe("/dashboard/sign-in");
+  });
+});
