@@ -23,6 +23,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Tenant } from "../../src/db/schema.ts";
 import { ERROR_STATUS } from "../../src/errors.ts";
 import { writeDemoData } from "../../src/ingest/demo-data.ts";
+import { headerNameProblem, headerTokenProblem, paramNameProblem } from "../../src/lib/header-rules.ts";
+import { routePathProblem } from "../../src/lib/url-rules.ts";
 import { createApiKey, db } from "../support/factories.ts";
 import { envInt, fcParams } from "../support/fuzz-env.ts";
 import { quietLogs } from "../support/harness.ts";
@@ -501,14 +503,15 @@ let strangerIds: { services: string[]; paywalls: string[]; transactions: string[
 let readerIds: { services: string[]; paywalls: string[]; transactions: string[]; events: string[] };
 let writer: Actor;
 
-const serviceBody = (mode: Mode, authMethod = "none", values = ["secret"]) => ({
-  name: `svc ${mode}`,
-  baseUrl: "https://api.example.com",
-  authMethod,
-  authConfig: authConfigFor(authMethod, values),
-  networks: [...NETWORKS[mode]],
-  mode,
-});
+const serviceBody = (mode: Mode, authMethod = "none", values = ["secret"]) =>
+  fixFieldRules({
+    name: `svc ${mode}`,
+    baseUrl: "https://api.example.com",
+    authMethod,
+    authConfig: authConfigFor(authMethod, values),
+    networks: [...NETWORKS[mode]],
+    mode,
+  });
 
 async function createOk(actor: Actor, path: string, body: unknown): Promise<Json> {
   const ans = await send(actor, { method: "POST", path, text: JSON.stringify(body) });
@@ -609,6 +612,52 @@ interface Driver {
 
 const json = (method: string, path: string, body: Json): Prepared["req"] => ({ method, path, text: JSON.stringify(body) });
 
+/**
+ * Fixups for the field rules the schema cannot express (README, "Behaviour in detail"): URLs sent in their
+ * normalized form (the API stores the href), routes that keep the origin, header and field names, and text
+ * without control characters (TAB/LF/CR kept in multi-line fields).
+ */
+function fixFieldRules(body: Json): Json {
+  const b = { ...body };
+  const singleLine = (v: string) => v.replace(/\p{Cc}/gu, "") || "x";
+  const multiLine = (v: string) => v.replace(/(?![\t\n\r])\p{Cc}/gu, "");
+  const route = (v: string, i: number) => (routePathProblem(v) === null ? v : `/r${i}`);
+  for (const field of ["baseUrl", "targetUrl", "docsHomepage", "docsApiReference", "docsLlms"]) {
+    if (typeof b[field] === "string" && URL.canParse(b[field])) b[field] = new URL(b[field]).href;
+  }
+  if (typeof b.name === "string") b.name = singleLine(b.name);
+  for (const field of ["description", "xGuidance"]) if (typeof b[field] === "string") b[field] = multiLine(b[field]);
+  if (Array.isArray(b.categories)) b.categories = b.categories.map(singleLine);
+  for (const field of ["publicRoutes", "siwxRoutes"]) if (Array.isArray(b[field])) b[field] = b[field].map(route);
+  if (typeof b.targetRoute === "string") b.targetRoute = route(b.targetRoute, 0);
+  if (Array.isArray(b.allowedHeaders))
+    b.allowedHeaders = b.allowedHeaders.map((h: string, i: number) => (headerTokenProblem(h) ? `X-H${i}` : h));
+  if (Array.isArray(b.headers)) {
+    b.headers = b.headers.map((h: Json, i: number) => ({
+      key: headerNameProblem(h.key) ? `X-K${i}` : h.key,
+      value: h.value.replace(/[\r\n\0]/g, ""),
+    }));
+  }
+  if (Array.isArray(b.queryParams)) {
+    b.queryParams = b.queryParams.map((q: Json, i: number) => ({
+      key: paramNameProblem(q.key) ? `k${i}` : q.key,
+      value: singleLine(q.value),
+    }));
+  }
+  if (b.authConfig && typeof b.authConfig === "object") {
+    const config = { ...b.authConfig };
+    if (config.headerName !== undefined && headerNameProblem(config.headerName)) config.headerName = "X-Upstream-Key";
+    for (const name of ["paramName", "fieldName"])
+      if (config[name] !== undefined && paramNameProblem(config[name])) config[name] = "key";
+    for (const secret of ["bearerToken", "token", "apiKey", "apiSecret", "headerValue"]) {
+      if (typeof config[secret] === "string" && config[secret] !== "***")
+        config[secret] = config[secret].replace(/[\r\n\0]/g, "") || "s";
+    }
+    b.authConfig = config;
+  }
+  return b;
+}
+
 /** Fixups of a generated ServiceCreate body (rules the schema cannot express). */
 function fixServiceCreate(body: Json, aux: Aux): Json {
   const b = { ...body };
@@ -619,7 +668,7 @@ function fixServiceCreate(body: Json, aux: Aux): Json {
   const config = authConfigFor(b.authMethod, values); // exactly the fields of authMethod
   if (Object.keys(config).length === 0 && aux.flags[0]) delete b.authConfig;
   else b.authConfig = config;
-  return b;
+  return fixFieldRules(b);
 }
 
 /** Fixups of a generated ServiceUpdate body against the stored service `before` (the result is validated as a whole). */
@@ -635,7 +684,7 @@ function fixServiceUpdate(body: Json, before: Json, aux: Aux): Json {
     );
     b.authConfig = authConfigFor(method, values, method === before.authMethod && aux.flags[1]); // `***` keeps a stored secret
   }
-  return b;
+  return fixFieldRules(b);
 }
 
 /**
@@ -667,7 +716,7 @@ function fixPaywallCreate(body: Json, actor: Actor, aux: Aux): Json {
   b.price = fixPrice(b.price, aux);
   if (b.headers) b.headers = dedupeHeaders(b.headers); // keys unique (case-insensitive); `***` only keeps a stored value
   if (b.allowedMethods) b.allowedMethods = unique(b.allowedMethods); // no repeats
-  return b;
+  return fixFieldRules(b);
 }
 
 /** Fixups of a generated PaywallUpdate body against the stored paywall `before`. */
@@ -707,7 +756,7 @@ function fixPaywallUpdate(body: Json, before: Json, actor: Actor, aux: Aux): Jso
       (before.headers ?? []).map((h: Json) => h.key),
     );
   if (b.allowedMethods) b.allowedMethods = unique(b.allowedMethods);
-  return b;
+  return fixFieldRules(b);
 }
 
 async function freshService(actor: Actor, aux: Aux, withPaywall = false): Promise<Json> {
