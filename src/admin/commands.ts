@@ -20,7 +20,7 @@ import type { Db } from "../db/client.ts";
 import type { ApiKeyRow, KeyStatus, Tenant } from "../db/schema.ts";
 import { findTenantById, hasAnyTenant, insertTenantIfEmailFree, listTenants } from "../db/tenants.ts";
 import { ApiError } from "../errors.ts";
-import { generateApiKey } from "../lib/api-key.ts";
+import { type EffectiveKeyStatus, effectiveKeyStatus, generateApiKey } from "../lib/api-key.ts";
 import { newId } from "../lib/ids.ts";
 import { normalizeAllowlist } from "../lib/ip-allowlist.ts";
 import { parseScopes, SCOPES, type Scope } from "../lib/scopes.ts";
@@ -142,14 +142,17 @@ export interface CreatedKeyOutput {
   createdAt: string;
 }
 
-/** A key's metadata: never the raw key, never its hash. `expired` tells an expired key from a usable one. */
+/**
+ * A key's metadata: never the raw key, never its hash. `status` is the effective state (an expired key reads
+ * `expired`, whatever its stored state); `expired` is kept for readers of the earlier shape.
+ */
 export interface KeyOutput {
   id: string;
   tenantId: string;
   name: string;
   keyPrefix: string;
   scopes: string[];
-  status: KeyStatus;
+  status: EffectiveKeyStatus;
   expired: boolean;
   expiresAt: string | null;
   allowedIps: string[];
@@ -175,7 +178,7 @@ export const keyOutput = (k: ApiKeyRow, now: Date = new Date()): KeyOutput => ({
   name: k.name,
   keyPrefix: k.keyPrefix,
   scopes: k.scopes,
-  status: k.status,
+  status: effectiveKeyStatus(k, now),
   expired: k.expiresAt !== null && k.expiresAt.getTime() <= now.getTime(),
   expiresAt: iso(k.expiresAt),
   allowedIps: k.allowedIps,
