@@ -634,7 +634,7 @@ function fixFieldRules(body: Json): Json {
     b.allowedHeaders = b.allowedHeaders.map((h: string, i: number) => (headerTokenProblem(h) ? `X-H${i}` : h));
   if (Array.isArray(b.headers)) {
     b.headers = b.headers.map((h: Json, i: number) => ({
-      key: headerNameProblem(h.key) ? `X-K${i}` : h.key,
+      key: headerNameProblem(h.key) || h.key.includes("|") ? `X-K${i}` : h.key,
       value: h.value.replace(/[\r\n\0]/g, ""),
     }));
   }

@@ -220,6 +220,12 @@ describe("header names and values", () => {
     },
   );
 
+  it("a paywall header key with | is refused (it would break the binding of its encrypted value), never a 500", async () => {
+    for (const key of ["|", "X|Y"]) {
+      expectInvalid(await postPaywall(proxyPaywallBody({ headers: [{ key, value: "v" }] })), "headers.0.key", /\|/);
+    }
+  });
+
   it("paywall header values refuse CR, LF and NUL; tokens such as X-Custom.Header_1 are fine", async () => {
     for (const value of ["a\r\nb", "a\nb", "a\u0000b"]) {
       expectInvalid(await postPaywall(proxyPaywallBody({ headers: [{ key: "X-A", value }] })), "headers.0.value");

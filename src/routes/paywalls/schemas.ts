@@ -19,7 +19,10 @@ import {
 export const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH"] as const;
 
 const HeaderInputSchema = z.strictObject({
-  key: HeaderNameSchema.openapi({ description: "An HTTP header name the platform does not reserve (see the README)" }),
+  // `|` is a token character, but it separates the parts that bind the encrypted value to its row and field.
+  key: HeaderNameSchema.refine((key) => !key.includes("|"), { message: "Must not contain |" }).openapi({
+    description: "An HTTP header name the platform does not reserve (see the README), without `|`",
+  }),
   value: HeaderValueSchema(1000),
 });
 
