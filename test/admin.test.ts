@@ -191,6 +191,16 @@ describe("key create → the key works on the API", () => {
     expect(refused.body.code).toBe("IP_NOT_ALLOWED");
   });
 
+  it("a client address spelled another way never matches; IPv4-mapped does; IPv4-compatible does not", async () => {
+    const tenant = await newTenant();
+    const created = await createKey(db(), { tenant: tenant.id, name: "k", scopes: ["events:read"], allowIps: "203.0.113.7" });
+    expect((await me(created.key, "::ffff:203.0.113.7")).status).toBe(200);
+    for (const ip of ["::203.0.113.7", "::ffff:0:203.0.113.7", "203.0.113.07", "0313.0.113.7", "3405803783", "203.0.28935"]) {
+      const res = await me(created.key, ip);
+      expect({ ip, status: res.status, code: res.body.code }).toEqual({ ip, status: 403, code: "IP_NOT_ALLOWED" });
+    }
+  });
+
   it("accepts a future expiry (the key works) and stores it as ISO", async () => {
     const tenant = await newTenant();
     const expiresAt = new Date(Date.now() + 3_600_000);
@@ -230,6 +240,11 @@ describe("key create → the key works on the API", () => {
     ["allowIps", { allowIps: "10.0.0.256" }],
     ["allowIps", { allowIps: ["10.0.0.0/33"] }],
     ["allowIps", { allowIps: "example.com" }],
+    ["allowIps", { allowIps: "10.0.0.010" }], // would have been stored as 10.0.0.8/32
+    ["allowIps", { allowIps: "1.2.3" }],
+    ["allowIps", { allowIps: "0x7f.1" }],
+    ["allowIps", { allowIps: "fe80::1%eth0" }],
+    ["allowIps", { allowIps: "10.0.0.1/8" }],
   ])("refuses an invalid %s with VALIDATION_ERROR and creates nothing", async (path, overrides) => {
     const tenant = await newTenant();
     const err = await rejection(createKey(db(), { tenant: tenant.id, name: "k", scopes: "events:read", ...overrides }));
@@ -276,6 +291,27 @@ describe("key list", () => {
       expect(text).not.toContain(await hashApiKey(created.key));
     }
     expect(text).not.toMatch(/keyHash|key_hash|"key"/);
+  });
+});
+
+describe("key list: the effective state", () => {
+  it("an expired key reads expired whatever its stored state; revoked stays revoked", async () => {
+    const tenant = await newTenant();
+    const tenantRow = (await db().query.tenants.findFirst({ where: (t, { eq }) => eq(t.id, tenant.id) }))!;
+    const past = new Date(Date.now() - 1000);
+    const expired = await createApiKey({ tenant: tenantRow, expiresAt: past });
+    const pausedThenExpired = await createApiKey({ tenant: tenantRow, expiresAt: past });
+    await pauseKey(db(), { id: pausedThenExpired.row.id });
+    const revoked = await createApiKey({ tenant: tenantRow, expiresAt: past });
+    await revokeKey(db(), { id: revoked.row.id });
+    const live = await createKey(db(), { tenant: tenant.id, name: "live", scopes: "events:read" });
+
+    const byId = Object.fromEntries((await listKeys(db(), { tenant: tenant.id })).map((k) => [k.id, k]));
+    expect(byId[expired.row.id]).toMatchObject({ status: "expired", expired: true });
+    expect(byId[pausedThenExpired.row.id]).toMatchObject({ status: "expired", expired: true });
+    expect(byId[revoked.row.id]).toMatchObject({ status: "revoked", expired: true });
+    expect(byId[live.id]).toMatchObject({ status: "active", expired: false });
+    expect((await me(expired.key)).body.code).toBe("KEY_EXPIRED");
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * The operator CLI: `npm run admin -- <command>` (decisions.md, "Operator CLI").
+ * The operator CLI: `npm run -s admin -- <command>` (decisions.md, "Operator CLI"; `-s` keeps npm's banner off stdout).
  *
  * Prints one JSON value on stdout and nothing else; on failure prints `{"error", "code"[, "details"]}` on stderr
  * and exits non-zero (2 for a usage error, 1 otherwise). Works on the local D1 that `npm run dev` serves (pending
@@ -25,7 +25,7 @@ import { formatIssues, type Issue } from "../lib/issues.ts";
 import { SCOPES } from "../lib/scopes.ts";
 import { applyLocalMigrations, type D1Handle, openD1, pendingMigrations, reserveStdout } from "./platform.ts";
 
-const USAGE = `Usage: npm run admin -- [--remote] <command>
+const USAGE = `Usage: npm run -s admin -- [--remote] <command>
 
 Commands:
   tenant create --email E --name N --wallet 0x… [--tempo-wallet 0x…]
@@ -51,7 +51,8 @@ Scopes: ${SCOPES.join(", ")}
 Keys: at most 20 active (not revoked, not expired; paused keys count) per tenant. The raw key is printed once,
 by \`key create\`, and cannot be recovered.
 
-Output: JSON on stdout. Errors: {"error": "...", "code": "..."} on stderr, non-zero exit.
+Output: JSON on stdout (with -s, npm adds nothing to it). Errors: {"error": "...", "code": "..."} on stderr,
+non-zero exit. Allowlist entries: 203.0.113.7, 203.0.113.0/24, 2001:db8::/32 (canonical forms only).
 `;
 
 type Values = {

@@ -6,7 +6,7 @@
  * 3. On a database without tenants: a demo tenant and a key with every scope, printed once with a ready `curl`.
  *    Otherwise: how to make a key with the operator CLI.
  * 4. `wrangler dev` on port 8787 (extra arguments are passed on: `npm run dev -- --port 9000`), with inherited stdio;
- *    SIGINT/SIGTERM are forwarded and its exit code is ours.
+ *    SIGINT/SIGTERM/SIGHUP, and the end of our parent (npm's shell), stop it (see stopWithUs); its exit code is ours.
  */
 import { spawn } from "node:child_process";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -16,7 +16,7 @@ import { DEMO_TENANT, listAllTenants, seedDemo } from "../admin/commands.ts";
 import { createSignInLink } from "../dashboard/sign-in-links.ts";
 import { getDb } from "../db/client.ts";
 import { generateKeyRingSecret } from "../lib/secret-box.ts";
-import { applyLocalMigrations, openD1, PROJECT_ROOT, WRANGLER_BIN, wranglerEnv } from "./platform.ts";
+import { applyLocalMigrations, openD1, PROJECT_ROOT, stopWithUs, WRANGLER_BIN, wranglerEnv } from "./platform.ts";
 
 const DEFAULT_PORT = "8787";
 const DEV_VARS = join(PROJECT_ROOT, ".dev.vars");
@@ -78,10 +78,10 @@ async function seed(port: string): Promise<void> {
     say("");
     say(`The local database already has ${tenants.length} tenant(s), so no demo key was made.`);
     for (const t of tenants.slice(0, 5)) say(`  ${t.id}  ${t.email}`);
-    if (tenants.length > 5) say("  … (npm run admin -- tenant list shows them all)");
+    if (tenants.length > 5) say("  … (npm run -s admin -- tenant list shows them all)");
     say("Make a key with the operator CLI (it prints the key once):");
     say(
-      `  npm run admin -- key create --tenant ${tenants[0]?.id ?? "<tenant id>"} --name "local dev" --scopes services:write,paywalls:write,transactions:read,events:read`,
+      `  npm run -s admin -- key create --tenant ${tenants[0]?.id ?? "<tenant id>"} --name "local dev" --scopes services:write,paywalls:write,transactions:read,events:read`,
     );
     say(`then: curl -H "Authorization: Bearer <key>" ${base}/v1/me`);
     say("");
@@ -103,11 +103,7 @@ async function main(): Promise<void> {
     env: wranglerEnv(),
     stdio: "inherit",
   });
-  const forward = (signal: NodeJS.Signals) => () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-  };
-  process.on("SIGINT", forward("SIGINT"));
-  process.on("SIGTERM", forward("SIGTERM"));
+  stopWithUs(child);
   child.on("error", (err) => {
     process.stderr.write(`Could not start wrangler dev: ${err.message}\n`);
     process.exit(1);

@@ -2,7 +2,7 @@
  * What the Node-side scripts (`npm run admin`, `npm run dev`) share: the project paths, wrangler as a child
  * process, and the D1 binding through wrangler's `getPlatformProxy()`.
  */
-import { type StdioOptions, spawn } from "node:child_process";
+import { type ChildProcess, type StdioOptions, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
@@ -145,13 +145,42 @@ export async function pendingMigrations(db: D1Database): Promise<string[]> {
   return files.filter((f) => !applied.has(f));
 }
 
+/** Our parent when we started (npm's shell under `npm run`): a different parent later means it went away. */
+const FIRST_PARENT = process.ppid;
+
+const isClosedPipe = (err: unknown) => (err as NodeJS.ErrnoException | null)?.code === "EPIPE";
+
 /**
  * Keeps stdout for the one JSON answer: from here on, anything else that writes to stdout (wrangler's logger, for
  * one: "Establishing remote connection…") lands on stderr. Returns the writer for the real stdout.
+ *
+ * A reader that went away (`| head`, `| true`) is not an error: what it did not read is dropped, quietly.
  */
 export function reserveStdout(): (text: string) => Promise<void> {
   const stdout = process.stdout;
   const write = stdout.write.bind(stdout);
   stdout.write = process.stderr.write.bind(process.stderr) as typeof stdout.write;
-  return (text) => new Promise((done, fail) => write(text, (err) => (err ? fail(err) : done())));
+  stdout.on("error", (err) => {
+    if (!isClosedPipe(err)) throw err;
+  });
+  return (text) => new Promise((done, fail) => write(text, (err) => (err && !isClosedPipe(err) ? fail(err) : done())));
+}
+
+/**
+ * Stops `child` (and so its own children: wrangler stops workerd) when we are told to stop — SIGINT, SIGTERM,
+ * SIGHUP — and when our parent goes away. `npm run` passes its signals to the `sh -c` it runs us under, and that
+ * shell exits without passing them on: our parent changing is then the only sign that we were asked to stop.
+ */
+export function stopWithUs(child: ChildProcess): void {
+  const stop = (signal: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  };
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => stop(signal));
+  const watch = setInterval(() => {
+    if (process.ppid !== FIRST_PARENT) {
+      clearInterval(watch);
+      stop("SIGTERM");
+    }
+  }, 250);
+  child.on("exit", () => clearInterval(watch));
 }

@@ -28,7 +28,7 @@ import { keyEventFromKey, previousStatementChanged } from "../db/key-events.ts";
 import { type ApiKeyRow, apiKeys, type KeyEventActor, type KeyStatus } from "../db/schema.ts";
 import { findTenantById } from "../db/tenants.ts";
 import { ApiError, invalid } from "../errors.ts";
-import { generateApiKey } from "../lib/api-key.ts";
+import { type EffectiveKeyStatus, effectiveKeyStatus, generateApiKey } from "../lib/api-key.ts";
 import { newId } from "../lib/ids.ts";
 import { normalizeAllowlist } from "../lib/ip-allowlist.ts";
 import { formatIssues, type Issue, issuesOf } from "../lib/issues.ts";
@@ -146,28 +146,23 @@ export interface CreatedKeyOutput {
   createdAt: string;
 }
 
-/** A key's metadata: never the raw key, never its hash. `expired` tells an expired key from a usable one. */
+/**
+ * A key's metadata: never the raw key, never its hash. `status` is the effective state (an expired key reads
+ * `expired`, whatever its stored state); `expired` is kept for readers of the earlier shape.
+ */
 export interface KeyOutput {
   id: string;
   tenantId: string;
   name: string;
   keyPrefix: string;
   scopes: string[];
-  status: KeyStatus;
+  status: EffectiveKeyStatus;
   expired: boolean;
   expiresAt: string | null;
   allowedIps: string[];
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
-}
-
-/** What a request with the key meets: revoked, then expired, then paused (the order the API checks them in). */
-export type EffectiveKeyStatus = "active" | "paused" | "revoked" | "expired";
-export function effectiveStatus(k: Pick<ApiKeyRow, "status" | "expiresAt">, now: Date): EffectiveKeyStatus {
-  if (k.status === "revoked") return "revoked";
-  if (k.expiresAt !== null && k.expiresAt.getTime() <= now.getTime()) return "expired";
-  return k.status;
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -178,7 +173,7 @@ export const keyOutput = (k: ApiKeyRow, now: Date = new Date()): KeyOutput => ({
   name: k.name,
   keyPrefix: k.keyPrefix,
   scopes: k.scopes,
-  status: k.status,
+  status: effectiveKeyStatus(k, now),
   expired: k.expiresAt !== null && k.expiresAt.getTime() <= now.getTime(),
   expiresAt: iso(k.expiresAt),
   allowedIps: k.allowedIps,

@@ -36,3 +36,12 @@ export function readApiKey(authorization: string | undefined, xApiKey: string | 
   if (key === undefined || key === "") return { ok: false, reason: "missing" };
   return API_KEY_PATTERN.test(key) ? { ok: true, key } : { ok: false, reason: "malformed" };
 }
+
+export type EffectiveKeyStatus = "active" | "paused" | "revoked" | "expired";
+
+/** What a key does now, as its owner should see it: revoked first, then expired, then the stored pause. */
+export function effectiveKeyStatus(key: { status: string; expiresAt: Date | null }, now: Date): EffectiveKeyStatus {
+  if (key.status === "revoked") return "revoked";
+  if (key.expiresAt !== null && key.expiresAt.getTime() <= now.getTime()) return "expired";
+  return key.status === "paused" ? "paused" : "active";
+}

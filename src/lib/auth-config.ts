@@ -1,3 +1,4 @@
+import { headerNameProblem, headerValueProblem, paramNameProblem } from "./header-rules.ts";
 import type { Issue } from "./issues.ts";
 
 export const AUTH_METHODS = [
@@ -33,10 +34,26 @@ export const AUTH_CONFIG_FIELDS: Record<AuthMethod, FieldSpec> = {
   "json-body-field": { names: ["fieldName"], secrets: ["fieldValue"] },
 };
 
+/**
+ * What each field's value becomes upstream, and so its rule: a header name (not a reserved one), a query or JSON
+ * field name, or a header value (no CR, LF, NUL). `paramValue` and `fieldValue` are encoded where they go.
+ */
+const VALUE_RULES: Record<string, (value: string) => string | null> = {
+  headerName: headerNameProblem,
+  paramName: paramNameProblem,
+  fieldName: paramNameProblem,
+  bearerToken: headerValueProblem,
+  token: headerValueProblem,
+  apiKey: headerValueProblem,
+  apiSecret: headerValueProblem,
+  headerValue: headerValueProblem,
+};
+
 export const isSecretField = (method: AuthMethod, field: string) => AUTH_CONFIG_FIELDS[method].secrets.includes(field);
 
 /**
- * Problems of an authConfig for its method: missing and unknown fields. `stored` holds the fields
+ * Problems of an authConfig for its method: missing and unknown fields, and values that break the rule of where
+ * they go (VALUE_RULES). `stored` holds the fields
  * already saved (for `***` placeholders on update), which count as present only for secret fields.
  */
 export function authConfigIssues(
@@ -61,8 +78,13 @@ export function authConfigIssues(
     const value = config[field];
     if (value === undefined) {
       issues.push({ path: `authConfig.${field}`, message: `Required for authMethod "${method}"` });
-    } else if (value === "***" && !(isSecretField(method, field) && stored[field] !== undefined)) {
-      issues.push({ path: `authConfig.${field}`, message: `"***" keeps a stored secret, but none is stored for this field` });
+    } else if (value === "***") {
+      if (!(isSecretField(method, field) && stored[field] !== undefined)) {
+        issues.push({ path: `authConfig.${field}`, message: `"***" keeps a stored secret, but none is stored for this field` });
+      }
+    } else {
+      const problem = VALUE_RULES[field]?.(value);
+      if (problem) issues.push({ path: `authConfig.${field}`, message: problem });
     }
   }
   return issues;

@@ -1,4 +1,5 @@
 import ipaddr from "ipaddr.js";
+import { urlTextProblem } from "./url-rules.ts";
 
 /**
  * SSRF guard for upstream URLs (`baseUrl`, `targetUrl`): a pure check of the URL text, no I/O.
@@ -6,6 +7,9 @@ import ipaddr from "ipaddr.js";
  * WHATWG `new URL()` parses first, so every spelling a fetch would accept (2130706433, 0x7f.1, 0177.0.0.1,
  * 127.1, %31%32%37.0.0.1, full-width digits, a trailing dot) is already the dotted IPv4 `127.0.0.1`, and
  * IPv6 is compressed inside brackets. The normalized hostname is then classified as an IP literal or a name.
+ *
+ * Text with whitespace, control characters or a backslash is refused before parsing (see url-rules.ts), and the
+ * caller stores `url.href`, the form that was checked.
  *
  * Names that resolve to private addresses (`*.nip.io`, DNS rebinding, redirects) cannot be caught here without
  * DNS: the request-time path must fetch with `redirect: "manual"` and re-check every hop.
@@ -46,15 +50,23 @@ const DENIED_IPV4 = [
 
 // IPv4-mapped addresses (::ffff:0:0/96) are not listed: they are unwrapped and checked as IPv4.
 const DENIED_IPV6 = [
+  // Everything outside global unicast 2000::/3 is special (IANA IPv6 Address Space: unique local, link-local,
+  // multicast, or "Reserved by IETF"); the explicit blocks inside ::/3 and fc00::/7.. below name what they are.
+  "::/3",
+  "4000::/2",
+  "8000::/1",
   "::/128", // unspecified
   "::1/128", // loopback
   "::/96", // IPv4-compatible (deprecated)
+  "::ffff:0:0:0/96", // IPv4-translated (SIIT, RFC 2765)
   "64:ff9b::/96", // NAT64
   "64:ff9b:1::/48", // local-use NAT64
   "100::/64", // discard-only
+  "100:0:0:1::/64", // dummy prefix (RFC 9780)
   "2001::/23", // IETF protocol assignments, Teredo (2001::/32)
   "2001:db8::/32", // documentation
   "2002::/16", // 6to4
+  "2620:4f:8000::/48", // AS112 direct delegation
   "3fff::/20", // documentation
   "5f00::/16", // segment routing
   "fc00::/7", // unique local (AWS metadata fd00:ec2::254)
@@ -67,6 +79,10 @@ const DENIED_IPV6 = [
 const DENIED_SUFFIXES = ["localhost", "internal", "local", "localdomain", "home.arpa"];
 
 export function checkUpstreamUrl(input: string): SsrfCheck {
+  // WHATWG parsing drops TAB/CR/LF and reads `\` as `/`; other parsers do not, so such text is never accepted.
+  if (urlTextProblem(input)) {
+    return deny("invalid_url", "The URL must not contain whitespace, control characters or a backslash.");
+  }
   let url: URL;
   try {
     url = new URL(input);

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { API_KEY_PATTERN, generateApiKey, hashApiKey, KEY_PREFIX_LENGTH, readApiKey } from "../../src/lib/api-key.ts";
+import {
+  API_KEY_PATTERN,
+  effectiveKeyStatus,
+  generateApiKey,
+  hashApiKey,
+  KEY_PREFIX_LENGTH,
+  readApiKey,
+} from "../../src/lib/api-key.ts";
 
 const KEY = `mpk_${"0123456789abcdef".repeat(4)}`;
 const OTHER = `mpk_${"fedcba9876543210".repeat(4)}`;
@@ -92,5 +99,24 @@ describe("readApiKey", () => {
     expect(API_KEY_PATTERN.test(key)).toBe(false);
     expect(readApiKey(`Bearer ${key}`, undefined)).toEqual({ ok: false, reason: "malformed" });
     expect(readApiKey(undefined, key)).toEqual({ ok: false, reason: "malformed" });
+  });
+});
+
+describe("effectiveKeyStatus", () => {
+  const now = new Date("2027-01-01T00:00:00Z");
+  const past = new Date(now.getTime() - 1);
+  const future = new Date(now.getTime() + 1);
+
+  it.each([
+    ["active", null, "active"],
+    ["active", future, "active"],
+    ["active", now, "expired"], // expiry is inclusive, as for authentication
+    ["active", past, "expired"],
+    ["paused", future, "paused"],
+    ["paused", past, "expired"],
+    ["revoked", past, "revoked"],
+    ["revoked", null, "revoked"],
+  ] as const)("%s with expiry %s reads %s", (status, expiresAt, effective) => {
+    expect(effectiveKeyStatus({ status, expiresAt }, now)).toBe(effective);
   });
 });

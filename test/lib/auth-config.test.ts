@@ -100,3 +100,47 @@ describe("maskAuthConfig", () => {
     expect(maskAuthConfig("none", {})).toEqual({});
   });
 });
+
+describe("authConfigIssues: each value's rule follows where it goes upstream", () => {
+  const issueOf = (method: AuthMethod, field: string, value: string) =>
+    authConfigIssues(method, { ...full(method), [field]: value }).find((i) => i.path === `authConfig.${field}`);
+
+  it.each(["Host", "content-length", "Authorization", "X-Forwarded-For", "PAYMENT-SIGNATURE", "X Header", "X-A:b", ""])(
+    "headerName %j is refused",
+    (name) => {
+      expect(issueOf("custom-header", "headerName", name)).toBeDefined();
+    },
+  );
+
+  it("headerName X-Api-Key and Cookie are accepted", () => {
+    expect(authConfigIssues("custom-header", { headerName: "X-Api-Key", headerValue: "v" })).toEqual([]);
+    expect(authConfigIssues("custom-header", { headerName: "Cookie", headerValue: "session=1" })).toEqual([]);
+  });
+
+  it.each([
+    ["bearer", "bearerToken"],
+    ["token", "token"],
+    ["x-api-key", "apiKey"],
+    ["custom-header", "headerValue"],
+    ["x-api-key-secret", "apiKey"],
+    ["x-api-key-secret", "apiSecret"],
+  ] as const)("%s %s is a header value: CR, LF and NUL refused", (method, field) => {
+    for (const bad of ["a\r\nX-Injected: 1", "a\nb", "a\rb", "a\u0000b"]) {
+      expect(issueOf(method, field, bad)?.message, JSON.stringify(bad)).toMatch(/CR, LF or NUL/);
+    }
+    expect(issueOf(method, field, "sk_live_\t ok")).toBeUndefined();
+  });
+
+  it.each([
+    ["query-param", "paramName"],
+    ["json-body-field", "fieldName"],
+  ] as const)("%s %s is a field name: & = # ? and controls refused", (method, field) => {
+    for (const bad of ["a&b", "a=b", "a#b", "a?b", "a b", "a\u0000"]) expect(issueOf(method, field, bad), bad).toBeDefined();
+    expect(issueOf(method, field, "api_key")).toBeUndefined();
+  });
+
+  it("paramValue and fieldValue are encoded where they go: any text", () => {
+    expect(authConfigIssues("query-param", { paramName: "k", paramValue: "a&b=c#d\n" })).toEqual([]);
+    expect(authConfigIssues("json-body-field", { fieldName: "k", fieldValue: "line 1\nline 2" })).toEqual([]);
+  });
+});

@@ -1,5 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { isIpAllowed, normalizeAllowlist, parseAddress } from "../../src/lib/ip-allowlist.ts";
+import { allowEntryProblem, isIpAllowed, normalizeAllowlist, parseAddress } from "../../src/lib/ip-allowlist.ts";
 
 describe("isIpAllowed", () => {
   it("admits any address, or none, when the list is empty", () => {
@@ -85,11 +86,18 @@ describe("isIpAllowed", () => {
 });
 
 describe("parseAddress", () => {
-  it("unwraps IPv4-mapped IPv6 and brackets", () => {
+  it("unwraps IPv4-mapped IPv6, and reads canonical text only", () => {
     expect(parseAddress("::ffff:203.0.113.7")?.toString()).toBe("203.0.113.7");
-    expect(parseAddress("[2001:db8::1]")?.toString()).toBe("2001:db8::1");
-    expect(parseAddress(" 203.0.113.7 ")?.toString()).toBe("203.0.113.7");
-    expect(parseAddress("example.com")).toBeNull();
+    expect(parseAddress("2001:db8::1")?.toString()).toBe("2001:db8::1");
+    for (const text of ["[2001:db8::1]", " 203.0.113.7 ", "example.com", "fe80::1%eth0"])
+      expect(parseAddress(text), text).toBeNull();
+  });
+
+  it("keeps IPv4-compatible and IPv4-translated IPv6 as IPv6 (only IPv4-mapped is IPv4)", () => {
+    expect(parseAddress("::203.0.113.7")?.kind()).toBe("ipv6");
+    expect(parseAddress("::203.0.113.7")?.toString()).toBe("::cb00:7107");
+    expect(parseAddress("::ffff:0:203.0.113.7")?.kind()).toBe("ipv6");
+    expect(parseAddress("::ffff:203.0.113.7")?.kind()).toBe("ipv4");
   });
 });
 
@@ -98,7 +106,7 @@ describe("normalizeAllowlist", () => {
     expect(
       normalizeAllowlist([
         "203.0.113.7",
-        " 198.51.100.0/24 ",
+        "198.51.100.0/24",
         "2001:0DB8:0:0:0:0:0:1",
         "2001:db8:abcd::/48",
         "::ffff:203.0.113.7",
@@ -111,12 +119,44 @@ describe("normalizeAllowlist", () => {
     expect(normalizeAllowlist([])).toEqual([]);
   });
 
-  it.each(["not-an-ip", "203.0.113.0/33", "2001:db8::/129", "203.0.113.0/", "/24", "203.0.113.7/-1", "", "*"])(
-    "refuses %j, naming it",
-    (entry) => {
-      expect(() => normalizeAllowlist(["203.0.113.7", entry])).toThrow(entry === "" ? /IP/ : entry);
-    },
-  );
+  it.each([
+    "not-an-ip",
+    "203.0.113.0/33",
+    "2001:db8::/129",
+    "203.0.113.0/",
+    "/24",
+    "203.0.113.7/-1",
+    "",
+    "*",
+    "10.0.0.010", // octal-looking octet: other parsers read 10.0.0.8
+    "010.0.0.1",
+    "10.0.0.08",
+    "1.2.3", // short forms
+    "127.1",
+    "0x7f.1", // hex
+    "0x7f.0.0.1",
+    "0177.0.0.1", // octal
+    "2130706433", // one integer
+    "256.0.0.1",
+    "1.2.3.4.5",
+    " 203.0.113.7", // surrounding whitespace: callers trim list items
+    "203.0.113.7 ",
+    "[2001:db8::1]",
+    "fe80::1%eth0", // zone id
+    "fe80::1%25eth0",
+    "2001:db8::00001",
+    "::ffff:010.0.0.1",
+    "::ffff:127.1",
+    "203.0.113.0/024", // prefix with a leading zero
+    "203.0.113.0/+24",
+    "203.0.113.0/24/24",
+    "203.0.113.7/24", // bits set after the prefix
+    "2001:db8::1/32",
+    "::ffff:203.0.113.0/8", // an IPv4-mapped block needs a prefix of 96 or more
+    "２０３.0.113.7", // full-width digits
+  ])("refuses %j, naming it", (entry) => {
+    expect(() => normalizeAllowlist(["203.0.113.7", entry])).toThrow(entry === "" ? /IP/ : entry);
+  });
 
   it("matches what it normalizes: each normalized entry admits the addresses the original did", () => {
     const original = ["203.0.113.7", "198.51.100.0/24", "2001:db8::1", "::ffff:192.0.2.0/120"];
@@ -132,5 +172,75 @@ describe("normalizeAllowlist", () => {
     ]) {
       expect(isIpAllowed(normalized, ip), ip).toBe(isIpAllowed(original, ip));
     }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// Generated spellings: one address, many texts; only the canonical ones are read as that address.
+
+const ipv4Text = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join(".");
+const octets = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255];
+
+/** Spellings other parsers (inet_aton, WHATWG) read as the same IPv4 address: never canonical. */
+const otherSpellings: ((n: number) => string)[] = [
+  (n) => String(n), // one integer
+  (n) => `0x${n.toString(16)}`,
+  (n) => `0${n.toString(8)}`,
+  (n) => `${n >>> 24}.${n & 0xffffff}`, // two parts
+  (n) => `${n >>> 24}.${(n >>> 16) & 255}.${n & 0xffff}`, // three parts
+  (n) =>
+    octets(n)
+      .map((o, i) => (i === 3 ? `0${o.toString(8)}` : o))
+      .join("."), // an octal octet
+  (n) =>
+    octets(n)
+      .map((o, i) => (i === 0 ? `0x${o.toString(16)}` : o))
+      .join("."), // a hex octet
+  (n) =>
+    octets(n)
+      .map((o, i) => (i === 2 ? `00${o}` : o))
+      .join("."), // a padded decimal octet
+];
+
+const anyIpv4 = fc.integer({ min: 0, max: 0xffffffff });
+
+describe("canonical forms, generated", () => {
+  it("an entry is accepted in dotted decimal and refused in every other IPv4 spelling", () => {
+    fc.assert(
+      fc.property(anyIpv4, fc.constantFrom(...otherSpellings), (n, spell) => {
+        expect(normalizeAllowlist([ipv4Text(n)])).toEqual([`${ipv4Text(n)}/32`]);
+        const other = spell(n);
+        if (other !== ipv4Text(n)) expect(allowEntryProblem(other), other).not.toBeNull();
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("a client address in another IPv4 spelling, or IPv4-compatible, never matches; IPv4-mapped does", () => {
+    fc.assert(
+      fc.property(anyIpv4, fc.constantFrom(...otherSpellings), (n, spell) => {
+        const entry = [ipv4Text(n)];
+        expect(isIpAllowed(entry, ipv4Text(n))).toBe(true);
+        expect(isIpAllowed(entry, `::ffff:${ipv4Text(n)}`)).toBe(true);
+        expect(isIpAllowed(entry, `::${ipv4Text(n)}`)).toBe(false);
+        expect(isIpAllowed(entry, `::ffff:0:${ipv4Text(n)}`)).toBe(false);
+        const other = spell(n);
+        if (other !== ipv4Text(n)) expect(isIpAllowed(entry, other), other).toBe(false);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("a CIDR block is accepted exactly when no bit is set after its prefix", () => {
+    fc.assert(
+      fc.property(anyIpv4, fc.integer({ min: 0, max: 32 }), (n, bits) => {
+        const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
+        const network = (n & mask) >>> 0;
+        expect(allowEntryProblem(`${ipv4Text(network)}/${bits}`)).toBeNull();
+        expect(allowEntryProblem(`${ipv4Text(n)}/${bits}`) === null).toBe(n === network);
+        expect(isIpAllowed([`${ipv4Text(network)}/${bits}`], ipv4Text(n))).toBe(true);
+      }),
+      { numRuns: 1000 },
+    );
   });
 });

@@ -119,6 +119,8 @@ const v4Halves = (n: number) => `${hex16(n >>> 16)}:${hex16(n & 0xffff)}`;
 const alwaysDeniedWrappers: ((n: number) => string)[] = [
   (n) => `[::${intToIpv4(n)}]`, // IPv4-compatible
   (n) => `[::${v4Halves(n)}]`,
+  (n) => `[::ffff:0:${intToIpv4(n)}]`, // IPv4-translated
+  (n) => `[::FFFF:0:${v4Halves(n)}]`,
   (n) => `[0:0:0:0:0:0:${intToIpv4(n)}]`,
   (n) => `[64:ff9b::${intToIpv4(n)}]`, // NAT64
   (n) => `[64:FF9B::${v4Halves(n)}]`,
@@ -187,7 +189,11 @@ const inRange4 = ([lo, hi]: [number, number]) => fc.integer({ min: lo, max: hi }
 const deniedIpv4 = fc.constantFrom(...V4).chain(inRange4);
 const publicIpv4 = fc.integer({ min: 0, max: 0xffffffff }).filter((n) => !deniedV4(n));
 const anyIpv4 = fc.integer({ min: 0, max: 0xffffffff });
-const deniedIpv6 = fc.constantFrom(...V6).chain(([lo, hi]) => fc.bigInt({ min: lo, max: hi }));
+// (::/3 holds IPv4-mapped addresses, judged as IPv4: the filter keeps the rare public one out.)
+const deniedIpv6 = fc
+  .constantFrom(...V6)
+  .chain(([lo, hi]) => fc.bigInt({ min: lo, max: hi }))
+  .filter(deniedV6);
 // Global unicast 2000::/3 outside every denied range.
 const publicIpv6 = fc.bigInt({ min: 0x2n << 124n, max: (0x4n << 124n) - 1n }).filter((n) => !deniedV6(n));
 

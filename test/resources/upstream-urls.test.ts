@@ -65,7 +65,7 @@ describe("SSRF on services.baseUrl", () => {
 
   it.each(ALLOWED)("public URL %s is accepted on create and update", async (url) => {
     const svc = await createService(who, { baseUrl: url });
-    expect(svc.baseUrl).toBe(url);
+    expect(svc.baseUrl).toBe(new URL(url).href); // stored as the normalized URL that was checked
     const res = await api(`/v1/services/${svc.id}`, { key: who.key, method: "PATCH", body: { baseUrl: url } });
     expect(res.status, res.text).toBe(200);
   });
@@ -108,7 +108,7 @@ describe("SSRF on paywalls.targetUrl", () => {
 
   it.each(ALLOWED)("public URL %s is accepted on create and update", async (url) => {
     const pw = await createPaywall(who, proxyPaywallBody({ targetUrl: url }));
-    expect(pw.targetUrl).toBe(url);
+    expect(pw.targetUrl).toBe(new URL(url).href);
     const res = await api(`/v1/paywalls/${pw.id}`, { key: who.key, method: "PATCH", body: { targetUrl: url } });
     expect(res.status, res.text).toBe(200);
   });

@@ -7,6 +7,8 @@ import { expect } from "vitest";
 import type { Tenant } from "../../src/db/schema.ts";
 import { ERROR_STATUS } from "../../src/errors.ts";
 import { writeDemoData } from "../../src/ingest/demo-data.ts";
+import { headerNameProblem, headerTokenProblem, paramNameProblem } from "../../src/lib/header-rules.ts";
+import { routePathProblem } from "../../src/lib/url-rules.ts";
 import { AUTH_FIELDS, AUTH_METHODS, NETWORKS, type SpecAuthMethod } from "../fixtures/spec.ts";
 import { api, read, send as sendRequest } from "./client.ts";
 import { createApiKey, db } from "./factories.ts";
@@ -462,14 +464,15 @@ export let strangerIds: { services: string[]; paywalls: string[]; transactions: 
 export let readerIds: { services: string[]; paywalls: string[]; transactions: string[]; events: string[] };
 export let writer: Actor;
 
-export const serviceBody = (mode: Mode, authMethod = "none", values = ["secret"]) => ({
-  name: `svc ${mode}`,
-  baseUrl: "https://api.example.com",
-  authMethod,
-  authConfig: authConfigFor(authMethod, values),
-  networks: [...NETWORKS[mode]],
-  mode,
-});
+export const serviceBody = (mode: Mode, authMethod = "none", values = ["secret"]) =>
+  fixFieldRules({
+    name: `svc ${mode}`,
+    baseUrl: "https://api.example.com",
+    authMethod,
+    authConfig: authConfigFor(authMethod, values),
+    networks: [...NETWORKS[mode]],
+    mode,
+  });
 
 export async function createOk(actor: Actor, path: string, body: unknown): Promise<Json> {
   const ans = await send(actor, { method: "POST", path, text: JSON.stringify(body) });
@@ -569,6 +572,52 @@ export interface Driver {
 
 export const json = (method: string, path: string, body: Json): Prepared["req"] => ({ method, path, text: JSON.stringify(body) });
 
+/**
+ * Fixups for the field rules the schema cannot express (README, "Behaviour in detail"): URLs sent in their
+ * normalized form (the API stores the href), routes that keep the origin, header and field names, and text
+ * without control characters (TAB/LF/CR kept in multi-line fields).
+ */
+export function fixFieldRules(body: Json): Json {
+  const b = { ...body };
+  const singleLine = (v: string) => v.replace(/\p{Cc}/gu, "") || "x";
+  const multiLine = (v: string) => v.replace(/(?![\t\n\r])\p{Cc}/gu, "");
+  const route = (v: string, i: number) => (routePathProblem(v) === null ? v : `/r${i}`);
+  for (const field of ["baseUrl", "targetUrl", "docsHomepage", "docsApiReference", "docsLlms"]) {
+    if (typeof b[field] === "string" && URL.canParse(b[field])) b[field] = new URL(b[field]).href;
+  }
+  if (typeof b.name === "string") b.name = singleLine(b.name);
+  for (const field of ["description", "xGuidance"]) if (typeof b[field] === "string") b[field] = multiLine(b[field]);
+  if (Array.isArray(b.categories)) b.categories = b.categories.map(singleLine);
+  for (const field of ["publicRoutes", "siwxRoutes"]) if (Array.isArray(b[field])) b[field] = b[field].map(route);
+  if (typeof b.targetRoute === "string") b.targetRoute = route(b.targetRoute, 0);
+  if (Array.isArray(b.allowedHeaders))
+    b.allowedHeaders = b.allowedHeaders.map((h: string, i: number) => (headerTokenProblem(h) ? `X-H${i}` : h));
+  if (Array.isArray(b.headers)) {
+    b.headers = b.headers.map((h: Json, i: number) => ({
+      key: headerNameProblem(h.key) || h.key.includes("|") ? `X-K${i}` : h.key,
+      value: h.value.replace(/[\r\n\0]/g, ""),
+    }));
+  }
+  if (Array.isArray(b.queryParams)) {
+    b.queryParams = b.queryParams.map((q: Json, i: number) => ({
+      key: paramNameProblem(q.key) ? `k${i}` : q.key,
+      value: singleLine(q.value),
+    }));
+  }
+  if (b.authConfig && typeof b.authConfig === "object") {
+    const config = { ...b.authConfig };
+    if (config.headerName !== undefined && headerNameProblem(config.headerName)) config.headerName = "X-Upstream-Key";
+    for (const name of ["paramName", "fieldName"])
+      if (config[name] !== undefined && paramNameProblem(config[name])) config[name] = "key";
+    for (const secret of ["bearerToken", "token", "apiKey", "apiSecret", "headerValue"]) {
+      if (typeof config[secret] === "string" && config[secret] !== "***")
+        config[secret] = config[secret].replace(/[\r\n\0]/g, "") || "s";
+    }
+    b.authConfig = config;
+  }
+  return b;
+}
+
 /** Fixups of a generated ServiceCreate body (rules the schema cannot express). */
 export function fixServiceCreate(body: Json, aux: Aux): Json {
   const b = { ...body };
@@ -579,7 +628,7 @@ export function fixServiceCreate(body: Json, aux: Aux): Json {
   const config = authConfigFor(b.authMethod, values); // exactly the fields of authMethod
   if (Object.keys(config).length === 0 && aux.flags[0]) delete b.authConfig;
   else b.authConfig = config;
-  return b;
+  return fixFieldRules(b);
 }
 
 /** Fixups of a generated ServiceUpdate body against the stored service `before` (the result is validated as a whole). */
@@ -595,7 +644,7 @@ export function fixServiceUpdate(body: Json, before: Json, aux: Aux): Json {
     );
     b.authConfig = authConfigFor(method, values, method === before.authMethod && aux.flags[1]); // `***` keeps a stored secret
   }
-  return b;
+  return fixFieldRules(b);
 }
 
 /**
@@ -627,7 +676,7 @@ export function fixPaywallCreate(body: Json, actor: Actor, aux: Aux): Json {
   b.price = fixPrice(b.price, aux);
   if (b.headers) b.headers = dedupeHeaders(b.headers); // keys unique (case-insensitive); `***` only keeps a stored value
   if (b.allowedMethods) b.allowedMethods = unique(b.allowedMethods); // no repeats
-  return b;
+  return fixFieldRules(b);
 }
 
 /** Fixups of a generated PaywallUpdate body against the stored paywall `before`. */
@@ -667,7 +716,7 @@ export function fixPaywallUpdate(body: Json, before: Json, actor: Actor, aux: Au
       (before.headers ?? []).map((h: Json) => h.key),
     );
   if (b.allowedMethods) b.allowedMethods = unique(b.allowedMethods);
-  return b;
+  return fixFieldRules(b);
 }
 
 export async function freshService(actor: Actor, aux: Aux, withPaywall = false): Promise<Json> {

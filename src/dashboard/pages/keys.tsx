@@ -13,13 +13,13 @@ import {
   type CreatedKeyOutput,
   createKey,
   editKey,
-  effectiveStatus,
   MAX_ACTIVE_KEYS_PER_TENANT,
   pauseKey,
   removeKey,
   resumeKey,
   revokeKey,
 } from "../../keys/management.ts";
+import { effectiveKeyStatus } from "../../lib/api-key.ts";
 import { SCOPES } from "../../lib/scopes.ts";
 import type { DashboardEnv } from "../context.ts";
 import { expiryFromForm, formatDate, toDateTimeLocal } from "../format.ts";
@@ -115,7 +115,7 @@ function KeyFields({ idPrefix, values }: { idPrefix: string; values: FormValues 
 }
 
 function KeyRow({ k, now }: { k: ApiKeyRow; now: Date }) {
-  const status = effectiveStatus(k, now);
+  const status = effectiveKeyStatus(k, now);
   const label = (action: string) => (
     <>
       {action}

@@ -1,26 +1,29 @@
 import { z } from "@hono/zod-openapi";
 import { isValidPrice, PRICE_PATTERN } from "../../lib/price.ts";
+import { isDotsOnly } from "../../lib/url-rules.ts";
 import { PageQuerySchema } from "../../paging.ts";
 import {
   BoundedJsonObjectSchema,
+  HeaderNameSchema,
+  HeaderTokenSchema,
+  HeaderValueSchema,
   NetworkIdSchema,
   NetworkListSchema,
+  ParamNameSchema,
   RoutePathSchema,
-  SecretValueSchema,
   TextSchema,
-  UpstreamUrlSchema,
+  UrlSchema,
   WalletSchema,
 } from "../schemas.ts";
 
 export const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH"] as const;
 
 const HeaderInputSchema = z.strictObject({
-  key: z
-    .string()
-    .min(1)
-    .max(100)
-    .regex(/^[a-zA-Z0-9-_]+$/, "Letters, digits, - and _ only"),
-  value: SecretValueSchema(1000),
+  // `|` is a token character, but it separates the parts that bind the encrypted value to its row and field.
+  key: HeaderNameSchema.refine((key) => !key.includes("|"), { message: "Must not contain |" }).openapi({
+    description: "An HTTP header name the platform does not reserve (see the README), without `|`",
+  }),
+  value: HeaderValueSchema(1000),
 });
 
 const uniqueKeys = (list: { key: string }[] | null | undefined) =>
@@ -38,7 +41,7 @@ const HeadersInputSchema = z
   });
 
 const QueryParamsSchema = z
-  .array(z.strictObject({ key: TextSchema(100).min(1), value: TextSchema(1000) }))
+  .array(z.strictObject({ key: ParamNameSchema, value: TextSchema(1000) }))
   .max(50)
   .nullable();
 
@@ -50,10 +53,10 @@ const MethodListSchema = z
 
 const paywallFields = {
   name: TextSchema(100).min(1).openapi({ example: "Forecast" }),
-  description: TextSchema(10_000).nullable(),
+  description: TextSchema(10_000, "multi-line").nullable(),
   targetType: z.enum(["PROXY", "ROUTE"]),
-  targetUrl: UpstreamUrlSchema.nullable(),
-  targetRoute: RoutePathSchema.openapi({ example: "/v1/forecast" }),
+  targetUrl: UrlSchema.nullable(),
+  targetRoute: RoutePathSchema,
   price: z
     .string()
     .refine(isValidPrice, {
@@ -70,7 +73,7 @@ const paywallFields = {
   timeout: z.int().min(30_000).max(3_600_000).openapi({ description: "Upstream timeout in milliseconds", example: 60000 }),
   headers: HeadersInputSchema,
   allowedMethods: MethodListSchema,
-  allowedHeaders: z.array(TextSchema(100).min(1)).max(50),
+  allowedHeaders: z.array(HeaderTokenSchema).max(50),
   queryParams: QueryParamsSchema,
   serviceId: z.string().min(1).max(64).nullable(),
   enabled: z.boolean(),
@@ -84,6 +87,7 @@ export const PaywallCreateSchema = z
       .min(1)
       .max(50)
       .regex(/^[a-z0-9._-]+$/, "Lowercase letters, digits, '.', '_' and '-' only")
+      .refine((slug) => !isDotsOnly(slug), { message: "Must not be made of dots only" })
       .openapi({ example: "forecast" }),
     name: paywallFields.name,
     targetType: paywallFields.targetType,

@@ -24,11 +24,21 @@ import type * as routes from "./routes.ts";
 import type { ServiceUpdate } from "./schemas.ts";
 import { toService } from "./serialize.ts";
 
+/** Fields holding URLs: each is held to the upstream-URL rule (public http or https), docs links included. */
+const URL_FIELDS = ["baseUrl", "docsHomepage", "docsApiReference", "docsLlms"] as const;
+
+function assertSafeUrls(body: Partial<Record<(typeof URL_FIELDS)[number], string | null>>): void {
+  for (const field of URL_FIELDS) {
+    const url = body[field];
+    if (url) assertSafeUpstream(field, url);
+  }
+}
+
 export const createService: RouteHandler<typeof routes.createService, ApiEnv> = async (c) => {
   const body = c.req.valid("json");
   const tenantId = c.var.auth.tenant.id;
   const config = getConfig(c.env);
-  assertSafeUpstream("baseUrl", body.baseUrl);
+  assertSafeUrls(body);
   const authConfig = body.authConfig ?? {};
   const issues = authConfigIssues(body.authMethod, authConfig);
   if (issues.length > 0) throw invalid(issues);
@@ -122,7 +132,7 @@ export const updateService: RouteHandler<typeof routes.updateService, ApiEnv> = 
   const { id } = c.req.valid("param");
   const tenantId = c.var.auth.tenant.id;
   const existing = assertOwned(await findService(c.var.db, id), tenantId, "Service");
-  if (patch.baseUrl !== undefined) assertSafeUpstream("baseUrl", patch.baseUrl);
+  assertSafeUrls(patch);
 
   const mode = patch.mode ?? existing.mode;
   const networks = patch.networks ?? existing.networks;

@@ -10,7 +10,7 @@ import {
   RoutePathSchema,
   SecretValueSchema,
   TextSchema,
-  UpstreamUrlSchema,
+  UrlSchema,
 } from "../schemas.ts";
 
 const AuthConfigInputSchema = z
@@ -26,18 +26,18 @@ const text = TextSchema;
 
 const serviceFields = {
   name: text(100).min(1).openapi({ example: "Weather API" }),
-  description: text(10_000).nullable(),
-  baseUrl: UpstreamUrlSchema,
+  description: text(10_000, "multi-line").nullable(),
+  baseUrl: UrlSchema,
   authMethod: z.enum(AUTH_METHODS),
   authConfig: AuthConfigInputSchema,
   networks: NetworkListSchema.openapi({ example: ["base-sepolia"] }),
   mode: ModeSchema,
   contactEmail: z.email().max(320).nullable(),
   categories: z.array(text(50).min(1)).max(20),
-  docsHomepage: text(2048).nullable(),
-  docsApiReference: text(2048).nullable(),
-  docsLlms: text(2048).nullable(),
-  xGuidance: text(5000).nullable(),
+  docsHomepage: UrlSchema.nullable(),
+  docsApiReference: UrlSchema.nullable(),
+  docsLlms: UrlSchema.nullable(),
+  xGuidance: text(5000, "multi-line").nullable(),
   publicRoutes: z.array(RoutePathSchema).max(50),
   siwxRoutes: z.array(RoutePathSchema).max(50),
 };

@@ -1,0 +1,79 @@
+/**
+ * Names and values that become parts of the upstream request: header names (`authConfig.headerName`, paywall
+ * `headers[].key`, `allowedHeaders`), header values, and query or JSON field names (`paramName`, `fieldName`,
+ * paywall `queryParams[].key`).
+ *
+ * RESERVED_HEADERS is the one list of header names a tenant may not set on the upstream request, for the
+ * management API and the payment gateway alike: headers that frame or route the message (a tenant value would
+ * split, smuggle or redirect it), headers the platform writes itself, and the payment headers of x402 and MPP.
+ */
+
+/** RFC 9110 `token`: the characters of a field name. */
+export const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * Refused as tenant-set header names, compared case-insensitively:
+ * - framing and connection: Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Trailer, Keep-Alive,
+ *   Expect;
+ * - routing and client identity: Forwarded, Via, Max-Forwards, X-Real-IP, True-Client-IP, and the method
+ *   overrides X-HTTP-Method-Override, X-HTTP-Method, X-Method-Override (they would bypass `allowedMethods`);
+ * - payment and authentication: Authorization (the platform writes it for the `bearer` and `token` auth methods,
+ *   and buyers send MPP credentials in it: one writer only; use those auth methods instead), WWW-Authenticate,
+ *   Authentication-Info, and X-402/MPP headers (see the prefixes);
+ * - prefixes: `Proxy-*`, `CF-*` (Cloudflare's), `X-Forwarded-*`, `Payment-*` (x402 v2 PAYMENT-SIGNATURE,
+ *   PAYMENT-REQUIRED, PAYMENT-RESPONSE; MPP Payment-Receipt, …) and `X-Payment*` (x402 v1 X-PAYMENT,
+ *   X-PAYMENT-RESPONSE, …).
+ * Cookie stays allowed: it is an upstream credential like any other header value, and buyers' cookies are never
+ * forwarded.
+ */
+export const RESERVED_HEADERS: readonly string[] = [
+  "host",
+  "content-length",
+  "transfer-encoding",
+  "connection",
+  "upgrade",
+  "te",
+  "trailer",
+  "keep-alive",
+  "expect",
+  "forwarded",
+  "via",
+  "max-forwards",
+  "x-real-ip",
+  "true-client-ip",
+  "x-http-method-override",
+  "x-http-method",
+  "x-method-override",
+  "authorization",
+  "www-authenticate",
+  "authentication-info",
+];
+
+export const RESERVED_HEADER_PREFIXES: readonly string[] = ["proxy-", "cf-", "x-forwarded-", "payment-", "x-payment"];
+
+/** Whether a header name belongs to the platform (case-insensitive). */
+export function isReservedHeader(name: string): boolean {
+  const lower = name.toLowerCase();
+  return RESERVED_HEADERS.includes(lower) || RESERVED_HEADER_PREFIXES.some((prefix) => lower.startsWith(prefix));
+}
+
+/** Why a name cannot be a header name at all, or `null`. */
+export function headerTokenProblem(name: string): string | null {
+  return HTTP_TOKEN.test(name) ? null : "Must be an HTTP header name: letters, digits and ! # $ % & ' * + - . ^ _ ` | ~";
+}
+
+/** Why a tenant may not set this header on the upstream request, or `null`. */
+export function headerNameProblem(name: string): string | null {
+  return headerTokenProblem(name) ?? (isReservedHeader(name) ? `${name} is set by the platform and cannot be configured` : null);
+}
+
+/** Why a header value is refused (CR, LF or NUL would end or split the header), or `null`. */
+export function headerValueProblem(value: string): string | null {
+  return /[\r\n\0]/.test(value) ? "Must not contain CR, LF or NUL" : null;
+}
+
+/** Why a query parameter or JSON field name is refused, or `null`: visible characters without & = # ?. */
+export function paramNameProblem(name: string): string | null {
+  if (name === "") return "Must not be empty";
+  return /[\p{Cc}\s&=#?]/u.test(name) ? "Must not contain &, =, #, ?, whitespace or control characters" : null;
+}

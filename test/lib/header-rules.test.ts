@@ -1,0 +1,143 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  HTTP_TOKEN,
+  headerNameProblem,
+  headerTokenProblem,
+  headerValueProblem,
+  isReservedHeader,
+  paramNameProblem,
+  RESERVED_HEADER_PREFIXES,
+  RESERVED_HEADERS,
+} from "../../src/lib/header-rules.ts";
+
+// Written independently of the module: the headers the issue and the payment standards name.
+const MUST_BE_RESERVED = [
+  "Host",
+  "Content-Length",
+  "Transfer-Encoding",
+  "Connection",
+  "Upgrade",
+  "TE",
+  "Trailer",
+  "Keep-Alive",
+  "Proxy-Authorization",
+  "Proxy-Connection",
+  "PAYMENT-SIGNATURE",
+  "PAYMENT-REQUIRED",
+  "PAYMENT-RESPONSE",
+  "X-PAYMENT",
+  "X-PAYMENT-RESPONSE",
+  "Payment-Receipt",
+  "Authorization",
+  "WWW-Authenticate",
+  "CF-Connecting-IP",
+  "cf-ray",
+  "X-Forwarded-For",
+  "X-Forwarded-Host",
+  "Forwarded",
+  "X-HTTP-Method-Override",
+  "X-Real-IP",
+];
+
+const MAY_BE_SET = [
+  "X-Api-Key",
+  "X-Upstream-Token",
+  "Accept",
+  "Cookie",
+  "User-Agent",
+  "X-Custom_Header",
+  "api-version",
+  "X-Payload",
+];
+
+/** Every case spelling of a name: header names are case-insensitive. */
+const anyCase = (name: string) =>
+  fc
+    .array(fc.boolean(), { minLength: name.length, maxLength: name.length })
+    .map((upper) => [...name].map((c, i) => (upper[i] ? c.toUpperCase() : c.toLowerCase())).join(""));
+
+describe("reserved headers", () => {
+  it.each(MUST_BE_RESERVED)("%s is reserved in any case", (name) => {
+    fc.assert(
+      fc.property(anyCase(name), (spelled) => {
+        expect(headerNameProblem(spelled), spelled).toMatch(/set by the platform/);
+      }),
+    );
+  });
+
+  it.each(MAY_BE_SET)("%s may be set", (name) => {
+    expect(headerNameProblem(name)).toBeNull();
+  });
+
+  it("the list is lowercase and its entries are tokens", () => {
+    for (const name of [...RESERVED_HEADERS, ...RESERVED_HEADER_PREFIXES]) {
+      expect(name).toBe(name.toLowerCase());
+      expect(HTTP_TOKEN.test(name)).toBe(true);
+    }
+    expect(isReservedHeader("payment-anything-new")).toBe(true);
+    expect(isReservedHeader("x-payment-info")).toBe(true);
+  });
+});
+
+describe("header names are RFC 9110 tokens", () => {
+  const tchar = "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+  it("accepts every token that is not reserved", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom(...tchar), minLength: 1, maxLength: 20 }), (name) => {
+        expect(headerTokenProblem(name)).toBeNull();
+        expect(headerNameProblem(name) === null).toBe(!isReservedHeader(name));
+      }),
+    );
+  });
+
+  it("refuses a name with any other character", () => {
+    fc.assert(
+      fc.property(
+        fc.string({ maxLength: 5 }),
+        fc
+          .integer({ min: 0, max: 0xffff })
+          .map((code) => String.fromCharCode(code))
+          .filter((c) => !tchar.includes(c)),
+        fc.string({ maxLength: 5 }),
+        (before, bad, after) => {
+          const name = `X${before}${bad}${after}`;
+          expect(headerTokenProblem(name), JSON.stringify(name)).not.toBeNull();
+          expect(headerNameProblem(name), JSON.stringify(name)).not.toBeNull();
+        },
+      ),
+    );
+    for (const name of ["", "X Header", "X-Header:", "X-Header\r\nHost: evil", "X(y)", "X/Y", "X@Y", "Ünïcode"]) {
+      expect(headerNameProblem(name), name).not.toBeNull();
+    }
+  });
+});
+
+describe("header values", () => {
+  it("refuse CR, LF and NUL anywhere; accept other text", () => {
+    fc.assert(
+      fc.property(fc.string(), fc.constantFrom("\r", "\n", "\0"), fc.string(), (a, bad, b) => {
+        expect(headerValueProblem(a + bad + b)).not.toBeNull();
+      }),
+    );
+    fc.assert(
+      fc.property(
+        fc.string().filter((s) => !/[\r\n\0]/.test(s)),
+        (value) => {
+          expect(headerValueProblem(value)).toBeNull();
+        },
+      ),
+    );
+  });
+});
+
+describe("query and JSON field names", () => {
+  it.each(["api_key", "apiKey", "key", "x-token", "a.b", "名前", "%41"])("accept %j", (name) => {
+    expect(paramNameProblem(name)).toBeNull();
+  });
+
+  it.each(["", "a&b", "a=b", "a#b", "a?b", "a b", "a\tb", "a\nb", "a\u0000", "\u007f", "a\u0085"])("refuse %j", (name) => {
+    expect(paramNameProblem(name)).not.toBeNull();
+  });
+});

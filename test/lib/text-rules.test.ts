@@ -1,0 +1,39 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { textProblem } from "../../src/lib/text-rules.ts";
+
+const controls = [
+  ...Array.from({ length: 0x20 }, (_, i) => String.fromCharCode(i)),
+  ...Array.from({ length: 0x21 }, (_, i) => String.fromCharCode(0x7f + i)),
+];
+const lineControls = ["\t", "\n", "\r"];
+
+describe("textProblem", () => {
+  it("single-line text refuses every control character, tab and line breaks included", () => {
+    fc.assert(
+      fc.property(fc.string(), fc.constantFrom(...controls), fc.string(), (a, c, b) => {
+        expect(textProblem(`${a}${c}${b}`, "single-line")).not.toBeNull();
+      }),
+    );
+  });
+
+  it("multi-line text allows tab, LF and CR and refuses every other control character", () => {
+    fc.assert(
+      fc.property(fc.string(), fc.constantFrom(...controls), fc.string(), (a, c, b) => {
+        const clean = (s: string) => s.replace(/\p{Cc}/gu, "");
+        const problem = textProblem(`${clean(a)}${c}${clean(b)}`, "multi-line");
+        expect(problem === null, JSON.stringify(c)).toBe(lineControls.includes(c));
+      }),
+    );
+  });
+
+  it("accepts printable Unicode in both kinds, and refuses lone surrogates", () => {
+    for (const text of ["Weather API", "Météo — 天気 🌦", "", "a  b"]) {
+      expect(textProblem(text, "single-line")).toBeNull();
+      expect(textProblem(text, "multi-line")).toBeNull();
+    }
+    expect(textProblem("Line 1\r\nLine 2\n\tindented", "multi-line")).toBeNull();
+    expect(textProblem("a\ud800b", "single-line")).toMatch(/well-formed/);
+    expect(textProblem("a\udc00", "multi-line")).toMatch(/well-formed/);
+  });
+});
