@@ -19,8 +19,8 @@ const worker = async () =>
         TEST_MIGRATIONS: await readD1Migrations("./migrations"),
         ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
       },
-      // An empty database for the migration upgrade-path tests.
-      d1Databases: ["MIGRATION_DB"],
+      // Empty databases for the migration upgrade-path tests and the roll-up backfill test (one each: files share a runtime).
+      d1Databases: ["MIGRATION_DB", "BACKFILL_DB"],
       durableObjects: {
         RACY_RATE_LIMITER: { className: "RacyRateLimiter", useSQLite: true },
       },

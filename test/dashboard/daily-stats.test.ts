@@ -221,7 +221,7 @@ describe("daily roll-ups", () => {
 
 describe("daily roll-ups: backfill", () => {
   it("the migration totals the records stored before it, and the triggers carry on from there", async () => {
-    const d1 = (env as unknown as { MIGRATION_DB: D1Database }).MIGRATION_DB;
+    const d1 = (env as unknown as { BACKFILL_DB: D1Database }).BACKFILL_DB;
     const migrations = env.TEST_MIGRATIONS;
     const at = migrations.findIndex((m) => m.name.startsWith("0005_"));
     expect(at).toBeGreaterThan(0);
