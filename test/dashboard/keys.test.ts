@@ -125,7 +125,10 @@ describe("keys page", () => {
       [{ name: "x", scopes: [], allowIps: "" }, "At least one scope is required"],
       [{ name: "x", scopes: ["admin:all"], allowIps: "" }, "Unknown scope(s): admin:all"],
       [{ name: "", scopes: ["events:read"], allowIps: "" }, "name: Must be 1-100 characters"],
-      [{ name: "x", scopes: ["events:read"], allowIps: "10.0.0.0/33" }, "allowIps: Not a valid prefix length in 10.0.0.0/33: a whole number from 0 to 32"],
+      [
+        { name: "x", scopes: ["events:read"], allowIps: "10.0.0.0/33" },
+        "allowIps: Not a valid prefix length in 10.0.0.0/33: a whole number from 0 to 32",
+      ],
       [{ name: "x", scopes: ["events:read"], expiresAt: "2001-01-01T00:00" }, "expiresAt: Must be in the future"],
       [{ name: "x", scopes: ["events:read"], expiresAt: "soon" }, "expiresAt: Must be an ISO 8601 date-time"],
     ];
