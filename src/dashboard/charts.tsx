@@ -87,6 +87,68 @@ function Axes({ f, ticks, days, unit }: { f: Frame; ticks: string[]; days: DaySt
 
 const range = (days: DayStats[]) => (days.length ? `${days[0]!.day} to ${days.at(-1)!.day}` : "no days");
 
+/** One column of a chart's data table: its header and each day's cell. */
+interface Column {
+  label: string;
+  cell: (d: DayStats) => string;
+}
+
+/**
+ * The frame every chart shares: a captioned figure, the SVG (its marks are `children`) titled and described for
+ * screen readers, the summary sentence under it, and the same data as a table for anyone who cannot read the picture.
+ */
+function Chart(props: { id: string; title: string; summary: string; days: DayStats[]; columns: Column[]; children: unknown }) {
+  const { id, title, summary, days, columns } = props;
+  return (
+    <figure class="chart" id={id}>
+      <figcaption id={`${id}-title`}>{title}</figcaption>
+      <svg
+        viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
+        width="100%"
+        role="img"
+        aria-labelledby={`${id}-title`}
+        aria-describedby={`${id}-summary`}
+        preserveAspectRatio="xMidYMid meet"
+      >
+        <title>{title}</title>
+        <desc>{summary}</desc>
+        {props.children}
+      </svg>
+      <p class="hint" id={`${id}-summary`}>
+        {summary}
+      </p>
+      <details>
+        <summary>{title.replace(/ \(.*\)$/, "")} as a table</summary>
+        <div class="table-wrap">
+          <table>
+            <caption class="sr-only">
+              {title.replace(/ \(.*\)$/, "")}, {range(days)}
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Day (UTC)</th>
+                {columns.map((col) => (
+                  <th scope="col">{col.label}</th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {days.map((d) => (
+                <tr>
+                  <th scope="row">{d.day}</th>
+                  {columns.map((col) => (
+                    <td>{col.cell(d)}</td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </details>
+    </figure>
+  );
+}
+
 /** Revenue per day: one bar per day (none on a day without revenue), each with its exact amount as a tooltip. */
 export function RevenueChart({ id, days }: { id: string; days: DayStats[] }) {
   const values = days.map((d) => BigInt(d.revenue));
@@ -104,64 +166,33 @@ export function RevenueChart({ id, days }: { id: string; days: DayStats[] }) {
     `; ${quiet} of ${days.length} days without revenue.`;
   const gap = Math.min(4, f.slot / 5);
   return (
-    <figure class="chart" id={id}>
-      <figcaption id={`${id}-title`}>Revenue per day (completed transactions, USDC)</figcaption>
-      <svg
-        viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
-        width="100%"
-        role="img"
-        aria-labelledby={`${id}-title`}
-        aria-describedby={`${id}-summary`}
-        preserveAspectRatio="xMidYMid meet"
-      >
-        <title>Revenue per day (completed transactions, USDC)</title>
-        <desc>{summary}</desc>
-        <Axes f={f} ticks={ticks} days={days} unit="USDC" />
-        {days.map((d, i) => {
-          if (values[i]! <= 0n) return null; // an empty day: no bar; the table and the summary list it
-          const h = Math.max(barHeight(values[i]!, top), 1);
-          return (
-            <rect
-              class="bar"
-              data-day={d.day}
-              data-revenue={d.revenue}
-              x={(f.x(i) + gap / 2).toFixed(2)}
-              y={f.y(h)}
-              width={(f.slot - gap).toFixed(2)}
-              height={h}
-              fill="#1f5fbf"
-            >
-              <title>{`${d.day}: ${formatUsdc(d.revenue)} USDC`}</title>
-            </rect>
-          );
-        })}
-      </svg>
-      <p class="hint" id={`${id}-summary`}>
-        {summary}
-      </p>
-      <details>
-        <summary>Revenue per day as a table</summary>
-        <div class="table-wrap">
-          <table>
-            <caption class="sr-only">Revenue per day, {range(days)}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Day (UTC)</th>
-                <th scope="col">Revenue (USDC)</th>
-              </tr>
-            </thead>
-            <tbody>
-              {days.map((d) => (
-                <tr>
-                  <th scope="row">{d.day}</th>
-                  <td>{formatUsdc(d.revenue)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      </details>
-    </figure>
+    <Chart
+      id={id}
+      title="Revenue per day (completed transactions, USDC)"
+      summary={summary}
+      days={days}
+      columns={[{ label: "Revenue (USDC)", cell: (d) => formatUsdc(d.revenue) }]}
+    >
+      <Axes f={f} ticks={ticks} days={days} unit="USDC" />
+      {days.map((d, i) => {
+        if (values[i]! <= 0n) return null; // an empty day: no bar; the table and the summary list it
+        const h = Math.max(barHeight(values[i]!, top), 1);
+        return (
+          <rect
+            class="bar"
+            data-day={d.day}
+            data-revenue={d.revenue}
+            x={(f.x(i) + gap / 2).toFixed(2)}
+            y={f.y(h)}
+            width={(f.slot - gap).toFixed(2)}
+            height={h}
+            fill="#1f5fbf"
+          >
+            <title>{`${d.day}: ${formatUsdc(d.revenue)} USDC`}</title>
+          </rect>
+        );
+      })}
+    </Chart>
   );
 }
 
@@ -192,90 +223,55 @@ export function TrafficChart({ id, days }: { id: string; days: DayStats[] }) {
   const cx = (i: number) => f.x(i) + f.slot / 2;
   const cy = (n: number) => f.y(barHeight(BigInt(n), top));
   return (
-    <figure class="chart" id={id}>
-      <figcaption id={`${id}-title`}>Requests, successes and errors per day</figcaption>
-      <svg
-        viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
-        width="100%"
-        role="img"
-        aria-labelledby={`${id}-title`}
-        aria-describedby={`${id}-summary`}
-        preserveAspectRatio="xMidYMid meet"
-      >
-        <title>Requests, successes and errors per day</title>
-        <desc>{summary}</desc>
-        <Axes f={f} ticks={ticks} days={days} unit="per day" />
-        <g>
-          {SERIES.map((s, i) => {
-            const x = WIDTH - RIGHT - LEGEND.slice(i).reduce((sum, w) => sum + w, 0);
-            return (
-              <g>
-                <line x1={x} x2={x + 22} y1={10} y2={10} stroke={s.color} stroke-width="2.5" stroke-dasharray={s.dash} />
-                <text x={x + 27} y={14} {...FONT}>
-                  {s.label}
-                </text>
-              </g>
-            );
-          })}
+    <Chart
+      id={id}
+      title="Requests, successes and errors per day"
+      summary={summary}
+      days={days}
+      columns={SERIES.map((series) => ({ label: series.label, cell: (d: DayStats) => count(d[series.key]) }))}
+    >
+      <Axes f={f} ticks={ticks} days={days} unit="per day" />
+      <g>
+        {SERIES.map((s, i) => {
+          const x = WIDTH - RIGHT - LEGEND.slice(i).reduce((sum, w) => sum + w, 0);
+          return (
+            <g>
+              <line x1={x} x2={x + 22} y1={10} y2={10} stroke={s.color} stroke-width="2.5" stroke-dasharray={s.dash} />
+              <text x={x + 27} y={14} {...FONT}>
+                {s.label}
+              </text>
+            </g>
+          );
+        })}
+      </g>
+      {SERIES.map((s) => (
+        <g class={`series ${s.key}`}>
+          <polyline
+            points={days.map((d, i) => `${cx(i).toFixed(2)},${cy(d[s.key])}`).join(" ")}
+            fill="none"
+            stroke={s.color}
+            stroke-width="2"
+            stroke-dasharray={s.dash}
+            stroke-linejoin="round"
+          />
+          {/* A dot per day, all in one path (one element per series keeps the page light). */}
+          <path d={days.map((d, i) => dot(cx(i), cy(d[s.key]))).join("")} fill={s.color} />
         </g>
-        {SERIES.map((s) => (
-          <g class={`series ${s.key}`}>
-            <polyline
-              points={days.map((d, i) => `${cx(i).toFixed(2)},${cy(d[s.key])}`).join(" ")}
-              fill="none"
-              stroke={s.color}
-              stroke-width="2"
-              stroke-dasharray={s.dash}
-              stroke-linejoin="round"
-            />
-            {/* A dot per day, all in one path (one element per series keeps the page light). */}
-            <path d={days.map((d, i) => dot(cx(i), cy(d[s.key]))).join("")} fill={s.color} />
-          </g>
-        ))}
-        {/* A column per day over the whole plot: its tooltip gives the day's three figures. */}
-        {days.map((d, i) => (
-          <rect
-            class="day"
-            x={f.x(i).toFixed(2)}
-            y={TOP}
-            width={f.slot.toFixed(2)}
-            height={PLOT_HEIGHT}
-            fill="transparent"
-            data-day={d.day}
-          >
-            <title>{`${d.day}: ${count(d.requests)} requests, ${count(d.successes)} successes, ${count(d.errors)} errors`}</title>
-          </rect>
-        ))}
-      </svg>
-      <p class="hint" id={`${id}-summary`}>
-        {summary}
-      </p>
-      <details>
-        <summary>Requests, successes and errors per day as a table</summary>
-        <div class="table-wrap">
-          <table>
-            <caption class="sr-only">Requests, successes and errors per day, {range(days)}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Day (UTC)</th>
-                {SERIES.map((s) => (
-                  <th scope="col">{s.label}</th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {days.map((d) => (
-                <tr>
-                  <th scope="row">{d.day}</th>
-                  {SERIES.map((s) => (
-                    <td>{count(d[s.key])}</td>
-                  ))}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      </details>
-    </figure>
+      ))}
+      {/* A column per day over the whole plot: its tooltip gives the day's three figures. */}
+      {days.map((d, i) => (
+        <rect
+          class="day"
+          x={f.x(i).toFixed(2)}
+          y={TOP}
+          width={f.slot.toFixed(2)}
+          height={PLOT_HEIGHT}
+          fill="transparent"
+          data-day={d.day}
+        >
+          <title>{`${d.day}: ${count(d.requests)} requests, ${count(d.successes)} successes, ${count(d.errors)} errors`}</title>
+        </rect>
+      ))}
+    </Chart>
   );
 }

@@ -44,9 +44,9 @@ export async function listKeysOfTenant(db: Db, tenantId: string): Promise<ApiKey
   return db.select().from(apiKeys).where(eq(apiKeys.tenantId, tenantId)).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id));
 }
 
-/** Active means usable or paused: not revoked and not past its expiry. */
-export async function countActiveKeys(db: Db, tenantId: string, now: Date): Promise<number> {
-  const [row] = await db
+/** The subquery counting the tenant's active keys (not revoked, not expired at `now`; paused keys count). */
+const activeKeyCount = (db: Db, tenantId: string, now: Date) =>
+  db
     .select({ n: count() })
     .from(apiKeys)
     .where(
@@ -56,6 +56,10 @@ export async function countActiveKeys(db: Db, tenantId: string, now: Date): Prom
         or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now)),
       ),
     );
+
+/** Active means usable or paused: not revoked and not past its expiry. */
+export async function countActiveKeys(db: Db, tenantId: string, now: Date): Promise<number> {
+  const [row] = await activeKeyCount(db, tenantId, now);
   return row?.n ?? 0;
 }
 
@@ -106,18 +110,6 @@ export function insertKeyWithinLimitQuery(db: Db, row: NewKeyRow, now: Date, max
     .returning();
 }
 
-/** The subquery counting the tenant's active keys (not revoked, not expired at `now`; paused keys count). */
-const activeKeyCount = (db: Db, tenantId: string, now: Date) =>
-  db
-    .select({ n: count() })
-    .from(apiKeys)
-    .where(
-      and(
-        eq(apiKeys.tenantId, tenantId),
-        ne(apiKeys.status, "revoked"),
-        or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now)),
-      ),
-    );
 
 /** The key `id`, limited to `tenantId` when given (the dashboard acts within one tenant; the operator CLI on any key). */
 const keyMatch = (id: string, tenantId: string | undefined) =>

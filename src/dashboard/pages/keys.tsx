@@ -244,13 +244,7 @@ keyPages.post("/keys", async (c) => {
   try {
     const created = await createKey(
       c.var.db,
-      {
-        tenant: c.var.session.tenant.id,
-        name: form.name,
-        scopes: form.scopes,
-        expiresAt: form.expiresAt,
-        allowIps: form.allowIps,
-      },
+      { tenant: c.var.session.tenant.id, ...form },
       c.var.now,
       actor(c),
     );
@@ -330,14 +324,7 @@ keyPages.post("/keys/:id/edit", async (c) => {
   try {
     await editKey(
       c.var.db,
-      {
-        id: k.id,
-        tenant: c.var.session.tenant.id,
-        name: form.name,
-        scopes: form.scopes,
-        expiresAt: form.expiresAt,
-        allowIps: form.allowIps,
-      },
+      { id: k.id, tenant: c.var.session.tenant.id, ...form },
       c.var.now,
       actor(c),
     );
