@@ -110,7 +110,6 @@ export function insertKeyWithinLimitQuery(db: Db, row: NewKeyRow, now: Date, max
     .returning();
 }
 
-
 /** The key `id`, limited to `tenantId` when given (the dashboard acts within one tenant; the operator CLI on any key). */
 const keyMatch = (id: string, tenantId: string | undefined) =>
   tenantId === undefined ? eq(apiKeys.id, id) : and(eq(apiKeys.id, id), eq(apiKeys.tenantId, tenantId));

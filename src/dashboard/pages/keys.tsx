@@ -242,12 +242,7 @@ keyPages.get("/keys", async (c) => c.html(await keysPage(c, { done: c.req.query(
 keyPages.post("/keys", async (c) => {
   const form = await readKeyForm(c);
   try {
-    const created = await createKey(
-      c.var.db,
-      { tenant: c.var.session.tenant.id, ...form },
-      c.var.now,
-      actor(c),
-    );
+    const created = await createKey(c.var.db, { tenant: c.var.session.tenant.id, ...form }, c.var.now, actor(c));
     return c.html(await keysPage(c, { created }), 201);
   } catch (err) {
     const error = errorText(err);
@@ -322,12 +317,7 @@ keyPages.post("/keys/:id/edit", async (c) => {
   const k = await ownKey(c);
   const form = await readKeyForm(c);
   try {
-    await editKey(
-      c.var.db,
-      { id: k.id, tenant: c.var.session.tenant.id, ...form },
-      c.var.now,
-      actor(c),
-    );
+    await editKey(c.var.db, { id: k.id, tenant: c.var.session.tenant.id, ...form }, c.var.now, actor(c));
   } catch (err) {
     const error = errorText(err);
     if (!error) throw err;
