@@ -1,5 +1,5 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 export default defineConfig(async () => ({
   plugins: [
@@ -27,5 +27,7 @@ export default defineConfig(async () => ({
     onConsoleLog: (log: string) => !log.startsWith('{"requestId":"req_'),
     setupFiles: ["./test/support/apply-migrations.ts", "./test/support/canary-scan.ts"],
     include: ["test/**/*.test.ts"],
+    // The payment gateway's end-to-end tests and the local chain run with `npm run test:gateway` (vitest.gateway.config.ts).
+    exclude: [...configDefaults.exclude, "test/gateway/**", "test/localnet/**"],
   },
 }));
