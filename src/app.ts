@@ -1,6 +1,7 @@
 import { secureHeaders } from "hono/secure-headers";
 import { renderError } from "./error-handler.ts";
 import { ApiError } from "./errors.ts";
+import { gatewayRouter } from "./gateway/index.ts";
 import { accessLog } from "./middleware/access-log.ts";
 import { authenticate } from "./middleware/auth.ts";
 import { database } from "./middleware/database.ts";
@@ -55,6 +56,8 @@ export function createApp() {
     name: "X-Api-Key",
   });
   app.doc31("/openapi.json", { openapi: "3.1.0", info: API_INFO, servers: [{ url: "/" }] });
+  // The payment gateway: buyers pay paywall URLs; no API key, not part of the management API's document.
+  app.route("/api", gatewayRouter);
   app.get("/docs", (c) => c.html(docsPage(app.getOpenAPI31Document({ openapi: "3.1.0", info: API_INFO }))));
 
   app.notFound((c) => renderError(new ApiError("NOT_FOUND", "No such endpoint"), c));
