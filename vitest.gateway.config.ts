@@ -11,6 +11,7 @@
  */
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { mppxHtmlStub } from "./test/localnet/mppx-html-stub.ts";
 import { createOutboundRouter, GATEWAY_TEST_HOSTS } from "./test/localnet/outbound.ts";
 import type { StackInfo } from "./test/localnet/stack.ts";
 
@@ -21,6 +22,7 @@ export default defineConfig(async () => {
       projects: [
         {
           plugins: [
+            mppxHtmlStub(),
             cloudflareTest(({ inject }) => {
               const net = inject<StackInfo>("localnet");
               return {
@@ -39,6 +41,7 @@ export default defineConfig(async () => {
                     [GATEWAY_TEST_HOSTS.upstream]: net.upstreamUrl,
                     [GATEWAY_TEST_HOSTS.facilitator]: net.facilitatorUrl,
                     [GATEWAY_TEST_HOSTS.rpc]: net.rpcUrl,
+                    ...(net.tempo ? { [GATEWAY_TEST_HOSTS.tempoRpc]: net.tempo.rpcUrl } : {}),
                   }),
                 },
               };

@@ -1,20 +1,25 @@
 /**
- * The whole local payment stack in one call: chain + token (startLocalnet), facilitator, upstream stub. Used by the
- * vitest globalSetup of the gateway tests and by `npm run dev -- --localnet`.
+ * The whole local payment stack in one call: chain + token (startLocalnet), facilitator, upstream stub, and a Tempo
+ * chain for MPP (startTempoLocalnet). Used by the vitest globalSetup of the gateway tests and by the dev loop.
  */
 import { type FacilitatorOptions, type LocalFacilitator, startFacilitator } from "./facilitator.ts";
 import { type Localnet, type LocalnetInfo, type LocalnetOptions, localnetInfo, startLocalnet } from "./localnet.ts";
+import { startTempoLocalnet, type TempoLocalnet, type TempoLocalnetInfo, tempoLocalnetInfo } from "./tempo.ts";
 import { type LocalUpstream, startUpstream } from "./upstream.ts";
 
 export interface StackOptions extends LocalnetOptions {
   facilitatorPort?: number;
   upstreamPort?: number;
+  /** Also start a Tempo chain for MPP (anvil --network tempo). Default true. */
+  tempo?: boolean;
+  tempoPort?: number;
 }
 
 export interface LocalStack {
   localnet: Localnet;
   facilitator: LocalFacilitator;
   upstream: LocalUpstream;
+  tempo: TempoLocalnet | undefined;
   info: StackInfo;
   stop(): Promise<void>;
 }
@@ -32,6 +37,8 @@ export interface StackInfo extends LocalnetInfo {
   networkOverrides: string;
   /** Our network id for the local chain's chain id (e.g. `base-sepolia`). */
   networkId: string;
+  /** The local Tempo chain for MPP (chain id 42431 = `tempo-testnet`, currency pathUSD), unless disabled. */
+  tempo: TempoLocalnetInfo | undefined;
 }
 
 const NETWORK_ID_BY_CHAIN: Record<number, string> = {
@@ -59,12 +66,15 @@ export async function startStack(options: StackOptions = {}): Promise<LocalStack
     stops.push(facilitator.stop);
     const upstream = await startUpstream({ port: options.upstreamPort ?? 0 });
     stops.push(upstream.stop);
+    const tempo = options.tempo === false ? undefined : await startTempoLocalnet({ port: options.tempoPort ?? 0 });
+    if (tempo) stops.push(tempo.stop);
     const networkId = NETWORK_ID_BY_CHAIN[localnet.chainId] ?? `eip155:${localnet.chainId}`;
     const info: StackInfo = {
       ...localnetInfo(localnet),
       facilitatorUrl: facilitator.url,
       upstreamUrl: upstream.url,
       networkId,
+      tempo: tempo ? tempoLocalnetInfo(tempo) : undefined,
       networkOverrides: JSON.stringify({
         [networkId]: {
           chainId: localnet.chainId,
@@ -73,7 +83,7 @@ export async function startStack(options: StackOptions = {}): Promise<LocalStack
         },
       }),
     };
-    return { localnet, facilitator, upstream, info, stop };
+    return { localnet, facilitator, upstream, tempo, info, stop };
   } catch (err) {
     await stop();
     throw err;
