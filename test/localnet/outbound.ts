@@ -20,7 +20,7 @@ export const GATEWAY_TEST_HOSTS = {
 /** host name → local origin (`http://127.0.0.1:<port>`). */
 export type OutboundRoutes = Record<string, string>;
 
-export function createOutboundRouter(routes: OutboundRoutes) {
+export function createOutboundRouter(routes: OutboundRoutes, options: { passThrough?: boolean } = {}) {
   const localOrigins = new Set(Object.values(routes).map((u) => new URL(u).origin));
   return async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
@@ -29,7 +29,7 @@ export function createOutboundRouter(routes: OutboundRoutes) {
     if (target !== undefined) {
       const local = new URL(target);
       forwardTo = `${local.origin}${url.pathname}${url.search}`;
-    } else if (localOrigins.has(url.origin)) {
+    } else if (localOrigins.has(url.origin) || options.passThrough) {
       forwardTo = url.toString();
     } else {
       return new MiniflareResponse(`Outbound fetch to ${url.origin} is not routed in tests.`, {
