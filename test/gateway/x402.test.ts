@@ -186,6 +186,20 @@ describe("verification refuses a payment for other terms, and nothing is forward
     });
   }
 
+  it("a payment whose accepted terms say the smaller amount it signed for", async () => {
+    const shop = await openShop({ price: "6000" });
+    const b = buyer();
+    const challenge = await gatewayFetch(shop.x402);
+    const required = b.http.getPaymentRequiredResponse((n) => challenge.headers.get(n), await challenge.json());
+    required.accepts[0]!.amount = "1";
+    const payload = await b.http.createPaymentPayload(required);
+    const header = b.http.encodePaymentSignatureHeader(payload)["PAYMENT-SIGNATURE"] as string;
+    const res = await gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": header } });
+    expect(res.status).toBe(402);
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
+    expect(await balanceOf(shop.merchant)).toBe(0n);
+  });
+
   it("a payment on a network the paywall does not accept", async () => {
     const shop = await openShop({ price: "6000" });
     const { payload, b } = await signedPayment(shop.x402);
