@@ -19,7 +19,7 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { createKey, DEMO_TENANT, listAllTenants, removeKey } from "../../src/admin/commands.ts";
+import { createKey, DEMO_TENANT, listAllTenants, listKeys, removeKey } from "../../src/admin/commands.ts";
 import { LOCAL_PERSIST_PATH, openD1, PROJECT_ROOT, WRANGLER_CONFIG } from "../../src/cli/platform.ts";
 import { getDb } from "../../src/db/client.ts";
 import { createOutboundRouter, GATEWAY_TEST_HOSTS } from "./outbound.ts";
@@ -30,6 +30,7 @@ const DEV_VARS = join(PROJECT_ROOT, ".dev.vars");
 const DEMO_SERVICE_NAME = "Local payment demo";
 const DEMO_SLUG = "local-demo";
 const DEMO_PRICE = "10000"; // 0.01 USDC
+const TEMP_KEY_NAME = "dev payment loop (temporary)";
 
 /** What `npm run buy` needs (written to .wrangler/dev-payments.json while the loop runs). */
 export interface DevPaymentsInfo {
@@ -96,9 +97,13 @@ async function ensureDemoPaywall(apiBase: string): Promise<{ paymentUrl: string;
     const tenants = await listAllTenants(db);
     const tenant = tenants.find((t) => t.email === DEMO_TENANT.email) ?? tenants[0];
     if (!tenant) throw new Error("the local database has no tenant");
+    // A key left by an interrupted earlier run goes first.
+    for (const old of await listKeys(db, { tenant: tenant.id })) {
+      if (old.name === TEMP_KEY_NAME) await removeKey(db, { id: old.id });
+    }
     const created = await createKey(db, {
       tenant: tenant.id,
-      name: "dev payment loop (temporary)",
+      name: TEMP_KEY_NAME,
       scopes: ["services:write", "paywalls:write"],
     });
     keyId = created.id;
