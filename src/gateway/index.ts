@@ -280,14 +280,15 @@ async function payMpp(c: Ctx): Promise<Response> {
     // Not yet: mppx's tempo charge settles while verifying, which would charge before the upstream answers.
     return fail(c, "SERVICE_UNAVAILABLE", "MPP credentials are not accepted yet; pay through the x402 URL");
   }
-  return mppChallenge(c.req.raw, {
+  return mppChallenge({
     secret: getConfig(c.env).encryptionKey ?? "",
     amount: target.paywall.price,
     currency: table[network].asset,
     recipient: target.tenant.tempoWalletAddress ?? target.tenant.walletAddress,
-    testnet: network === "tempo-testnet",
+    chainId: table[network].chainId,
     realm: new URL(getConfig(c.env).paymentBaseUrl).host,
     description: target.paywall.description ?? target.paywall.name,
+    validitySeconds: VALIDITY_WINDOW_SECONDS,
   });
 }
 

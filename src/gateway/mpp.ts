@@ -1,39 +1,44 @@
-import { Mppx, tempo } from "mppx/server";
+import { Challenge } from "mppx";
+import { Methods } from "mppx/tempo";
 import { formatUnits } from "viem";
 
 export interface MppTerms {
-  /** HMAC secret binding challenge ids (mppx requires ≥ 32 bytes; the Worker's ENCRYPTION_KEY is longer). */
+  /** HMAC secret binding the challenge id to its contents (the Worker's ENCRYPTION_KEY). */
   secret: string;
   /** Integer micro-USDC. */
   amount: string;
   currency: `0x${string}`;
   recipient: string;
-  testnet: boolean;
+  chainId: number;
   realm: string;
   description: string;
+  /** Seconds the challenge stays valid. */
+  validitySeconds: number;
 }
 
 /**
- * The MPP `402`: `WWW-Authenticate: Payment` with method `tempo`, intent `charge`, built by mppx's own server.
- * mppx takes the amount in whole units with `decimals`; the micro-USDC string is shifted by viem's
- * `formatUnits`, which is string arithmetic on a bigint (no floating point).
+ * The MPP `402`: `WWW-Authenticate: Payment` with method `tempo`, intent `charge`, built and serialized by mppx's
+ * own `Challenge.fromMethod` over its tempo `charge` method schema (the same code mppx's server runs, without
+ * its MCP and HTML transports). The schema takes the amount in whole units with `decimals`; the micro-USDC string
+ * is shifted by viem's `formatUnits`, string arithmetic on a bigint (no floating point), and the wire carries the
+ * atomic amount again.
  */
-export async function mppChallenge(request: Request, terms: MppTerms): Promise<Response> {
-  const mppx = Mppx.create({
-    methods: [
-      tempo.charge({
-        currency: terms.currency,
-        recipient: terms.recipient as `0x${string}`,
-        decimals: 6,
-        testnet: terms.testnet,
-      }),
-    ],
+export function mppChallenge(terms: MppTerms): Response {
+  const challenge = Challenge.fromMethod(Methods.charge, {
     secretKey: terms.secret,
     realm: terms.realm,
+    description: terms.description,
+    expires: new Date(Date.now() + terms.validitySeconds * 1000).toISOString(),
+    request: {
+      amount: formatUnits(BigInt(terms.amount), 6),
+      currency: terms.currency,
+      decimals: 6,
+      recipient: terms.recipient,
+      chainId: terms.chainId,
+    },
   });
-  // Only the challenge is served here: a credential is not verified (see the README, "MPP").
-  const probe = new Request(request.url, { method: request.method });
-  const result = await mppx.charge({ amount: formatUnits(BigInt(terms.amount), 6), description: terms.description })(probe);
-  if (result.status === 402) return result.challenge;
-  throw new Error("mppx answered a request without a credential with something other than a challenge");
+  return new Response(null, {
+    status: 402,
+    headers: { "WWW-Authenticate": Challenge.serialize(challenge), "Cache-Control": "no-store" },
+  });
 }
