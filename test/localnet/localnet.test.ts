@@ -130,6 +130,15 @@ describe("an x402 payment end to end", () => {
     );
   });
 
+  it("settles concurrent payments from one facilitator key (one transfer each)", async () => {
+    const before = await stack.localnet.balanceOf(merchant);
+    const results = await Promise.all(Array.from({ length: 4 }, (_, i) => buyer().fetch(`${resource.url}/parallel-${i}/echo`)));
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    const hashes = new Set(results.map((r) => paymentResponseOf(r)?.transaction));
+    expect(hashes.size).toBe(4);
+    expect(await stack.localnet.balanceOf(merchant)).toBe(before + 4n * BigInt(PRICE));
+  });
+
   it("charges nothing when the upstream fails", async () => {
     const before = await stack.localnet.balanceOf(merchant);
     const res = await buyer().fetch(`${resource.url}/fails/status/503`);

@@ -7,7 +7,8 @@
  *
  Two quirks of anvil 1.7.1's tempo mode, measured here:
  * - until a block is mined, it simulates `eth_call` against block timestamp 1, so a Tempo transaction's `validAfter`
- *   (viem sets a random past time) looks "not valid yet". One `evm_mine` at start fixes it.
+ *   (viem sets a random past time) looks "not valid yet". Any mined block fixes it: one `evm_mine` at start
+ *   (the buyers' funding transfers below mine blocks too).
  * - it mines only the FIRST expiring-nonce transaction (`nonceKey` 2^256-1, what mppx's client always signs) of an
  *   account; a second one from the same account is silently never mined (the RPC call times out). So every MPP
  *   payment needs its own buyer account: `buyers` are fresh keys funded at start (100 pathUSD each, sent with
