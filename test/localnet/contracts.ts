@@ -1,6 +1,7 @@
 /**
- * The local chain's contracts, compiled offline with solc-js (npm `solc`) from ./contracts/*.sol. The artifact is
- * cached in ./.cache (git-ignored), keyed by the sources and the compiler version, so only the first start compiles.
+ * The local chain's contracts, compiled offline with solc-js (npm `solc`) from ./contracts/*.sol. The artifacts are
+ * cached in node_modules/.cache/localnet (outside the sources: never committed, never linted), keyed by the sources
+ * and the compiler version, so only the first start compiles (a few seconds).
  */
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -20,7 +21,7 @@ export interface Artifacts {
 }
 
 const CONTRACTS_DIR = join(import.meta.dirname, "contracts");
-const CACHE_DIR = join(import.meta.dirname, ".cache");
+const CACHE_DIR = join(import.meta.dirname, "../../node_modules/.cache/localnet");
 
 interface SolcOutput {
   errors?: { severity: string; formattedMessage: string }[];
