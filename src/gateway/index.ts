@@ -11,6 +11,7 @@ import { randomHex } from "../lib/ids.ts";
 import { networkTable } from "../lib/network-table.ts";
 import { commonMode, type NetworkId, supportsMpp } from "../lib/networks.ts";
 import { parseKeyRing } from "../lib/secret-box.ts";
+import { VALIDITY_WINDOW_SECONDS } from "../routes/paywalls/serialize.ts";
 import type { AppEnv } from "../types.ts";
 import { openAuthConfig, openPaywallHeaders } from "./credentials.ts";
 import { mppChallenge } from "./mpp.ts";
@@ -38,8 +39,6 @@ import {
   x402Session,
 } from "./x402.ts";
 
-/** Seconds a payment authorization (and a signed URL) stays valid; the paywall API reports the same value. */
-export const VALIDITY_WINDOW_SECONDS = 300;
 /** Largest buyer body forwarded upstream. */
 const MAX_BUYER_BODY_BYTES = 1024 * 1024;
 /** How long verify and settle may take at the facilitator. */
@@ -321,11 +320,11 @@ async function fulfilSignedUrl(c: Ctx): Promise<Response> {
  * The buyer-facing payment URLs: no API key, outside `/v1` and the OpenAPI document. Every method reaches the
  * handler so that a method outside the paywall's `allowedMethods` is a 405 with `Allow`, not a 404.
  */
+const limit = bodyLimit({
+  maxSize: MAX_BUYER_BODY_BYTES,
+  onError: (c) => fail(c as Ctx, "VALIDATION_ERROR", "Request body too large"),
+});
 export const gatewayRouter = new Hono<AppEnv>();
-gatewayRouter.use(
-  "*",
-  bodyLimit({ maxSize: MAX_BUYER_BODY_BYTES, onError: (c) => fail(c as Ctx, "VALIDATION_ERROR", "Request body too large") }),
-);
-gatewayRouter.all("/x402/pay/:serviceId/:slug", payX402);
-gatewayRouter.all("/mpp/pay/:serviceId/:slug", payMpp);
-gatewayRouter.all("/signed/:token", fulfilSignedUrl);
+gatewayRouter.all("/x402/pay/:serviceId/:slug", limit, payX402);
+gatewayRouter.all("/mpp/pay/:serviceId/:slug", limit, payMpp);
+gatewayRouter.all("/signed/:token", limit, fulfilSignedUrl);

@@ -15,7 +15,14 @@ const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
  * Served on purpose but not documented: the document itself and its rendered reference. They are outside `/v1`,
  * need no key and are not part of the API a client programs against.
  */
-const UNDOCUMENTED = ["GET /openapi.json", "GET /docs"];
+const UNDOCUMENTED = [
+  "GET /openapi.json",
+  "GET /docs",
+  // The payment gateway's buyer-facing URLs (src/gateway): no key, every method (405 outside allowedMethods).
+  "ALL /api/x402/pay/:serviceId/:slug",
+  "ALL /api/mpp/pay/:serviceId/:slug",
+  "ALL /api/signed/:token",
+];
 
 /** `/v1/services/{id}` → `/v1/services/:id` (Hono's spelling). */
 const honoPath = (template: string) => template.replace(/\{([^}]+)\}/g, ":$1");
