@@ -4,11 +4,13 @@
 import { env } from "cloudflare:workers";
 import { x402Client, x402HTTPClient } from "@x402/core/client";
 import { decodePaymentResponseHeader } from "@x402/core/http";
+import { HTTPFacilitatorClient } from "@x402/core/server";
 import { describe, expect, it } from "vitest";
 import { paymentResponseOf } from "../localnet/buyer.ts";
 import {
   balanceOf,
   buyer,
+  FACILITATOR,
   gatewayFetch,
   history,
   net,
@@ -217,5 +219,26 @@ describe("verification refuses a payment for other terms, and nothing is forward
     expect(res.status).toBe(402);
     expect(decodePaymentResponseHeader).toBeTypeOf("function");
     expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
+  });
+});
+
+describe("a settlement that fails after the upstream answered", () => {
+  it("is recorded FAILED and answered 402 with the failed PAYMENT-RESPONSE, not the upstream body", async () => {
+    const shop = await openShop({ price: "900", route: "/hang/1500/echo" });
+    const { header, payload, required } = await signedPayment(shop.x402);
+    const paid = gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": header } });
+    await waitFor(async () => (await history(shop)).transactions[0]);
+    // Someone else submits the same authorization first, while the upstream works.
+    const direct = await new HTTPFacilitatorClient({ url: FACILITATOR }).settle(payload, required.accepts[0]!);
+    expect(direct.success).toBe(true);
+
+    const res = await paid;
+    expect(res.status).toBe(402);
+    const header402 = res.headers.get("PAYMENT-RESPONSE");
+    expect(header402 && decodePaymentResponseHeader(header402)).toMatchObject({ success: false });
+    const { transactions, events } = await history(shop);
+    expect(transactions[0]).toMatchObject({ status: "FAILED", txHash: null });
+    expect(transactions[0].failureReason).toMatch(/^settlement failed/);
+    expect(events.map((e) => e.eventType).sort()).toEqual(["ERROR", "REQUEST"]);
   });
 });
