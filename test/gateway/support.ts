@@ -4,6 +4,8 @@ import { env } from "cloudflare:workers";
 import { type Address, createPublicClient, http } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { expect, inject } from "vitest";
+import type { Event } from "../../src/routes/events/schemas.ts";
+import type { Transaction } from "../../src/routes/transactions/schemas.ts";
 import { createX402Buyer } from "../localnet/buyer.ts";
 import type { RecordedRequest } from "../localnet/upstream.ts";
 import { createApiKey } from "../support/factories.ts";
@@ -148,5 +150,5 @@ export async function history(shop: Shop) {
   ]);
   expect(transactions.status, transactions.text).toBe(200);
   expect(events.status, events.text).toBe(200);
-  return { transactions: transactions.body.data as any[], events: events.body.data as any[] };
+  return { transactions: transactions.body.data as Transaction[], events: events.body.data as Event[] };
 }

@@ -97,7 +97,7 @@ describe("a paid call", () => {
     });
     expect(events.map((e) => e.eventType).sort()).toEqual(["REQUEST", "SUCCESS"]);
     expect(events.find((e) => e.eventType === "SUCCESS")).toMatchObject({ statusCode: 200, amount: "1234" });
-    expect(events.find((e) => e.eventType === "SUCCESS").responseTime).toBeGreaterThanOrEqual(1500);
+    expect(events.find((e) => e.eventType === "SUCCESS")?.responseTime).toBeGreaterThanOrEqual(1500);
   });
 });
 
@@ -238,7 +238,7 @@ describe("a settlement that fails after the upstream answered", () => {
     expect(header402 && decodePaymentResponseHeader(header402)).toMatchObject({ success: false });
     const { transactions, events } = await history(shop);
     expect(transactions[0]).toMatchObject({ status: "FAILED", txHash: null });
-    expect(transactions[0].failureReason).toMatch(/^settlement failed/);
+    expect(transactions[0]?.failureReason).toMatch(/^settlement failed/);
     expect(events.map((e) => e.eventType).sort()).toEqual(["ERROR", "REQUEST"]);
   });
 });
