@@ -1,5 +1,3 @@
-import { Challenge } from "mppx";
-import { Methods } from "mppx/tempo";
 import { formatUnits } from "viem";
 
 export interface MppTerms {
@@ -23,7 +21,10 @@ export interface MppTerms {
  * is shifted by viem's `formatUnits`, string arithmetic on a bigint (no floating point), and the wire carries the
  * atomic amount again.
  */
-export function mppChallenge(terms: MppTerms): Response {
+export async function mppChallenge(terms: MppTerms): Promise<Response> {
+  // Loaded on the first MPP request only: mppx's modules are large and, loaded eagerly, they end the test runtime's
+  // isolate between test files (every later file of a run fails to start).
+  const [{ Challenge }, { Methods }] = await Promise.all([import("mppx"), import("mppx/tempo")]);
   const challenge = Challenge.fromMethod(Methods.charge, {
     secretKey: terms.secret,
     realm: terms.realm,
