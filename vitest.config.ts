@@ -34,7 +34,10 @@ export default defineConfig(async () => ({
   test: {
     projects: [
       // Inside workerd (the plugin above): everything but the browser tests.
-      { extends: true, test: { name: "workerd", exclude: ["test/browser/**", "**/node_modules/**"] } },
+      {
+        extends: true,
+        test: { name: "workerd", exclude: ["test/browser/**", "test/gateway/**", "test/localnet/**", "**/node_modules/**"] },
+      },
       // In Node: the production bundle in Miniflare on real sockets, and a headless Chromium (test/browser/support).
       {
         extends: false,

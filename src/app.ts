@@ -2,6 +2,7 @@ import { secureHeaders } from "hono/secure-headers";
 import { createDashboard } from "./dashboard/index.tsx";
 import { renderError } from "./error-handler.ts";
 import { ApiError } from "./errors.ts";
+import { gatewayRouter } from "./gateway/index.ts";
 import { accessLog } from "./middleware/access-log.ts";
 import { authenticate } from "./middleware/auth.ts";
 import { corsPolicy } from "./middleware/cors.ts";
@@ -89,6 +90,8 @@ export function createApp() {
   app.doc31("/openapi.json", DOCUMENT);
   // The tenant dashboard: HTML pages with session sign-in, outside /v1 and outside the OpenAPI document.
   app.route("/dashboard", createDashboard());
+  // The payment gateway: buyers pay paywall URLs; no API key, not part of the management API's document.
+  app.route("/api", gatewayRouter);
 
   app.notFound((c) => renderError(new ApiError("NOT_FOUND", "No such endpoint"), c));
   app.onError(renderError);

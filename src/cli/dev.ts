@@ -7,6 +7,8 @@
  *    Otherwise: how to make a key with the operator CLI.
  * 4. `wrangler dev` on port 8787 (extra arguments are passed on: `npm run dev -- --port 9000`), with inherited stdio;
  *    SIGINT/SIGTERM/SIGHUP, and the end of our parent (npm's shell), stop it (see stopWithUs); its exit code is ours.
+ * With `--payments`: the local payment loop instead (chain, token, facilitator, demo upstream and paywall, then
+ * `npm run buy`; see test/localnet/dev-loop.ts).
  */
 import { spawn } from "node:child_process";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -93,10 +95,15 @@ async function seed(port: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const { port, args } = portOf(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  const { port, args } = portOf(argv.filter((a) => a !== "--payments"));
   ensureDevVars();
   await applyLocalMigrations("inherit");
   await seed(port);
+  if (argv.includes("--payments")) {
+    const { runDevPaymentLoop } = await import("../../test/localnet/dev-loop.ts");
+    return runDevPaymentLoop(Number(port));
+  }
 
   const child = spawn(WRANGLER_BIN, ["dev", "--var", "DASHBOARD_SIGNUP:open", ...args], {
     cwd: PROJECT_ROOT,

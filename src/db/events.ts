@@ -55,11 +55,14 @@ export async function findEvent(db: Db, id: string): Promise<EventWithPaywall | 
   return row as EventWithPaywall | undefined;
 }
 
-/** Inserts the rows atomically; a row whose id is already stored is left as it is (idempotent retries). */
-export async function insertEvents(db: Db, rows: NewEvent[]): Promise<void> {
-  if (rows.length === 0) return;
-  const [first, ...rest] = rows.map((row) => db.insert(events).values(row).onConflictDoNothing({ target: events.id }));
-  await db.batch([first!, ...rest]);
+/** Inserts the rows atomically; a row whose id is already stored is left as it is. Returns the ids this call inserted. */
+export async function insertEvents(db: Db, rows: NewEvent[]): Promise<string[]> {
+  if (rows.length === 0) return [];
+  const [first, ...rest] = rows.map((row) =>
+    db.insert(events).values(row).onConflictDoNothing({ target: events.id }).returning({ id: events.id }),
+  );
+  const results = await db.batch([first!, ...rest]);
+  return results.flat().map((r) => r.id);
 }
 
 export async function findEventsByIds(db: Db, ids: string[]): Promise<EventRow[]> {

@@ -324,3 +324,19 @@ export const dailyStats = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.scope, t.day] })],
 );
+
+/**
+ * Signed URLs handed to buyers of `SIGNED_URL` paywalls after settlement: each may be fetched once before it
+ * expires (the claim is one conditional UPDATE). The transaction it was paid by is named for the history.
+ */
+export const signedUrls = sqliteTable("signed_urls", {
+  id: text("id").primaryKey(),
+  tenantId: text("tenant_id")
+    .notNull()
+    .references(() => tenants.id, { onDelete: "cascade" }),
+  paywallId: text("paywall_id").notNull(),
+  transactionId: text("transaction_id").notNull(),
+  expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
+  usedAt: integer("used_at", { mode: "timestamp_ms" }),
+  createdAt: createdAt(),
+});

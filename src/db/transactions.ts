@@ -48,13 +48,17 @@ export async function findTransaction(db: Db, id: string): Promise<TransactionWi
   return row as TransactionWithPaywall | undefined;
 }
 
-/** Inserts the rows atomically; a row whose id is already stored is left as it is (idempotent retries). */
-export async function insertTransactions(db: Db, rows: NewTransaction[]): Promise<void> {
-  if (rows.length === 0) return;
+/**
+ * Inserts the rows atomically; a row whose id is already stored is left as it is (idempotent retries).
+ * Returns the ids this call inserted: the insert itself decides who created a row, even under concurrency.
+ */
+export async function insertTransactions(db: Db, rows: NewTransaction[]): Promise<string[]> {
+  if (rows.length === 0) return [];
   const [first, ...rest] = rows.map((row) =>
-    db.insert(transactions).values(row).onConflictDoNothing({ target: transactions.id }),
+    db.insert(transactions).values(row).onConflictDoNothing({ target: transactions.id }).returning({ id: transactions.id }),
   );
-  await db.batch([first!, ...rest]);
+  const results = await db.batch([first!, ...rest]);
+  return results.flat().map((r) => r.id);
 }
 
 export async function findTransactionsByIds(db: Db, ids: string[]): Promise<TransactionRow[]> {

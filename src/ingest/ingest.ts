@@ -14,7 +14,7 @@ export type IngestResult<T> = { ok: true; data: T } | { ok: false; code: ErrorCo
 
 export interface Recorded<T> {
   record: T;
-  /** False when the id was already stored (an idempotent retry). */
+  /** False when the id was already stored (an idempotent retry, or a concurrent call that inserted it first). */
   created: boolean;
 }
 
@@ -77,7 +77,8 @@ interface RecordKind<S extends z.ZodType, Row extends { id: string; paywallId: s
   check?: (input: z.output<S>, paywall: PaywallRow) => string | undefined;
   toRow: (input: z.output<S>, paywall: PaywallRow, now: Date) => Row;
   findByIds: (db: Db, ids: string[]) => Promise<Row[]>;
-  insert: (db: Db, rows: Row[]) => Promise<void>;
+  /** Returns the ids it inserted (not those already stored). */
+  insert: (db: Db, rows: Row[]) => Promise<string[]>;
   present: (row: Row & { paywallSlug: string; paywallName: string }) => Out;
 }
 
@@ -107,17 +108,18 @@ async function record<S extends z.ZodType, Row extends { id: string; paywallId: 
   if (reused.length) return fail("CONFLICT", "These ids are already used by other records", { ids: reused });
 
   const now = new Date();
-  await kind.insert(
-    db,
-    values.map((v) => kind.toRow(v, found.get(v.paywallId) as PaywallRow, now)),
+  const inserted = new Set(
+    await kind.insert(
+      db,
+      values.map((v) => kind.toRow(v, found.get(v.paywallId) as PaywallRow, now)),
+    ),
   );
   const stored = new Map((await kind.findByIds(db, ids)).map((r) => [r.id, r]));
-  const old = new Set(existing.map((e) => e.id));
   return {
     ok: true,
     data: ids.map((id) => {
       const row = stored.get(id) as Row;
-      return { record: kind.present({ ...row, ...summary(found.get(row.paywallId) as PaywallRow) }), created: !old.has(id) };
+      return { record: kind.present({ ...row, ...summary(found.get(row.paywallId) as PaywallRow) }), created: inserted.has(id) };
     }),
   };
 }

@@ -16,7 +16,13 @@ const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
  * Served on purpose but not documented: the document itself. It is outside `/v1`, needs no key and is not part of
  * the API a client programs against. (Its reference page, /docs, is a static asset: test/browser/docs.test.ts.)
  */
-const UNDOCUMENTED = ["GET /openapi.json"];
+const UNDOCUMENTED = [
+  "GET /openapi.json",
+  // The payment gateway's buyer-facing URLs (src/gateway): no key, every method (405 outside allowedMethods).
+  "ALL /api/x402/pay/:serviceId/:slug",
+  "ALL /api/mpp/pay/:serviceId/:slug",
+  "ALL /api/signed/:token",
+];
 
 /** The tenant dashboard: HTML pages with session sign-in, outside `/v1` and outside the API document (test/dashboard). */
 const DASHBOARD = (route: string) => / \/dashboard(\/|$)/.test(route);

@@ -1,0 +1,330 @@
+import { type Context, Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { getConfig } from "../config.ts";
+import { getDb } from "../db/client.ts";
+import { claimSignedUrl, findPaymentTarget, insertSignedUrl, type PaymentTarget } from "../db/gateway.ts";
+import { renderError } from "../error-handler.ts";
+import { ApiError } from "../errors.ts";
+import { recordEvents, recordTransactions, settleTransaction } from "../ingest/ingest.ts";
+import type { AuthMethod } from "../lib/auth-config.ts";
+import { randomHex } from "../lib/ids.ts";
+import { networkTable } from "../lib/network-table.ts";
+import { commonMode, type NetworkId, supportsMpp } from "../lib/networks.ts";
+import { parseKeyRing } from "../lib/secret-box.ts";
+import { VALIDITY_WINDOW_SECONDS } from "../routes/paywalls/serialize.ts";
+import type { AppEnv } from "../types.ts";
+import { openAuthConfig, openPaywallHeaders } from "./credentials.ts";
+import { mppChallenge } from "./mpp.ts";
+import { paymentRecordIds } from "./payment-id.ts";
+import { readToken, signToken } from "./signed-url.ts";
+import { callUpstream, upstreamAllowed } from "./upstream-call.ts";
+import {
+  BodyFieldError,
+  buyerResponseHeaders,
+  forwardableHeaders,
+  injectAuth,
+  targetUrl,
+  type UpstreamParts,
+  withQuery,
+} from "./upstream-request.ts";
+import {
+  decodePayment,
+  matchPayment,
+  PAYMENT_RESPONSE,
+  PAYMENT_SIGNATURE,
+  paymentRequiredResponse,
+  paymentResponseHeader,
+  settlementFailedResponse,
+  type X402Session,
+  x402Session,
+} from "./x402.ts";
+
+/** Largest buyer body forwarded upstream. */
+const MAX_BUYER_BODY_BYTES = 1024 * 1024;
+/** How long verify and settle may take at the facilitator. */
+const FACILITATOR_TIMEOUT_MS = 30_000;
+
+type Ctx = Context<AppEnv>;
+
+const fail = (c: Ctx, code: ConstructorParameters<typeof ApiError>[0], message: string, headers?: Record<string, string>) =>
+  renderError(new ApiError(code, message, headers ? { headers } : {}), c);
+
+/** The paywall behind the URL, refused as the spec says: 404 unknown or disabled, 405 outside allowedMethods. */
+async function resolveTarget(c: Ctx, protocol: "x402" | "mpp"): Promise<PaymentTarget | Response> {
+  const target = await findPaymentTarget(getDb(c.env.DB), c.req.param("serviceId") ?? "", c.req.param("slug") ?? "");
+  if (!target?.paywall.enabled) return fail(c, "NOT_FOUND", "No such paywall");
+  const networks = target.paywall.networks;
+  const table = networkTable(c.env);
+  const offered = protocol === "mpp" ? supportsMpp(networks) : networks.some((n) => table[n as NetworkId]?.kind === "evm");
+  if (!offered) return fail(c, "NOT_FOUND", `This paywall takes no ${protocol === "mpp" ? "MPP" : "x402"} payments`);
+  if (!target.paywall.allowedMethods.includes(c.req.method)) {
+    return fail(c, "METHOD_NOT_ALLOWED", `Method ${c.req.method} is not allowed here`, {
+      Allow: target.paywall.allowedMethods.join(", "),
+    });
+  }
+  return target;
+}
+
+const paymentUrl = (c: Ctx, protocol: "x402" | "mpp", t: PaymentTarget) =>
+  `${getConfig(c.env).paymentBaseUrl}/api/${protocol}/pay/${encodeURIComponent(t.service.id)}/${encodeURIComponent(t.paywall.slug)}`;
+
+function sessionFor(c: Ctx, t: PaymentTarget): Promise<X402Session> {
+  const config = getConfig(c.env);
+  const table = networkTable(c.env);
+  const networks = t.paywall.networks as NetworkId[];
+  return x402Session(
+    {
+      facilitatorUrl: config.facilitatorUrl[commonMode(networks) ?? t.service.mode],
+      offers: networks.filter((n) => table[n]?.kind === "evm").map((network) => ({ network, entry: table[network] })),
+      amount: t.paywall.price,
+      payTo: t.paywall.merchantWallet,
+      maxTimeoutSeconds: VALIDITY_WINDOW_SECONDS,
+      resourceUrl: paymentUrl(c, "x402", t),
+      description: t.paywall.description ?? t.paywall.name,
+    },
+    FACILITATOR_TIMEOUT_MS,
+  );
+}
+
+/**
+ * The upstream request for this buyer request: target, query, headers and credentials, in that precedence.
+ * Refused before any payment is verified when the body cannot carry a `json-body-field` credential (400) or
+ * the final URL is in a denied range (502: the paywall is misconfigured, the buyer is not charged).
+ */
+async function upstreamParts(c: Ctx, t: PaymentTarget, request: Request): Promise<UpstreamParts | Response> {
+  const ring = parseKeyRing(getConfig(c.env).encryptionKey ?? "");
+  const [authConfig, paywallHeaders] = await Promise.all([openAuthConfig(ring, t.service), openPaywallHeaders(ring, t.paywall)]);
+  const buyerUrl = new URL(request.url);
+  const url = withQuery(targetUrl(t.paywall, t.service), buyerUrl.searchParams, t.paywall.queryParams ?? []);
+  const headers = forwardableHeaders(request.headers);
+  for (const { key, value } of paywallHeaders) headers.set(key, value);
+  const body = request.method === "GET" ? undefined : await request.arrayBuffer();
+  let parts: UpstreamParts;
+  try {
+    parts = injectAuth(
+      t.service.authMethod as AuthMethod,
+      authConfig,
+      { url, headers, body: body && body.byteLength > 0 ? body : undefined },
+      { authorization: request.headers.get("authorization"), method: request.method },
+    );
+  } catch (err) {
+    if (err instanceof BodyFieldError) return fail(c, "VALIDATION_ERROR", err.message);
+    throw err;
+  }
+  if (!upstreamAllowed(parts.url)) return fail(c, "BAD_GATEWAY", "The paywall's upstream address is not allowed");
+  return parts;
+}
+
+/** Throws when the ingestion pipeline refuses a record: the gateway's own records must always be valid. */
+function must<T>(result: { ok: true; data: T } | { ok: false; code: string; error: string }): T {
+  if (!result.ok) throw new Error(`ingest refused a gateway record: ${result.code}`);
+  return result.data;
+}
+
+async function payX402(c: Ctx): Promise<Response> {
+  const target = await resolveTarget(c, "x402");
+  if (target instanceof Response) return target;
+  const session = await sessionFor(c, target);
+  const header = c.req.header(PAYMENT_SIGNATURE);
+  if (!header) return paymentRequiredResponse(session);
+
+  const payload = decodePayment(header);
+  if (!payload) return paymentRequiredResponse(session, "The PAYMENT-SIGNATURE header is not a valid x402 payment");
+  const table = networkTable(c.env);
+  const matched = matchPayment(session, payload, table);
+  if (!matched) return paymentRequiredResponse(session, "The payment matches none of the accepted requirements", payload);
+
+  const parts = await upstreamParts(c, target, c.req.raw);
+  if (parts instanceof Response) return parts;
+
+  // 1. Verify at the facilitator.
+  let verified: Awaited<ReturnType<typeof session.server.verifyPayment>>;
+  try {
+    verified = await session.server.verifyPayment(payload, matched.requirements);
+  } catch {
+    return fail(c, "BAD_GATEWAY", "The payment facilitator could not verify the payment");
+  }
+  if (!verified.isValid) {
+    return paymentRequiredResponse(session, verified.invalidReason ?? "The payment is not valid", payload);
+  }
+
+  // 2. Record: the transaction's id is the payment's, so this insert decides whether the payment is fresh.
+  const db = getDb(c.env.DB);
+  const { paywall } = target;
+  const ids = await paymentRecordIds("x402", matched.network, matched.payer, matched.nonce);
+  const [recorded] = must(
+    await recordTransactions(db, [
+      {
+        id: ids.transactionId,
+        paywallId: paywall.id,
+        protocol: "x402",
+        network: matched.network,
+        amount: matched.requirements.amount,
+        status: "PENDING",
+        payerAddress: matched.payer,
+      },
+    ]),
+  );
+  if (!recorded?.created) return paymentRequiredResponse(session, "This payment was already used", payload);
+  must(
+    await recordEvents(db, [
+      {
+        id: ids.requestEventId,
+        paywallId: paywall.id,
+        eventType: "REQUEST",
+        amount: matched.requirements.amount,
+        metadata: { protocol: "x402", method: c.req.method, network: matched.network },
+      },
+    ]),
+  );
+
+  const settle = async () => {
+    try {
+      return await session.server.settlePayment(payload, matched.requirements);
+    } catch (err) {
+      return { success: false, transaction: "", network: matched.requirements.network, errorReason: errorName(err) };
+    }
+  };
+  const closeFailed = async (reason: string, statusCode: number, responseTime: number | null) => {
+    must(await settleTransaction(db, ids.transactionId, { status: "FAILED", failureReason: reason }));
+    must(
+      await recordEvents(db, [
+        {
+          id: ids.outcomeEventId,
+          paywallId: paywall.id,
+          eventType: "ERROR",
+          statusCode,
+          responseTime,
+          metadata: { protocol: "x402", reason },
+        },
+      ]),
+    );
+  };
+  const closeCompleted = async (txHash: string, statusCode: number, responseTime: number | null) => {
+    must(await settleTransaction(db, ids.transactionId, { status: "COMPLETED", txHash }));
+    must(
+      await recordEvents(db, [
+        {
+          id: ids.outcomeEventId,
+          paywallId: paywall.id,
+          eventType: "SUCCESS",
+          statusCode,
+          responseTime,
+          amount: matched.requirements.amount,
+          metadata: { protocol: "x402", network: matched.network },
+        },
+      ]),
+    );
+  };
+
+  // SIGNED_URL: settle now and hand out a single-use URL; fetching it performs the upstream call.
+  if (paywall.fulfillmentMode === "SIGNED_URL") {
+    const result = await settle();
+    if (!result.success) {
+      await closeFailed(`settlement failed: ${result.errorReason ?? "unknown"}`, 402, null);
+      return settlementFailedResponse(result);
+    }
+    await closeCompleted(result.transaction, 200, null);
+    const expiresAt = new Date(Date.now() + VALIDITY_WINDOW_SECONDS * 1000);
+    const id = `su_${randomHex(16)}`;
+    await insertSignedUrl(db, {
+      id,
+      tenantId: paywall.tenantId,
+      paywallId: paywall.id,
+      transactionId: ids.transactionId,
+      expiresAt,
+    });
+    const token = await signToken(getConfig(c.env).encryptionKey ?? "", id, expiresAt);
+    return Response.json(
+      { data: { url: `${getConfig(c.env).paymentBaseUrl}/api/signed/${token}`, expiresAt: expiresAt.toISOString() } },
+      { status: 200, headers: { [PAYMENT_RESPONSE]: paymentResponseHeader(result), "Cache-Control": "no-store" } },
+    );
+  }
+
+  // 3. Forward.
+  const outcome = await callUpstream(c.req.method, parts, paywall.timeout);
+  if (outcome.kind === "timeout") {
+    await closeFailed(`upstream timed out after ${paywall.timeout} ms`, 504, outcome.ms);
+    return fail(c, "GATEWAY_TIMEOUT", "The upstream did not answer in time; the payment was not charged");
+  }
+  if (outcome.kind === "unreachable") {
+    await closeFailed("upstream unreachable", 502, outcome.ms);
+    return fail(c, "BAD_GATEWAY", "The upstream could not be reached; the payment was not charged");
+  }
+  if (outcome.status >= 400) {
+    await closeFailed(`upstream answered ${outcome.status}`, outcome.status, outcome.ms);
+    return new Response(outcome.body, { status: outcome.status, headers: buyerResponseHeaders(outcome.headers) });
+  }
+
+  // 4. Settle, only now.
+  const result = await settle();
+  if (!result.success) {
+    await closeFailed(`settlement failed: ${result.errorReason ?? "unknown"}`, outcome.status, outcome.ms);
+    return settlementFailedResponse(result);
+  }
+  await closeCompleted(result.transaction, outcome.status, outcome.ms);
+  const headers = buyerResponseHeaders(outcome.headers);
+  headers.set(PAYMENT_RESPONSE, paymentResponseHeader(result));
+  return new Response(outcome.body, { status: outcome.status, headers });
+}
+
+const errorName = (err: unknown) => (err instanceof Error ? err.name : "settle_error");
+
+async function payMpp(c: Ctx): Promise<Response> {
+  const target = await resolveTarget(c, "mpp");
+  if (target instanceof Response) return target;
+  const table = networkTable(c.env);
+  const network = (target.paywall.networks as NetworkId[]).find((n) => table[n]?.kind === "tempo") as NetworkId;
+  if (/^payment\s/i.test(c.req.header("authorization") ?? "")) {
+    // Not yet: mppx's tempo charge settles while verifying, which would charge before the upstream answers.
+    return fail(c, "SERVICE_UNAVAILABLE", "MPP credentials are not accepted yet; pay through the x402 URL");
+  }
+  return mppChallenge({
+    secret: getConfig(c.env).encryptionKey ?? "",
+    amount: target.paywall.price,
+    currency: table[network].asset,
+    recipient: target.tenant.tempoWalletAddress ?? target.tenant.walletAddress,
+    chainId: table[network].chainId,
+    realm: new URL(getConfig(c.env).paymentBaseUrl).host,
+    description: target.paywall.description ?? target.paywall.name,
+    validitySeconds: VALIDITY_WINDOW_SECONDS,
+  });
+}
+
+/** A signed URL of a SIGNED_URL paywall: valid signature, unexpired, and claimed once; then the upstream call. */
+async function fulfilSignedUrl(c: Ctx): Promise<Response> {
+  const secret = getConfig(c.env).encryptionKey ?? "";
+  const token = await readToken(secret, c.req.param("token") ?? "");
+  const now = new Date();
+  if (!token || token.expiresAt <= now) return fail(c, "NOT_FOUND", "This link is invalid or has expired");
+  const db = getDb(c.env.DB);
+  const claimed = await claimSignedUrl(db, token.id, now);
+  if (!claimed) return fail(c, "NOT_FOUND", "This link is invalid, has expired or was already used");
+  const [paywallRow] = await db.query.paywalls.findMany({ where: (p, { eq }) => eq(p.id, claimed.paywallId), limit: 1 });
+  const target = paywallRow?.serviceId ? await findPaymentTarget(db, paywallRow.serviceId, paywallRow.slug) : undefined;
+  if (!target) return fail(c, "NOT_FOUND", "The paywall behind this link no longer exists");
+  if (!target.paywall.allowedMethods.includes(c.req.method)) {
+    return fail(c, "METHOD_NOT_ALLOWED", `Method ${c.req.method} is not allowed here`, {
+      Allow: target.paywall.allowedMethods.join(", "),
+    });
+  }
+  const parts = await upstreamParts(c, target, c.req.raw);
+  if (parts instanceof Response) return parts;
+  const outcome = await callUpstream(c.req.method, parts, target.paywall.timeout);
+  if (outcome.kind === "timeout") return fail(c, "GATEWAY_TIMEOUT", "The upstream did not answer in time");
+  if (outcome.kind === "unreachable") return fail(c, "BAD_GATEWAY", "The upstream could not be reached");
+  return new Response(outcome.body, { status: outcome.status, headers: buyerResponseHeaders(outcome.headers) });
+}
+
+/**
+ * The buyer-facing payment URLs: no API key, outside `/v1` and the OpenAPI document. Every method reaches the
+ * handler so that a method outside the paywall's `allowedMethods` is a 405 with `Allow`, not a 404.
+ */
+const limit = bodyLimit({
+  maxSize: MAX_BUYER_BODY_BYTES,
+  onError: (c) => fail(c as Ctx, "VALIDATION_ERROR", "Request body too large"),
+});
+export const gatewayRouter = new Hono<AppEnv>();
+gatewayRouter.all("/x402/pay/:serviceId/:slug", limit, payX402);
+gatewayRouter.all("/mpp/pay/:serviceId/:slug", limit, payMpp);
+gatewayRouter.all("/signed/:token", limit, fulfilSignedUrl);

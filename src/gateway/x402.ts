@@ -1,0 +1,151 @@
+import {
+  decodePaymentSignatureHeader,
+  encodePaymentRequiredHeader,
+  encodePaymentResponseHeader,
+  HTTPFacilitatorClient,
+} from "@x402/core/http";
+import { type FacilitatorClient, x402ResourceServer } from "@x402/core/server";
+import type { PaymentPayload, PaymentRequirements, SettleResponse, SupportedKind, VerifyResponse } from "@x402/core/types";
+import { ExactEvmScheme } from "@x402/evm/exact/server";
+import { caip2, type NetworkEntry, networkOfCaip2 } from "../lib/network-table.ts";
+import type { NetworkId } from "../lib/networks.ts";
+
+/**
+ * The x402 v2 side of the gateway, built from `@x402/core`'s resource server and `@x402/evm`'s `exact` scheme:
+ * the SDK builds the requirements, matches a payment to them, and talks to the facilitator; nothing here
+ * writes the wire format by hand.
+ */
+
+export const PAYMENT_SIGNATURE = "PAYMENT-SIGNATURE";
+export const PAYMENT_REQUIRED = "PAYMENT-REQUIRED";
+export const PAYMENT_RESPONSE = "PAYMENT-RESPONSE";
+
+/**
+ * The facilitator at the paywall's `facilitatorUrl` for verify and settle. The kinds it is asked for are the
+ * paywall's own networks: the 402 challenge then needs no facilitator round trip (the `exact` EVM scheme takes
+ * nothing from a supported kind), and verification still happens at the facilitator.
+ */
+class PaywallFacilitator implements FacilitatorClient {
+  private readonly http: HTTPFacilitatorClient;
+  private readonly kinds: SupportedKind[];
+  constructor(http: HTTPFacilitatorClient, kinds: SupportedKind[]) {
+    this.http = http;
+    this.kinds = kinds;
+  }
+  verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> {
+    return this.http.verify(payload, requirements);
+  }
+  settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> {
+    return this.http.settle(payload, requirements);
+  }
+  getSupported() {
+    return Promise.resolve({ kinds: this.kinds, extensions: [], signers: {} });
+  }
+}
+
+export interface X402Offer {
+  network: NetworkId;
+  entry: NetworkEntry;
+}
+
+export interface X402Terms {
+  facilitatorUrl: string;
+  offers: X402Offer[];
+  /** Integer micro-USDC (USDC's 6-decimal atomic unit), passed through as a string. */
+  amount: string;
+  payTo: string;
+  maxTimeoutSeconds: number;
+  resourceUrl: string;
+  description: string;
+}
+
+export interface X402Session {
+  server: x402ResourceServer;
+  requirements: PaymentRequirements[];
+  terms: X402Terms;
+}
+
+/** A resource server for one paywall and the requirements it accepts: one `exact` requirement per EVM network. */
+export async function x402Session(terms: X402Terms, facilitatorTimeoutMs: number): Promise<X402Session> {
+  const kinds = terms.offers.map((o) => ({ x402Version: 2, scheme: "exact", network: caip2(o.entry) }) as SupportedKind);
+  const server = new x402ResourceServer(
+    new PaywallFacilitator(new HTTPFacilitatorClient({ url: terms.facilitatorUrl, timeoutMs: facilitatorTimeoutMs }), kinds),
+  );
+  const scheme = new ExactEvmScheme();
+  for (const kind of kinds) server.register(kind.network, scheme);
+  await server.initialize();
+  const requirements = await server.buildPaymentRequirementsFromOptions(
+    terms.offers.map((o) => ({
+      scheme: "exact",
+      network: caip2(o.entry),
+      payTo: terms.payTo,
+      // An AssetAmount: the atomic amount as given, never converted through a decimal price.
+      price: { amount: terms.amount, asset: o.entry.asset, extra: { ...o.entry.eip712 } },
+      maxTimeoutSeconds: terms.maxTimeoutSeconds,
+    })),
+    undefined,
+  );
+  return { server, requirements, terms };
+}
+
+/** The `402` answer: `PAYMENT-REQUIRED` carries the challenge (base64 JSON), the body is `{}` as the SDK's own server sends. */
+export async function paymentRequiredResponse(session: X402Session, error?: string, payload?: PaymentPayload): Promise<Response> {
+  const paymentRequired = await session.server.createPaymentRequiredResponse(
+    session.requirements,
+    { url: session.terms.resourceUrl, description: session.terms.description, mimeType: "" },
+    error,
+    undefined,
+    undefined,
+    payload,
+  );
+  return Response.json(
+    {},
+    {
+      status: 402,
+      headers: { [PAYMENT_REQUIRED]: encodePaymentRequiredHeader(paymentRequired), "Cache-Control": "no-store" },
+    },
+  );
+}
+
+/** The `402` answer after a failed settlement: `PAYMENT-RESPONSE` carries the failed settle result. */
+export function settlementFailedResponse(result: SettleResponse): Response {
+  return Response.json({}, { status: 402, headers: { [PAYMENT_RESPONSE]: encodePaymentResponseHeader(result) } });
+}
+
+export const paymentResponseHeader = (result: SettleResponse) => encodePaymentResponseHeader(result);
+
+/** The payment in `PAYMENT-SIGNATURE`, or `undefined` when it does not decode. */
+export function decodePayment(header: string): PaymentPayload | undefined {
+  try {
+    const payload = decodePaymentSignatureHeader(header);
+    return payload && typeof payload === "object" ? payload : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface MatchedPayment {
+  requirements: PaymentRequirements;
+  network: NetworkId;
+  /** The EIP-3009 authorization's signer and nonce: what makes this payment unique on its chain. */
+  payer: string;
+  nonce: string;
+}
+
+/** The requirement the payment was made for, and who signed which authorization; `undefined` if none matches. */
+export function matchPayment(session: X402Session, payload: PaymentPayload, table: Record<NetworkId, NetworkEntry>) {
+  if (payload.x402Version !== 2) return undefined;
+  const requirements = session.server.findMatchingRequirements(session.requirements, payload);
+  if (!requirements) return undefined;
+  const network = networkOfCaip2(
+    table,
+    session.terms.offers.map((o) => o.network),
+    requirements.network,
+  );
+  const authorization = (payload.payload as { authorization?: { from?: unknown; nonce?: unknown } }).authorization;
+  const payer = authorization?.from;
+  const nonce = authorization?.nonce;
+  if (!network || typeof payer !== "string" || typeof nonce !== "string") return undefined;
+  if (!/^0x[0-9a-fA-F]{40}$/.test(payer) || !/^0x[0-9a-fA-F]{64}$/.test(nonce)) return undefined;
+  return { requirements, network, payer, nonce } satisfies MatchedPayment;
+}

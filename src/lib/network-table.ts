@@ -1,0 +1,118 @@
+import { z } from "zod";
+import { NETWORK_IDS, type NetworkId } from "./networks.ts";
+
+/**
+ * Each network's chain and its USDC: what a 402 challenge names and what a payment is checked against.
+ *
+ * - `kind: "evm"` networks take x402 `exact` payments (EIP-3009 `transferWithAuthorization` on USDC, signed over
+ *   the token's EIP-712 domain `name`/`version`).
+ * - `kind: "tempo"` networks take MPP `tempo` charges in a TIP-20 token; they have no EIP-712 domain here.
+ *
+ * Sources (every address):
+ * - [circle]  https://developers.circle.com/stablecoins/usdc-contract-addresses (Circle's list of USDC contracts)
+ * - [x402]    @x402/evm `DEFAULT_ASSETS` (node_modules/@x402/evm/dist/esm/chunk-2UXXNYPA.mjs), which also gives
+ *             the EIP-712 `name`/`version` the x402 clients sign with for Base and Base Sepolia
+ * - [arc]     https://docs.arc.network/arc/references/contract-addresses (USDC's optional ERC-20 interface, 6 decimals)
+ * - [viem]    viem/chains (`base`, `baseSepolia`, `hyperEvm`, `hyperliquidEvmTestnet`, `arcTestnet`, `tempo`,
+ *             `tempoModerato`) for the chain ids
+ * - [mppx]    mppx `tempo/internal/defaults` (`usdc` on Tempo mainnet 4217, `pathUsd` on Tempo testnet 42431)
+ *
+ * The EIP-712 domain of the HyperEVM and Arc tokens is Circle's FiatToken v2 domain (`USDC`/`2`, as on every
+ * native USDC deployment since Base Sepolia); read `name()`/`version()` on chain before taking real money there.
+ */
+export interface NetworkEntry {
+  kind: "evm" | "tempo";
+  chainId: number;
+  /** The token buyers pay in: USDC (or Tempo's USD stablecoin), 6 decimals. */
+  asset: `0x${string}`;
+  /** EIP-712 domain of the token, for EIP-3009 signatures (EVM networks only). */
+  eip712: { name: string; version: string } | null;
+}
+
+export const NETWORK_TABLE: Record<NetworkId, NetworkEntry> = {
+  // [viem] baseSepolia.id; [circle][x402] USDC on Base Sepolia, domain USDC/2 [x402]
+  "base-sepolia": {
+    kind: "evm",
+    chainId: 84532,
+    asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
+    eip712: { name: "USDC", version: "2" },
+  },
+  // [viem] base.id; [circle][x402] USDC on Base, domain "USD Coin"/2 [x402]
+  base: {
+    kind: "evm",
+    chainId: 8453,
+    asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+    eip712: { name: "USD Coin", version: "2" },
+  },
+  // [viem] hyperliquidEvmTestnet.id; [circle] USDC on HyperEVM testnet
+  "hyperevm-testnet": {
+    kind: "evm",
+    chainId: 998,
+    asset: "0x2B3370eE501B4a559b57D449569354196457D8Ab",
+    eip712: { name: "USDC", version: "2" },
+  },
+  // [viem] hyperEvm.id; [circle] USDC on HyperEVM
+  hyperevm: {
+    kind: "evm",
+    chainId: 999,
+    asset: "0xb88339CB7199b77E23DB6E890353E22632Ba630f",
+    eip712: { name: "USDC", version: "2" },
+  },
+  // [viem] arcTestnet.id; [arc][circle] USDC's ERC-20 interface on Arc testnet
+  "arc-testnet": {
+    kind: "evm",
+    chainId: 5042002,
+    asset: "0x3600000000000000000000000000000000000000",
+    eip712: { name: "USDC", version: "2" },
+  },
+  // [viem] tempoModerato.id; [mppx] pathUSD, the testnet's default MPP currency
+  "tempo-testnet": { kind: "tempo", chainId: 42431, asset: "0x20c0000000000000000000000000000000000000", eip712: null },
+  // [viem] tempo.id; [mppx] USDC on Tempo mainnet
+  tempo: { kind: "tempo", chainId: 4217, asset: "0x20C000000000000000000000b9537d11c60E8b50", eip712: null },
+};
+
+const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "a 0x-prefixed 20-byte address");
+
+/**
+ * `NETWORK_OVERRIDES`: a JSON object replacing fields of table entries, for a local chain, e.g.
+ * `{"base-sepolia":{"chainId":84532,"asset":"0x5FbDB2315678afecb367f032d93F642f64180aa3","eip712":{"name":"USDC","version":"2"}}}`.
+ * Parsed once per environment; an invalid value fails the first request loudly.
+ */
+const OverridesSchema = z.partialRecord(
+  z.enum(NETWORK_IDS),
+  z.strictObject({
+    chainId: z.int().positive().optional(),
+    asset: Address.optional(),
+    eip712: z.strictObject({ name: z.string().min(1), version: z.string().min(1) }).optional(),
+  }),
+);
+
+const cache = new WeakMap<object, Record<NetworkId, NetworkEntry>>();
+
+/** The network table with the environment's `NETWORK_OVERRIDES` applied. */
+export function networkTable(env: object): Record<NetworkId, NetworkEntry> {
+  let table = cache.get(env);
+  if (!table) {
+    const raw = (env as { NETWORK_OVERRIDES?: unknown }).NETWORK_OVERRIDES;
+    const overrides =
+      raw === undefined || raw === "" ? {} : OverridesSchema.parse(typeof raw === "string" ? JSON.parse(raw) : raw);
+    table = { ...NETWORK_TABLE };
+    for (const [id, change] of Object.entries(overrides) as [NetworkId, Partial<NetworkEntry>][]) {
+      table[id] = { ...table[id], ...change };
+    }
+    cache.set(env, table);
+  }
+  return table;
+}
+
+/** The CAIP-2 id x402 uses for a network, e.g. `eip155:84532`. */
+export const caip2 = (entry: NetworkEntry) => `eip155:${entry.chainId}` as const;
+
+/** The network id whose chain has this CAIP-2 id, among `candidates`. */
+export function networkOfCaip2(
+  table: Record<NetworkId, NetworkEntry>,
+  candidates: readonly string[],
+  id: string,
+): NetworkId | undefined {
+  return (candidates as NetworkId[]).find((n) => table[n] && caip2(table[n]) === id);
+}

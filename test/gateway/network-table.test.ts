@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { caip2, NETWORK_TABLE, networkOfCaip2, networkTable } from "../../src/lib/network-table.ts";
+import { NETWORK_IDS } from "../../src/lib/networks.ts";
+
+describe("network table", () => {
+  it("has one entry per network id, EVM networks with an EIP-712 domain, Tempo networks without", () => {
+    expect(Object.keys(NETWORK_TABLE).sort()).toEqual([...NETWORK_IDS].sort());
+    for (const [id, entry] of Object.entries(NETWORK_TABLE)) {
+      expect(entry.asset).toMatch(/^0x[0-9a-fA-F]{40}$/);
+      expect(entry.eip712 === null).toBe(id.startsWith("tempo"));
+      expect(entry.kind).toBe(id.startsWith("tempo") ? "tempo" : "evm");
+    }
+    expect(caip2(NETWORK_TABLE["base-sepolia"])).toBe("eip155:84532");
+  });
+
+  it("applies NETWORK_OVERRIDES from the environment once, leaving other networks as they are", () => {
+    const env = {
+      NETWORK_OVERRIDES: JSON.stringify({ "base-sepolia": { chainId: 31337, asset: `0x${"ab".repeat(20)}` } }),
+    };
+    const table = networkTable(env);
+    expect(table["base-sepolia"]).toEqual({
+      kind: "evm",
+      chainId: 31337,
+      asset: `0x${"ab".repeat(20)}`,
+      eip712: { name: "USDC", version: "2" },
+    });
+    expect(table.base).toEqual(NETWORK_TABLE.base);
+    expect(networkTable(env)).toBe(table);
+    expect(networkOfCaip2(table, ["base", "base-sepolia"], "eip155:31337")).toBe("base-sepolia");
+    expect(networkOfCaip2(table, ["base"], "eip155:31337")).toBeUndefined();
+    expect(NETWORK_TABLE["base-sepolia"].chainId).toBe(84532);
+  });
+
+  it("refuses an override naming an unknown network or a malformed address", () => {
+    expect(() => networkTable({ NETWORK_OVERRIDES: '{"mars":{"chainId":1}}' })).toThrow();
+    expect(() => networkTable({ NETWORK_OVERRIDES: '{"base":{"asset":"0x12"}}' })).toThrow();
+  });
+});

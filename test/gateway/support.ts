@@ -1,0 +1,153 @@
+// Shared setup of the gateway's end-to-end tests: paywalls created through the management API, the Worker called
+// with the local facilitator as the testnet facilitator, buyers, the chain, and the upstream stub's records.
+import { env } from "cloudflare:workers";
+import { type Address, createPublicClient, http } from "viem";
+import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
+import { expect, inject } from "vitest";
+import type { Event, Transaction } from "../../src/history/records.ts";
+import { createX402Buyer } from "../localnet/buyer.ts";
+import type { RecordedRequest } from "../localnet/upstream.ts";
+import { api, send } from "../support/client.ts";
+import { createApiKey } from "../support/factories.ts";
+import type { Actor } from "../support/resources.ts";
+
+export const net = inject("localnet");
+export const FACILITATOR = "https://facilitator.gateway.test";
+export const UPSTREAM = "https://upstream.gateway.test";
+
+/** The Worker as deployed with the local facilitator configured for testnet paywalls. */
+export const GATEWAY_ENV = { FACILITATOR_URL_TESTNET: FACILITATOR } as Partial<Env>;
+export const gatewayFetch = (input: RequestInfo | URL, init?: RequestInit) => send(new Request(input, init), GATEWAY_ENV);
+
+export const buyer = () =>
+  createX402Buyer({ privateKey: net.buyer.privateKey, network: net.network, usdc: net.usdc.address, fetch: gatewayFetch });
+
+const chain = createPublicClient({ transport: http("https://rpc.gateway.test") });
+const erc20 = [
+  {
+    type: "function",
+    name: "balanceOf",
+    stateMutability: "view",
+    inputs: [{ name: "a", type: "address" }],
+    outputs: [{ name: "", type: "uint256" }],
+  },
+] as const;
+export const balanceOf = (address: string) =>
+  chain.readContract({ address: net.usdc.address, abi: erc20, functionName: "balanceOf", args: [address as Address] });
+export const receiptOf = (hash: `0x${string}`) => chain.getTransactionReceipt({ hash });
+
+export async function upstreamRequests(prefix: string): Promise<RecordedRequest[]> {
+  return (await (await fetch(`${UPSTREAM}/__upstream/requests?prefix=${prefix}`)).json()) as RecordedRequest[];
+}
+
+export interface FacilitatorLogEntry {
+  endpoint: "verify" | "settle";
+  nonce: string;
+  ok: boolean;
+  reason?: string;
+  transaction?: string;
+}
+export async function settlementsOf(nonce: string): Promise<FacilitatorLogEntry[]> {
+  const log = (await (await fetch(`${FACILITATOR}/__facilitator/log`)).json()) as FacilitatorLogEntry[];
+  return log.filter((e) => e.endpoint === "settle" && e.ok && e.nonce?.toLowerCase() === nonce.toLowerCase());
+}
+
+export interface Shop {
+  actor: Actor;
+  merchant: string;
+  prefix: string;
+  serviceId: string;
+  paywallId: string;
+  slug: string;
+  x402: string;
+  mpp: string | null;
+}
+
+export interface ShopOptions {
+  price?: string;
+  authMethod?: string;
+  authConfig?: Record<string, string>;
+  /** Path under the shop's own upstream prefix (default `/echo`); ROUTE target. */
+  route?: string;
+  paywall?: Record<string, unknown>;
+  networks?: string[];
+}
+
+let counter = 0;
+
+/** A tenant with a fresh merchant wallet, a service on the upstream stub and one paywall, made through the API. */
+export async function openShop(options: ShopOptions = {}): Promise<Shop> {
+  const merchant = privateKeyToAddress(generatePrivateKey());
+  const { key, tenant } = await createApiKey({
+    tenant: undefined,
+  });
+  // The merchant wallet is the tenant's primary wallet: set it before the paywall copies it.
+  await env.DB.prepare("UPDATE tenants SET wallet_address = ? WHERE id = ?").bind(merchant, tenant.id).run();
+  const actor = { key, tenant: { ...tenant, walletAddress: merchant } };
+  const prefix = `/${crypto.randomUUID()}`;
+  const networks = options.networks ?? ["base-sepolia"];
+  const service = await api("/v1/services", {
+    key,
+    method: "POST",
+    body: {
+      name: "Stub API",
+      baseUrl: `${UPSTREAM}${prefix}`,
+      authMethod: options.authMethod ?? "none",
+      authConfig: options.authConfig ?? {},
+      networks,
+      mode: "testnet",
+    },
+  });
+  expect(service.status, service.text).toBe(201);
+  const slug = `shop-${Date.now().toString(36)}-${(counter++).toString(36)}`;
+  const paywall = await api("/v1/paywalls", {
+    key,
+    method: "POST",
+    body: {
+      slug,
+      name: "Stub paywall",
+      targetType: "ROUTE",
+      targetRoute: options.route ?? "/echo",
+      serviceId: service.body.data.id,
+      price: options.price ?? "1234",
+      currency: "USDC",
+      networks,
+      fulfillmentMode: "PROXY",
+      ...options.paywall,
+    },
+  });
+  expect(paywall.status, paywall.text).toBe(201);
+  expect(paywall.body.data.merchantWallet).toBe(merchant);
+  return {
+    actor,
+    merchant,
+    prefix,
+    serviceId: service.body.data.id,
+    paywallId: paywall.body.data.id,
+    slug,
+    x402: paywall.body.data.paymentUrls.x402,
+    mpp: paywall.body.data.paymentUrls.mpp,
+  };
+}
+
+/** A payment payload for the shop's current 402 challenge, built by the standard's client, and its header value. */
+export async function signedPayment(url: string, init?: RequestInit) {
+  const b = buyer();
+  const challenge = await gatewayFetch(url, init);
+  expect(challenge.status).toBe(402);
+  const required = b.http.getPaymentRequiredResponse((name) => challenge.headers.get(name), await challenge.json());
+  const payload = await b.http.createPaymentPayload(required);
+  const header = b.http.encodePaymentSignatureHeader(payload);
+  const nonce = (payload.payload as { authorization: { nonce: string } }).authorization.nonce;
+  return { b, required, payload, header: header["PAYMENT-SIGNATURE"] as string, nonce };
+}
+
+export async function history(shop: Shop) {
+  const [transactions, events] = await Promise.all([
+    api(`/v1/transactions?paywallId=${shop.paywallId}`, { key: shop.actor.key }),
+    api(`/v1/events?paywallId=${shop.paywallId}`, { key: shop.actor.key }),
+  ]);
+  expect(transactions.status, transactions.text).toBe(200);
+  expect(events.status, events.text).toBe(200);
+  return { transactions: transactions.body.data as Transaction[], events: events.body.data as Event[] };
+}

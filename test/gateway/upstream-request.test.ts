@@ -1,0 +1,163 @@
+import { describe, expect, it } from "vitest";
+import { paymentRecordIds } from "../../src/gateway/payment-id.ts";
+import { readToken, signToken } from "../../src/gateway/signed-url.ts";
+import {
+  BodyFieldError,
+  buyerResponseHeaders,
+  forwardableHeaders,
+  injectAuth,
+  targetUrl,
+  type UpstreamParts,
+  withQuery,
+} from "../../src/gateway/upstream-request.ts";
+import { AUTH_METHODS, type AuthMethod } from "../../src/lib/auth-config.ts";
+
+const parts = (overrides: Partial<UpstreamParts> = {}): UpstreamParts => ({
+  url: new URL("https://up.example.com/v1/x?a=1"),
+  headers: new Headers({ accept: "application/json", authorization: "Basic paywall" }),
+  body: undefined,
+  ...overrides,
+});
+const buyer = { authorization: "Bearer buyer-token", method: "POST" };
+
+describe("auth injection, one row per authMethod", () => {
+  const cases: Record<AuthMethod, { config: Record<string, string>; expect: (p: UpstreamParts) => void }> = {
+    none: {
+      config: {},
+      expect: (p) => {
+        expect(p.headers.get("authorization")).toBe("Basic paywall");
+        expect(p.url.search).toBe("?a=1");
+      },
+    },
+    bearer: { config: { bearerToken: "s1" }, expect: (p) => expect(p.headers.get("authorization")).toBe("Bearer s1") },
+    token: { config: { token: "s2" }, expect: (p) => expect(p.headers.get("authorization")).toBe("Token s2") },
+    "x-api-key": { config: { apiKey: "s3" }, expect: (p) => expect(p.headers.get("x-api-key")).toBe("s3") },
+    "custom-header": {
+      config: { headerName: "X-Vendor-Key", headerValue: "s4" },
+      expect: (p) => expect(p.headers.get("x-vendor-key")).toBe("s4"),
+    },
+    "query-param": {
+      config: { paramName: "a", paramValue: "s5" },
+      expect: (p) => expect(p.url.searchParams.getAll("a")).toEqual(["s5"]),
+    },
+    "bearer-customer": {
+      config: {},
+      expect: (p) => expect(p.headers.get("authorization")).toBe("Bearer buyer-token"),
+    },
+    "x-api-key-secret": {
+      config: { apiKey: "s6", apiSecret: "s7" },
+      expect: (p) => {
+        expect(p.headers.get("x-api-key")).toBe("s6");
+        expect(p.headers.get("x-api-secret")).toBe("s7");
+      },
+    },
+    "json-body-field": {
+      config: { fieldName: "api_key", fieldValue: "s8" },
+      expect: (p) => {
+        expect(JSON.parse(p.body as string)).toEqual({ q: 1, api_key: "s8" });
+        expect(p.headers.get("content-type")).toBe("application/json");
+      },
+    },
+  };
+
+  for (const method of AUTH_METHODS) {
+    it(`${method}`, () => {
+      const body = method === "json-body-field" ? JSON.stringify({ q: 1, api_key: "buyer-choice" }) : undefined;
+      cases[method].expect(injectAuth(method, cases[method].config, parts({ body }), buyer));
+    });
+  }
+
+  it("bearer-customer forwards nothing when the buyer sent no bearer", () => {
+    const out = injectAuth("bearer-customer", {}, parts({ headers: new Headers() }), { authorization: "Basic x", method: "GET" });
+    expect(out.headers.get("authorization")).toBeNull();
+  });
+
+  it("json-body-field: an empty body becomes the field alone; GET sends no body; a non-object body is refused", () => {
+    const config = { fieldName: "k", fieldValue: "v" };
+    expect(injectAuth("json-body-field", config, parts(), buyer).body).toBe('{"k":"v"}');
+    expect(injectAuth("json-body-field", config, parts(), { ...buyer, method: "GET" }).body).toBeUndefined();
+    for (const body of ["[1]", "not json", '"s"', "null"]) {
+      expect(() => injectAuth("json-body-field", config, parts({ body }), buyer)).toThrow(BodyFieldError);
+    }
+  });
+});
+
+describe("target URL and query", () => {
+  it("PROXY uses targetUrl; ROUTE joins the service's baseUrl and targetRoute", () => {
+    const service = { baseUrl: "https://api.example.com/base/" };
+    expect(targetUrl({ targetType: "PROXY", targetUrl: "https://t.example.com/p?x=1", targetRoute: null }, service).href).toBe(
+      "https://t.example.com/p?x=1",
+    );
+    expect(targetUrl({ targetType: "ROUTE", targetUrl: null, targetRoute: "/v1/forecast" }, service).href).toBe(
+      "https://api.example.com/base/v1/forecast",
+    );
+    expect(
+      targetUrl({ targetType: "ROUTE", targetUrl: null, targetRoute: "/v1?day=1" }, { baseUrl: "https://a.example.com" }).href,
+    ).toBe("https://a.example.com/v1?day=1");
+  });
+
+  it("adds the buyer's query, then the paywall's queryParams, which replace the buyer's value of a name", () => {
+    const url = withQuery(new URL("https://t.example.com/p?fixed=1"), new URLSearchParams("city=Oslo&units=imperial"), [
+      { key: "units", value: "metric" },
+    ]);
+    expect(url.search).toBe("?fixed=1&city=Oslo&units=metric");
+  });
+});
+
+describe("header stripping", () => {
+  it("never forwards the buyer's credentials, the payment, cookies, hop-by-hop or platform headers", () => {
+    const out = forwardableHeaders(
+      new Headers({
+        authorization: "Bearer b",
+        "x-api-key": "k",
+        cookie: "c=1",
+        "payment-signature": "p",
+        "x-payment": "p1",
+        host: "pay.example.com",
+        connection: "keep-alive",
+        "cf-connecting-ip": "1.2.3.4",
+        "x-forwarded-for": "1.2.3.4",
+        "proxy-authorization": "Basic x",
+        accept: "application/json",
+        "x-buyer-trace": "t1",
+      }),
+    );
+    expect([...out.keys()].sort()).toEqual(["accept", "x-buyer-trace"]);
+  });
+
+  it("drops hop-by-hop headers and cookies of the upstream's answer", () => {
+    const out = buyerResponseHeaders(new Headers({ "content-type": "text/plain", "set-cookie": "s=1", connection: "close" }));
+    expect([...out.keys()]).toEqual(["content-type"]);
+  });
+});
+
+describe("payment ids", () => {
+  it("are a function of protocol, network, payer and nonce, regardless of hex case", async () => {
+    const nonce = `0x${"ab".repeat(32)}`;
+    const payer = `0x${"Cd".repeat(20)}`;
+    const a = await paymentRecordIds("x402", "base-sepolia", payer, nonce);
+    expect(a.transactionId).toMatch(/^txn_x402_[0-9a-f]{40}$/);
+    expect(await paymentRecordIds("x402", "base-sepolia", payer.toLowerCase(), nonce.toUpperCase().replace("0X", "0x"))).toEqual(
+      a,
+    );
+    const others = await Promise.all([
+      paymentRecordIds("x402", "base", payer, nonce),
+      paymentRecordIds("x402", "base-sepolia", `0x${"ee".repeat(20)}`, nonce),
+      paymentRecordIds("x402", "base-sepolia", payer, `0x${"ac".repeat(32)}`),
+      paymentRecordIds("mpp", "base-sepolia", payer, nonce),
+    ]);
+    expect(new Set([a, ...others].map((i) => i.transactionId)).size).toBe(5);
+  });
+});
+
+describe("signed URL tokens", () => {
+  it("verify only with the same secret and untampered id and expiry", async () => {
+    const at = new Date(1_800_000_000_000);
+    const token = await signToken("secret-1", "su_abc", at);
+    expect(await readToken("secret-1", token)).toEqual({ id: "su_abc", expiresAt: at });
+    expect(await readToken("secret-2", token)).toBeUndefined();
+    expect(await readToken("secret-1", token.replace("su_abc", "su_abd"))).toBeUndefined();
+    expect(await readToken("secret-1", token.replace(".1800000000000.", ".1900000000000."))).toBeUndefined();
+    expect(await readToken("secret-1", "garbage")).toBeUndefined();
+  });
+});

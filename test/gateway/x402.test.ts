@@ -1,0 +1,244 @@
+// x402 end to end on the local chain: the Worker answers payment URLs, the local facilitator verifies and settles,
+// the upstream stub records what it received, and the chain shows who was paid.
+
+import { env } from "cloudflare:workers";
+import { x402Client, x402HTTPClient } from "@x402/core/client";
+import { decodePaymentResponseHeader } from "@x402/core/http";
+import { HTTPFacilitatorClient } from "@x402/core/server";
+import { describe, expect, it } from "vitest";
+import { paymentResponseOf } from "../localnet/buyer.ts";
+import {
+  balanceOf,
+  buyer,
+  FACILITATOR,
+  gatewayFetch,
+  history,
+  net,
+  openShop,
+  receiptOf,
+  settlementsOf,
+  signedPayment,
+  upstreamRequests,
+} from "./support.ts";
+
+const waitFor = async <T>(probe: () => Promise<T | undefined>, ms = 10_000): Promise<T> => {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+};
+
+describe("the x402 challenge", () => {
+  it("is a 402 with PAYMENT-REQUIRED that the standard's client decodes: one exact requirement per EVM network", async () => {
+    const shop = await openShop({ price: "250000", networks: ["base-sepolia", "arc-testnet", "tempo-testnet"] });
+    const res = await gatewayFetch(shop.x402);
+    expect(res.status).toBe(402);
+    const required = new x402HTTPClient(new x402Client()).getPaymentRequiredResponse((n) => res.headers.get(n), await res.json());
+    expect(required.x402Version).toBe(2);
+    expect(required.resource.url).toBe(shop.x402);
+    expect(required.accepts).toEqual([
+      {
+        scheme: "exact",
+        network: "eip155:84532",
+        amount: "250000",
+        asset: net.usdc.address,
+        payTo: shop.merchant,
+        maxTimeoutSeconds: 300,
+        extra: { name: "USDC", version: "2" },
+      },
+      {
+        scheme: "exact",
+        network: "eip155:5042002",
+        amount: "250000",
+        asset: "0x3600000000000000000000000000000000000000",
+        payTo: shop.merchant,
+        maxTimeoutSeconds: 300,
+        extra: { name: "USDC", version: "2" },
+      },
+    ]);
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
+  });
+});
+
+describe("a paid call", () => {
+  it("returns the upstream's answer, pays the merchant exactly the price, and records PENDING → COMPLETED with the real hash", async () => {
+    const shop = await openShop({ price: "1234", route: "/hang/1500/echo" });
+    const b = buyer();
+    const before = await balanceOf(net.buyer.address);
+    const pending = b.fetch(`${shop.x402}?city=Oslo`);
+    // While the upstream works, the payment is recorded and not yet settled.
+    const whileWaiting = await waitFor(async () => (await history(shop)).transactions[0]);
+    expect(whileWaiting).toMatchObject({ status: "PENDING", txHash: null, amount: "1234" });
+    expect(await balanceOf(shop.merchant)).toBe(0n);
+
+    const res = await pending;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ hungMs: 1500 });
+    const [received] = await upstreamRequests(shop.prefix);
+    expect(received).toMatchObject({ method: "GET", path: `${shop.prefix}/hang/1500/echo`, query: "city=Oslo" });
+    const settled = paymentResponseOf(res);
+    expect(settled).toMatchObject({ success: true, network: net.network });
+    expect((await receiptOf(settled!.transaction as `0x${string}`)).status).toBe("success");
+
+    expect(await balanceOf(shop.merchant)).toBe(1234n);
+    expect(before - (await balanceOf(net.buyer.address))).toBeGreaterThanOrEqual(1234n);
+    const { transactions, events } = await history(shop);
+    expect(transactions).toHaveLength(1);
+    expect(transactions[0]).toMatchObject({
+      status: "COMPLETED",
+      txHash: settled!.transaction,
+      amount: "1234",
+      protocol: "x402",
+      network: "base-sepolia",
+      payerAddress: b.address,
+    });
+    expect(events.map((e) => e.eventType).sort()).toEqual(["REQUEST", "SUCCESS"]);
+    expect(events.find((e) => e.eventType === "SUCCESS")).toMatchObject({ statusCode: 200, amount: "1234" });
+    expect(events.find((e) => e.eventType === "SUCCESS")?.responseTime).toBeGreaterThanOrEqual(1500);
+  });
+});
+
+describe("a payment is used once", () => {
+  it("a replay is refused, never reaches the upstream, and is charged once", async () => {
+    const shop = await openShop({ price: "2000" });
+    const { header, nonce } = await signedPayment(shop.x402);
+    const first = await gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": header } });
+    expect(first.status).toBe(200);
+    const again = await gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": header } });
+    expect(again.status).toBe(402);
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
+    expect(await settlementsOf(nonce)).toHaveLength(1);
+    expect(await balanceOf(shop.merchant)).toBe(2000n);
+    expect((await history(shop)).transactions).toHaveLength(1);
+  });
+
+  it("concurrent sends of one payment: one upstream call, one transfer, one answer 200 and the rest 402", async () => {
+    const shop = await openShop({ price: "3000", route: "/hang/300/echo" });
+    const { header, nonce } = await signedPayment(shop.x402);
+    const send = () => gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": header } });
+    const answers = await Promise.all(Array.from({ length: 8 }, send));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 402, 402, 402, 402, 402, 402, 402]);
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
+    expect(await settlementsOf(nonce)).toHaveLength(1);
+    expect(await balanceOf(shop.merchant)).toBe(3000n);
+  });
+});
+
+describe("an upstream failure is never charged", () => {
+  it("a 5xx: the buyer gets the upstream's status, FAILED with the reason, an ERROR event, no transfer", async () => {
+    const shop = await openShop({ price: "4000", route: "/status/503" });
+    const { header, nonce } = await signedPayment(shop.x402);
+    const res = await gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": header } });
+    expect(res.status).toBe(503);
+    expect(res.headers.get("PAYMENT-RESPONSE")).toBeNull();
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
+    expect(await settlementsOf(nonce)).toHaveLength(0);
+    expect(await balanceOf(shop.merchant)).toBe(0n);
+    const { transactions, events } = await history(shop);
+    expect(transactions[0]).toMatchObject({ status: "FAILED", failureReason: "upstream answered 503", txHash: null });
+    expect(events.find((e) => e.eventType === "ERROR")).toMatchObject({ statusCode: 503 });
+  });
+
+  it("a timeout: 504 in the error envelope, FAILED, no transfer", async () => {
+    const shop = await openShop({ price: "5000", route: "/hang/3000/echo" });
+    await env.DB.prepare("UPDATE paywalls SET timeout = 500 WHERE id = ?").bind(shop.paywallId).run();
+    const { header, nonce } = await signedPayment(shop.x402);
+    const res = await gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": header } });
+    expect(res.status).toBe(504);
+    expect(await res.json()).toMatchObject({ code: "GATEWAY_TIMEOUT", meta: { requestId: expect.any(String) } });
+    expect(await settlementsOf(nonce)).toHaveLength(0);
+    expect(await balanceOf(shop.merchant)).toBe(0n);
+    const { transactions, events } = await history(shop);
+    expect(transactions[0]).toMatchObject({ status: "FAILED", failureReason: "upstream timed out after 500 ms" });
+    expect(events.find((e) => e.eventType === "ERROR")).toMatchObject({ statusCode: 504 });
+  });
+});
+
+describe("verification refuses a payment for other terms, and nothing is forwarded", () => {
+  /** Signs for tampered terms, then claims the shop's own terms in `accepted` (which the signature does not cover). */
+  async function tampered(shop: { x402: string }, change: (r: Record<string, unknown>) => void) {
+    const b = buyer();
+    const challenge = await gatewayFetch(shop.x402);
+    const required = b.http.getPaymentRequiredResponse((n) => challenge.headers.get(n), await challenge.json());
+    const original = structuredClone(required.accepts[0]!);
+    change(required.accepts[0] as unknown as Record<string, unknown>);
+    const payload = await b.http.createPaymentPayload(required);
+    payload.accepted = original;
+    return b.http.encodePaymentSignatureHeader(payload)["PAYMENT-SIGNATURE"] as string;
+  }
+
+  const cases: [string, (r: Record<string, unknown>) => void][] = [
+    ["a smaller amount", (r) => (r.amount = "1")],
+    ["another payTo", (r) => (r.payTo = net.merchant.address)],
+    ["an expired authorization", (r) => (r.maxTimeoutSeconds = -700)],
+  ];
+  for (const [name, change] of cases) {
+    it(name, async () => {
+      const shop = await openShop({ price: "6000" });
+      const res = await gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": await tampered(shop, change) } });
+      expect(res.status).toBe(402);
+      const required = new x402HTTPClient(new x402Client()).getPaymentRequiredResponse((n) => res.headers.get(n), {});
+      expect(required.error).toBeTruthy();
+      expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
+      expect(await balanceOf(shop.merchant)).toBe(0n);
+      expect((await history(shop)).transactions).toHaveLength(0);
+    });
+  }
+
+  it("a payment whose accepted terms say the smaller amount it signed for", async () => {
+    const shop = await openShop({ price: "6000" });
+    const b = buyer();
+    const challenge = await gatewayFetch(shop.x402);
+    const required = b.http.getPaymentRequiredResponse((n) => challenge.headers.get(n), await challenge.json());
+    required.accepts[0]!.amount = "1";
+    const payload = await b.http.createPaymentPayload(required);
+    const header = b.http.encodePaymentSignatureHeader(payload)["PAYMENT-SIGNATURE"] as string;
+    const res = await gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": header } });
+    expect(res.status).toBe(402);
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
+    expect(await balanceOf(shop.merchant)).toBe(0n);
+  });
+
+  it("a payment on a network the paywall does not accept", async () => {
+    const shop = await openShop({ price: "6000" });
+    const { payload, b } = await signedPayment(shop.x402);
+    payload.accepted = { ...payload.accepted, network: "eip155:8453" };
+    const header = b.http.encodePaymentSignatureHeader(payload)["PAYMENT-SIGNATURE"] as string;
+    const res = await gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": header } });
+    expect(res.status).toBe(402);
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
+    expect(await balanceOf(shop.merchant)).toBe(0n);
+  });
+
+  it("a PAYMENT-SIGNATURE that is not a payment", async () => {
+    const shop = await openShop();
+    const res = await gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": "bm90IGEgcGF5bWVudA==" } });
+    expect(res.status).toBe(402);
+    expect(decodePaymentResponseHeader).toBeTypeOf("function");
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
+  });
+});
+
+describe("a settlement that fails after the upstream answered", () => {
+  it("is recorded FAILED and answered 402 with the failed PAYMENT-RESPONSE, not the upstream body", async () => {
+    const shop = await openShop({ price: "900", route: "/hang/1500/echo" });
+    const { header, payload, required } = await signedPayment(shop.x402);
+    const paid = gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": header } });
+    await waitFor(async () => (await history(shop)).transactions[0]);
+    // Someone else submits the same authorization first, while the upstream works.
+    const direct = await new HTTPFacilitatorClient({ url: FACILITATOR }).settle(payload, required.accepts[0]!);
+    expect(direct.success).toBe(true);
+
+    const res = await paid;
+    expect(res.status).toBe(402);
+    const header402 = res.headers.get("PAYMENT-RESPONSE");
+    expect(header402 && decodePaymentResponseHeader(header402)).toMatchObject({ success: false });
+    const { transactions, events } = await history(shop);
+    expect(transactions[0]).toMatchObject({ status: "FAILED", txHash: null });
+    expect(transactions[0]?.failureReason).toMatch(/^settlement failed/);
+    expect(events.map((e) => e.eventType).sort()).toEqual(["ERROR", "REQUEST"]);
+  });
+});

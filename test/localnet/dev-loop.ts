@@ -1,0 +1,249 @@
+/**
+ * `npm run dev -- --payments`: the Worker with the whole local payment loop around it.
+ *
+ * 1. The local stack on fixed ports: chain (anvil, chain id 84532 = base-sepolia) with the USDC stand-in, the x402
+ *    facilitator, a demo upstream, and a Tempo chain for MPP (LOCALNET_PORTS, default 9461-9464).
+ * 2. The Worker through wrangler's `unstable_startWorker` (same wrangler.toml, same local D1 state as `wrangler dev`)
+ *    with Miniflare's outbound service: its fetches to `https://upstream.gateway.test`,
+ *    `https://facilitator.gateway.test` and `https://rpc.gateway.test` reach the local processes; every other host
+ *    goes to the network as usual. No SSRF rule is relaxed and no loopback setting exists: the Worker only ever sees
+ *    public-looking `.test` URLs. Vars for this run only (never written to wrangler.toml or .dev.vars):
+ *    `NETWORK_OVERRIDES` (base-sepolia → the local token), `FACILITATOR_URL_TESTNET`, `PAYMENT_BASE_URL`.
+ * 3. The demo tenant gets a demo service ("Local payment demo", `https://upstream.gateway.test`, bearer credential)
+ *    and a paywall `local-demo` (0.01 USDC on base-sepolia, paid to the tenant's wallet), created through the
+ *    management API itself with a key that exists only for those calls.
+ * 4. It prints the ready command, `npm run buy`, which pays that paywall with the funded local buyer
+ *    (test/localnet/buy.ts reads .wrangler/dev-payments.json).
+ *
+ * Ctrl-C stops the Worker, then the chain, facilitator and upstream: nothing is left running.
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { createKey, DEMO_TENANT, listAllTenants, listKeys, removeKey } from "../../src/admin/commands.ts";
+import { LOCAL_PERSIST_PATH, openD1, PROJECT_ROOT, WRANGLER_CONFIG } from "../../src/cli/platform.ts";
+import { getDb } from "../../src/db/client.ts";
+import { createOutboundRouter, GATEWAY_TEST_HOSTS } from "./outbound.ts";
+import { startStack } from "./stack.ts";
+
+export const DEV_PAYMENTS_FILE = join(PROJECT_ROOT, ".wrangler", "dev-payments.json");
+const DEV_VARS = join(PROJECT_ROOT, ".dev.vars");
+const DEMO_SERVICE_NAME = "Local payment demo";
+const DEMO_SLUG = "local-demo";
+const DEMO_PRICE = "10000"; // 0.01 USDC
+const TEMP_KEY_NAME = "dev payment loop (temporary)";
+
+/** What `npm run buy` needs (written to .wrangler/dev-payments.json while the loop runs). */
+export interface DevPaymentsInfo {
+  paymentUrl: string;
+  price: string;
+  merchantWallet: string;
+  network: string;
+  rpcUrl: string;
+  usdc: string;
+  buyerPrivateKey: string;
+  upstreamUrl: string;
+  apiBase: string;
+}
+
+const say = (text: string) => process.stdout.write(`${text}\n`);
+
+function parsePorts(): [number, number, number, number] {
+  const raw = process.env.LOCALNET_PORTS ?? "9461,9462,9463,9464";
+  const ports = raw.split(",").map((p) => Number.parseInt(p, 10));
+  if (ports.length !== 4 || ports.some((p) => !Number.isInteger(p) || p <= 0 || p > 65535)) {
+    throw new Error(`LOCALNET_PORTS must be four ports (chain,facilitator,upstream,tempo chain), got ${raw}`);
+  }
+  return ports as [number, number, number, number];
+}
+
+/** The Worker's vars for this run: .dev.vars (ENCRYPTION_KEY) plus the local facilitator and base URL. */
+function writeRunVars(port: number): string {
+  const base = (() => {
+    try {
+      return readFileSync(DEV_VARS, "utf8");
+    } catch {
+      return "";
+    }
+  })();
+  const file = join(PROJECT_ROOT, ".wrangler", "dev-payments.vars");
+  mkdirSync(join(PROJECT_ROOT, ".wrangler"), { recursive: true });
+  const extra = {
+    FACILITATOR_URL_TESTNET: `https://${GATEWAY_TEST_HOSTS.facilitator}`,
+    PAYMENT_BASE_URL: `http://localhost:${port}`,
+  };
+  const lines = Object.entries(extra).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
+  writeFileSync(file, `${base}${base.endsWith("\n") || base === "" ? "" : "\n"}${lines.join("\n")}\n`, { mode: 0o600 });
+  return file;
+}
+
+async function api<T>(base: string, key: string, method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const json = (await res.json().catch(() => ({}))) as { data?: unknown; error?: { message?: string } };
+  if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${JSON.stringify(json.error ?? json)}`);
+  return json.data as T;
+}
+
+/** Creates (once) the demo service and paywall through the management API; returns the paywall's x402 URL. */
+async function ensureDemoPaywall(apiBase: string): Promise<{ paymentUrl: string; merchantWallet: string }> {
+  const handle = await openD1({ remote: false });
+  let keyId: string | undefined;
+  let key: string;
+  try {
+    const db = getDb(handle.db);
+    const tenants = await listAllTenants(db);
+    const tenant = tenants.find((t) => t.email === DEMO_TENANT.email) ?? tenants[0];
+    if (!tenant) throw new Error("the local database has no tenant");
+    // A key left by an interrupted earlier run goes first.
+    for (const old of await listKeys(db, { tenant: tenant.id })) {
+      if (old.name === TEMP_KEY_NAME) await removeKey(db, { id: old.id });
+    }
+    const created = await createKey(db, {
+      tenant: tenant.id,
+      name: TEMP_KEY_NAME,
+      scopes: ["services:write", "paywalls:write"],
+    });
+    keyId = created.id;
+    key = created.key;
+  } finally {
+    await handle.dispose();
+  }
+  try {
+    interface Service {
+      id: string;
+      name: string;
+    }
+    interface Paywall {
+      slug: string;
+      serviceId: string;
+      merchantWallet: string;
+    }
+    const services = await api<Service[]>(apiBase, key, "GET", "/v1/services?limit=100");
+    const service =
+      services.find((s) => s.name === DEMO_SERVICE_NAME) ??
+      (await api<Service>(apiBase, key, "POST", "/v1/services", {
+        name: DEMO_SERVICE_NAME,
+        description: "A local upstream for the payment loop of npm run dev -- --payments",
+        baseUrl: `https://${GATEWAY_TEST_HOSTS.upstream}`,
+        authMethod: "bearer",
+        authConfig: { bearerToken: "demo-upstream-credential" },
+        networks: ["base-sepolia", "tempo-testnet"],
+        mode: "testnet",
+      }));
+    const paywalls = await api<Paywall[]>(apiBase, key, "GET", "/v1/paywalls?limit=100");
+    const paywall =
+      paywalls.find((p) => p.slug === DEMO_SLUG && p.serviceId === service.id) ??
+      (await api<Paywall>(apiBase, key, "POST", "/v1/paywalls", {
+        slug: DEMO_SLUG,
+        name: "Local demo",
+        description: "0.01 USDC per call, paid on the local chain",
+        serviceId: service.id,
+        targetType: "ROUTE",
+        targetRoute: "/demo/text/Hello%20from%20the%20demo%20upstream%2C%20paid%20over%20x402.",
+        price: DEMO_PRICE,
+        currency: "USDC",
+        networks: ["base-sepolia"],
+        fulfillmentMode: "PROXY",
+        allowedMethods: ["GET", "POST"],
+      }));
+    return {
+      paymentUrl: `${apiBase}/api/x402/pay/${encodeURIComponent(service.id)}/${DEMO_SLUG}`,
+      merchantWallet: paywall.merchantWallet,
+    };
+  } finally {
+    const cleanup = await openD1({ remote: false });
+    try {
+      if (keyId) await removeKey(getDb(cleanup.db), { id: keyId });
+    } finally {
+      await cleanup.dispose();
+    }
+  }
+}
+
+/** Runs until SIGINT/SIGTERM. `port`: the Worker's port. */
+export async function runDevPaymentLoop(port: number): Promise<void> {
+  const [chainPort, facilitatorPort, upstreamPort, tempoPort] = parsePorts();
+  const stack = await startStack({ port: chainPort, facilitatorPort, upstreamPort, tempoPort });
+  let worker: Awaited<ReturnType<typeof import("wrangler").unstable_startWorker>> | undefined;
+  let stopping = false;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    rmSync(DEV_PAYMENTS_FILE, { force: true });
+    rmSync(join(PROJECT_ROOT, ".wrangler", "dev-payments.vars"), { force: true });
+    await worker?.dispose().catch(() => {});
+    await stack.stop();
+    process.exit(code);
+  };
+  process.on("SIGINT", () => void stop(130));
+  process.on("SIGTERM", () => void stop(143));
+  try {
+    const { unstable_startWorker } = await import("wrangler");
+    const route = createOutboundRouter(
+      {
+        [GATEWAY_TEST_HOSTS.upstream]: stack.upstream.url,
+        [GATEWAY_TEST_HOSTS.facilitator]: stack.facilitator.url,
+        [GATEWAY_TEST_HOSTS.rpc]: stack.localnet.rpcUrl,
+        ...(stack.tempo ? { [GATEWAY_TEST_HOSTS.tempoRpc]: stack.tempo.rpcUrl } : {}),
+      },
+      { passThrough: true },
+    );
+    worker = await unstable_startWorker({
+      config: WRANGLER_CONFIG,
+      envFiles: [writeRunVars(port)],
+      // A var wrangler.toml does not declare (an env file only overrides declared vars and secrets).
+      bindings: { NETWORK_OVERRIDES: { type: "plain_text", value: stack.info.networkOverrides } },
+      build: { alias: { "@modelcontextprotocol/sdk/types.js": join(import.meta.dirname, "stubs/mcp-sdk-types.ts") } },
+      dev: {
+        server: { hostname: "localhost", port },
+        // wrangler adds "v3": the same state as `wrangler dev` (LOCAL_PERSIST_PATH).
+        persist: dirname(LOCAL_PERSIST_PATH),
+        inspector: false,
+        watch: true,
+        outboundService: route,
+      },
+    } as never);
+    await Promise.race([
+      worker.ready,
+      new Promise((_, fail) =>
+        setTimeout(() => fail(new Error("the Worker did not start within 180 s (see its output above)")), 180_000),
+      ),
+    ]);
+    const apiBase = `http://localhost:${port}`;
+    const demo = await ensureDemoPaywall(apiBase);
+    const info: DevPaymentsInfo = {
+      ...demo,
+      price: DEMO_PRICE,
+      network: stack.info.network,
+      rpcUrl: stack.info.rpcUrl,
+      usdc: stack.info.usdc.address,
+      buyerPrivateKey: stack.info.buyer.privateKey,
+      upstreamUrl: stack.info.upstreamUrl,
+      apiBase,
+    };
+    writeFileSync(DEV_PAYMENTS_FILE, JSON.stringify(info, null, 2), { mode: 0o600 });
+    say("");
+    say("=".repeat(100));
+    say("LOCAL PAYMENT LOOP (development only; the keys below are anvil's public dev keys, never real secrets)");
+    say(
+      `  chain       ${stack.info.rpcUrl}  (chain id ${stack.info.chainId}, base-sepolia)  USDC stand-in ${stack.info.usdc.address}`,
+    );
+    say(`  facilitator ${stack.info.facilitatorUrl}  (the Worker reaches it as https://${GATEWAY_TEST_HOSTS.facilitator})`);
+    say(`  upstream    ${stack.info.upstreamUrl}  (the Worker reaches it as https://${GATEWAY_TEST_HOSTS.upstream})`);
+    if (stack.info.tempo) say(`  tempo chain ${stack.info.tempo.rpcUrl}  (chain id ${stack.info.tempo.chainId}, tempo-testnet)`);
+    say(`  Worker      ${apiBase}  with NETWORK_OVERRIDES for base-sepolia and FACILITATOR_URL_TESTNET for this run only`);
+    say(`  demo paywall ${demo.paymentUrl}  (0.01 USDC to ${demo.merchantWallet})`);
+    say("");
+    say("Buy from it with the funded local buyer (in another terminal):");
+    say("  npm run buy");
+    say("=".repeat(100));
+    say("");
+  } catch (err) {
+    process.stderr.write(`npm run dev -- --payments: ${(err as Error).message}\n`);
+    await stop(1);
+  }
+  await new Promise(() => {});
+}

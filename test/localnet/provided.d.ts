@@ -1,0 +1,8 @@
+import type { StackInfo } from "./stack.ts";
+
+declare module "vitest" {
+  interface ProvidedContext {
+    /** The local payment stack of the gateway tests (test/localnet/global-setup.ts). */
+    localnet: StackInfo;
+  }
+}

@@ -1,0 +1,13 @@
+/**
+ * Stand-in for `@modelcontextprotocol/sdk/types.js` in the dev loop's Worker build: mppx's server imports it
+ * dynamically on its MCP transport path only, which the gateway (HTTP) never takes, and the SDK is not installed.
+ */
+export class McpError extends Error {
+  readonly code: number;
+  readonly data: unknown;
+  constructor(code: number, message: string, data?: unknown) {
+    super(message);
+    this.code = code;
+    this.data = data;
+  }
+}

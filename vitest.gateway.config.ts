@@ -1,0 +1,71 @@
+/**
+ * `npm run test:gateway`: the payment gateway end to end against real local processes (test/localnet/README.md).
+ *
+ * - project "gateway": test/gateway/** (and test/localnet/workerd/**), inside workerd like the main suite, with the local chain, facilitator and
+ *   upstream started once by a globalSetup; the Worker's outbound fetch to `*.gateway.test` is routed to them by
+ *   Miniflare's `outboundService` (no SSRF rule is relaxed), and `NETWORK_OVERRIDES` points the network table at
+ *   the local token.
+ * - project "localnet": test/localnet/**, in Node: the local stack itself, proven with the standards' own code.
+ *
+ * A separate config so the main suite (`npm test`) never pays the chain start-up; .ci/run runs both.
+ */
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+import { mppxHtmlStub } from "./test/localnet/mppx-html-stub.ts";
+import { createOutboundRouter, GATEWAY_TEST_HOSTS } from "./test/localnet/outbound.ts";
+import type { StackInfo } from "./test/localnet/stack.ts";
+
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations("./migrations");
+  return {
+    test: {
+      projects: [
+        {
+          plugins: [
+            mppxHtmlStub(),
+            cloudflareTest(({ inject }) => {
+              const net = inject<StackInfo>("localnet");
+              return {
+                main: "./test/support/worker.ts",
+                wrangler: { configPath: "./wrangler.toml" },
+                miniflare: {
+                  bindings: {
+                    TEST_MIGRATIONS: migrations,
+                    // A fixed test key ring (never used outside tests).
+                    ENCRYPTION_KEY: "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
+                    NETWORK_OVERRIDES: net.networkOverrides,
+                  },
+                  d1Databases: ["MIGRATION_DB"],
+                  durableObjects: { RACY_RATE_LIMITER: { className: "RacyRateLimiter", useSQLite: true } },
+                  outboundService: createOutboundRouter({
+                    [GATEWAY_TEST_HOSTS.upstream]: net.upstreamUrl,
+                    [GATEWAY_TEST_HOSTS.facilitator]: net.facilitatorUrl,
+                    [GATEWAY_TEST_HOSTS.rpc]: net.rpcUrl,
+                    ...(net.tempo ? { [GATEWAY_TEST_HOSTS.tempoRpc]: net.tempo.rpcUrl } : {}),
+                  }),
+                },
+              };
+            }),
+          ],
+          test: {
+            name: "gateway",
+            globalSetup: ["./test/localnet/global-setup.ts"],
+            onConsoleLog: (log: string) => !log.startsWith('{"requestId":"req_'),
+            setupFiles: ["./test/support/apply-migrations.ts", "./test/support/canary-scan.ts"],
+            include: ["test/gateway/**/*.test.ts", "test/localnet/workerd/**/*.test.ts"],
+          },
+        },
+        {
+          test: {
+            name: "localnet",
+            environment: "node",
+            include: ["test/localnet/**/*.test.ts"],
+            exclude: ["test/localnet/workerd/**"],
+            testTimeout: 60_000,
+            hookTimeout: 60_000,
+          },
+        },
+      ],
+    },
+  };
+});
