@@ -51,7 +51,7 @@ export default defineConfig(async () => {
             name: "gateway",
             globalSetup: ["./test/localnet/global-setup.ts"],
             onConsoleLog: (log: string) => !log.startsWith('{"requestId":"req_'),
-            setupFiles: ["./test/support/apply-migrations.ts", "./test/support/canary-scan.ts"],
+            setupFiles: ["./test/support/setup.ts", "./test/support/canary-scan.ts"],
             include: ["test/gateway/**/*.test.ts", "test/localnet/workerd/**/*.test.ts"],
           },
         },
