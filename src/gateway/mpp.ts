@@ -24,7 +24,7 @@ export interface MppTerms {
 export async function mppChallenge(terms: MppTerms): Promise<Response> {
   // Loaded on the first MPP request only: mppx's modules are large and, loaded eagerly, they end the test runtime's
   // isolate between test files (every later file of a run fails to start).
-  const [{ Challenge }, { Methods }] = await Promise.all([import("mppx"), import("mppx/tempo")]);
+  const { Challenge, Methods } = await import("./mppx.ts");
   const challenge = Challenge.fromMethod(Methods.charge, {
     secretKey: terms.secret,
     realm: terms.realm,

@@ -66,7 +66,7 @@ describe("MPP challenge", () => {
         recipient: shop.actor.tenant.tempoWalletAddress,
       },
     });
-  });
+  }, 60_000); // the first MPP request loads mppx, which the test runtime transforms on first use
 });
 
 describe("SIGNED_URL", () => {
