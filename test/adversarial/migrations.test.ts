@@ -472,6 +472,7 @@ describe("drizzle/check-migrations.ts", () => {
       "paywalls.tenant_id -> tenants CASCADE",
       "services.tenant_id -> tenants CASCADE",
       "sign_in_links.tenant_id -> tenants CASCADE",
+      "signed_urls.tenant_id -> tenants CASCADE",
       "tenant_counts.tenant_id -> tenants CASCADE",
       "transactions.tenant_id -> tenants CASCADE",
     ]);
