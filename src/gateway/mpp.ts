@@ -1,4 +1,4 @@
-import { formatUnits } from "viem";
+import { formatUnits } from "viem/utils";
 
 export interface MppTerms {
   /** HMAC secret binding the challenge id to its contents (the Worker's ENCRYPTION_KEY). */
