@@ -194,7 +194,6 @@ export const updatePaywall: RouteHandler<typeof routes.updatePaywall, ApiEnv> = 
   const tenant = c.var.auth.tenant;
   const versions = ifMatchVersions(c.req.valid("header")["if-match"]);
   const existing = assertOwned(await findPaywall(c.var.db, id), tenant.id, "Paywall");
-  assertVersionMatches(existing, versions, "paywall");
 
   const target: Target = {
     targetType: patch.targetType ?? existing.targetType,
@@ -215,6 +214,8 @@ export const updatePaywall: RouteHandler<typeof routes.updatePaywall, ApiEnv> = 
         ? null
         : await sealHeaders(keyRing(c.env), { tenantId: tenant.id, paywallId: id }, patch.headers, existing.headers ?? []);
 
+  // A bad request is refused as such whatever its tag; a stale tag then costs no write (the write checks it again).
+  assertVersionMatches(existing, versions, "paywall");
   const row = await updatePaywallRow(
     c.var.db,
     id,

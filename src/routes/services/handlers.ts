@@ -137,7 +137,6 @@ export const updateService: RouteHandler<typeof routes.updateService, ApiEnv> = 
   const tenantId = c.var.auth.tenant.id;
   const versions = ifMatchVersions(c.req.valid("header")["if-match"]);
   const existing = assertOwned(await findService(c.var.db, id), tenantId, "Service");
-  assertVersionMatches(existing, versions, "service");
   assertSafeUrls(patch);
 
   const mode = patch.mode ?? existing.mode;
@@ -154,6 +153,8 @@ export const updateService: RouteHandler<typeof routes.updateService, ApiEnv> = 
   if (mode !== existing.mode) await assertNoOrphans(c.var.db, id, mode);
   const authConfig = await nextAuthConfig(c.env, { tenantId, serviceId: id }, patch, existing.authConfig, existing.authMethod);
 
+  // A bad request is refused as such whatever its tag; a stale tag then costs no write (the write checks it again).
+  assertVersionMatches(existing, versions, "service");
   const { authConfig: _ignored, ...fields } = patch;
   const updated = await updateServiceRow(
     c.var.db,
