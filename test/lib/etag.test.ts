@@ -9,8 +9,10 @@ describe("etagOf", () => {
 });
 
 describe("ifMatchVersions", () => {
-  it("absent or * → no condition", () => {
+  it("absent, empty or * → no condition", () => {
     expect(ifMatchVersions(undefined)).toBeUndefined();
+    expect(ifMatchVersions("")).toBeUndefined();
+    expect(ifMatchVersions("  ")).toBeUndefined();
     expect(ifMatchVersions("*")).toBeUndefined();
     expect(ifMatchVersions(" * ")).toBeUndefined();
   });
@@ -28,7 +30,6 @@ describe("ifMatchVersions", () => {
     expect(ifMatchVersions('"v03"')).toEqual([]);
     expect(ifMatchVersions('"v1e3"')).toEqual([]);
     expect(ifMatchVersions('"v99999999999999999999"')).toEqual([]);
-    expect(ifMatchVersions("")).toEqual([]);
     expect(ifMatchVersions('W/"v3", "v4"')).toEqual([4]);
   });
 });

@@ -1,6 +1,7 @@
 // ETag / If-Match / If-None-Match on services and paywalls: tags change with every change, a stale tag changes
 // nothing, and the check is part of the write, so N concurrent writes with one tag give exactly one success.
 import { env } from "cloudflare:workers";
+import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type ApiResult, api } from "../support/client.ts";
 import { captureConsole } from "../support/console.ts";
@@ -204,5 +205,65 @@ describe("a service's ETag covers its embedded paywalls", () => {
     });
     expectError(res, 412, "PRECONDITION_FAILED");
     expect(await env.DB.prepare("SELECT * FROM services WHERE id = ?").bind(s.id).first()).toEqual(before);
+  });
+});
+
+describe("conditional headers, fuzzed", () => {
+  // An independent oracle: the header matches when it is empty (no condition), `*`, or one of its comma-separated
+  // parts is the current tag.
+  const matches = (header: string, tag: string) =>
+    header.trim() === "" ||
+    header.trim() === "*" ||
+    header
+      .split(",")
+      .map((part) => part.trim())
+      .includes(tag);
+  const headerValue = fc
+    .array(
+      fc.oneof(
+        fc.constantFrom('"v1"', '"v2"', 'W/"v1"', "*", '"v01"', '"1"', "v1", '""', ",", " "),
+        fc.string({ unit: fc.constantFrom(...'v12W/"*, x'), maxLength: 12 }),
+      ),
+      { maxLength: 4 },
+    )
+    .map((parts) => parts.join(fc.sample(fc.constantFrom(",", ", ", " "), 1)[0]));
+
+  it("any If-Match on PATCH is 200 when it names the current tag (or is *) and 412 otherwise, never anything else", async () => {
+    const who = await actor();
+    const s = await createService(who);
+    await fc.assert(
+      fc.asyncProperty(headerValue, async (header) => {
+        const tag = etag(await get(who, `/v1/services/${s.id}`));
+        const before = await rawRow("services", s.id);
+        const res = await api(`/v1/services/${s.id}`, {
+          key: who.key,
+          method: "PATCH",
+          body: { name: "fuzzed" },
+          headers: { "if-match": header },
+        });
+        if (matches(header, tag)) {
+          expect(res.status, `${header} vs ${tag}: ${res.text}`).toBe(200);
+        } else {
+          expectError(res, 412, "PRECONDITION_FAILED");
+          expect(await rawRow("services", s.id)).toEqual(before);
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it("any If-None-Match on GET is 304 (empty) when it names the current tag, weakly or not, or is *; else 200", async () => {
+    const who = await actor();
+    const s = await createService(who);
+    const tag = etag(await get(who, `/v1/services/${s.id}`));
+    await fc.assert(
+      fc.asyncProperty(headerValue, async (header) => {
+        const res = await get(who, `/v1/services/${s.id}`, { "if-none-match": header });
+        const weakly = header.trim() !== "" && matches(header.replaceAll('W/"', '"'), tag);
+        expect(res.status, `${header} vs ${tag}`).toBe(weakly ? 304 : 200);
+        expect(etag(res)).toBe(tag);
+      }),
+      { numRuns: 40 },
+    );
   });
 });
