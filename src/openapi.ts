@@ -1,4 +1,4 @@
-import { createRoute, type OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import { ErrorSchema } from "./envelope.ts";
 import { ERROR_STATUS, type ErrorCode } from "./errors.ts";
 import type { Scope } from "./lib/scopes.ts";
@@ -10,6 +10,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: "Forbidden",
   404: "Not found",
   409: "Conflict",
+  412: "Precondition failed",
   413: "Payload too large",
   415: "Unsupported media type",
   429: "Too many requests",
@@ -56,6 +57,11 @@ const HEADERS = {
     schema: { type: "integer", minimum: 1 },
   },
   "Retry-After": { description: "Seconds to wait before retrying", schema: { type: "integer", minimum: 1 } },
+  ETag: {
+    description:
+      'The resource\'s strong entity tag, `"v<version>"` (the id is in the URL): it changes whenever the resource does; send it back in `If-Match` to write only that state, or in `If-None-Match` to get `304` while it is unchanged',
+    schema: { type: "string", example: '"v3"' },
+  },
   "WWW-Authenticate": {
     description: 'The authentication challenge: `Bearer realm="api"`, with `error="invalid_token"` when a key was sent',
     schema: { type: "string", example: 'Bearer realm="api", error="invalid_token"' },
@@ -72,6 +78,7 @@ function headersFor(status: number): HeaderName[] {
   if (status < 500) names.push(...RATE_LIMIT_HEADERS);
   if (status === 429 || status === 503) names.push("Retry-After");
   if (status === 401) names.push("WWW-Authenticate");
+  if (status === 412) names.push("ETag");
   return names;
 }
 
@@ -119,10 +126,29 @@ function withHeaders<T extends RouteConfig["responses"]>(responses: T): T {
   const out: RouteConfig["responses"] = {};
   for (const [status, response] of Object.entries(responses)) {
     const refs = headersFor(Number(status)).map((name) => [name, { $ref: `#/components/headers/${name}` }]);
-    out[status] = { ...response, headers: Object.fromEntries(refs) };
+    const own = "headers" in response ? response.headers : undefined;
+    out[status] = { ...response, headers: { ...own, ...Object.fromEntries(refs) } };
   }
   return out as T;
 }
+
+/** The `ETag` header of a response about one service or paywall. */
+export const ETAG_HEADERS = { ETag: { $ref: "#/components/headers/ETag" } };
+
+/** The conditional request headers of a write (`If-Match`) and a read (`If-None-Match`) of one resource. */
+export const IfMatchHeadersSchema = z.object({
+  "if-match": z.string().optional().openapi({
+    description:
+      'Writes only if the resource is still at this state: its `ETag` (e.g. `"v3"`), a list of them, or `*`. Otherwise `412 PRECONDITION_FAILED` and nothing changes.',
+    example: '"v3"',
+  }),
+});
+export const IfNoneMatchHeadersSchema = z.object({
+  "if-none-match": z.string().optional().openapi({
+    description: "Answers `304 Not Modified` (no body) while the resource is still at this `ETag`.",
+    example: '"v3"',
+  }),
+});
 
 /** A JSON body or response with this schema. */
 export const json = <T>(schema: T) => ({ content: { "application/json": { schema } } });

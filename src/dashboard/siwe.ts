@@ -5,8 +5,9 @@
  * the signed text, checks every field against this deployment and the clock, uses the nonce up (a replay finds
  * none), and recovers the signer from the signature (EOA, offline).
  */
-import { getAddress, isAddress, isAddressEqual, recoverMessageAddress } from "viem/utils";
+
 import { createSiweMessage, generateSiweNonce, parseSiweMessage, validateSiweMessage } from "viem/siwe";
+import { getAddress, isAddress, isAddressEqual, recoverMessageAddress } from "viem/utils";
 import type { Db } from "../db/client.ts";
 import { consumeNonce, insertNonce } from "../db/dashboard.ts";
 

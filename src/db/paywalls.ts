@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gt, isNull, type SQL, sql } from "drizzle-orm";
+import { and, count, desc, eq, gt, inArray, isNull, type SQL, sql } from "drizzle-orm";
 import type { Page } from "../paging.ts";
 import type { Db } from "./client.ts";
 import { countOf, selectCountOf } from "./counts.ts";
@@ -71,26 +71,40 @@ export async function insertPaywallWithinCap(
   return removed.length > 0 || !inserted ? { refused: "cap" } : { row: inserted };
 }
 
+/** The paywall `id`, and (when `versions` is given, from an `If-Match`) only at one of these versions. */
+const paywallAt = (id: string, versions: readonly number[] | undefined) =>
+  versions ? and(eq(paywalls.id, id), inArray(paywalls.version, [...versions])) : eq(paywalls.id, id);
+
+/** Every write of a paywall bumps its version (its ETag); a trigger bumps its service's. */
+const bumped = { version: sql`${paywalls.version} + 1` };
+
 /**
  * Updates the paywall. With `serviceGuard` (the service it will belong to, and the mode its networks were
- * checked against), the update applies only while that service still has that mode; otherwise nothing
- * changes and `undefined` is returned, as for an unknown id.
+ * checked against), the update applies only while that service still has that mode; with `versions` (from an
+ * `If-Match`), only while the paywall is at one of them. Otherwise nothing changes and `undefined` is returned,
+ * as for an unknown id.
  */
 export async function updatePaywallRow(
   db: Db,
   id: string,
   patch: PaywallPatch,
   serviceGuard?: { serviceId: string; mode: Mode },
+  versions?: readonly number[],
 ): Promise<PaywallRow | undefined> {
   const where = serviceGuard
-    ? and(eq(paywalls.id, id), serviceStillHasMode(serviceGuard.serviceId, serviceGuard.mode))
-    : eq(paywalls.id, id);
-  const [row] = await db.update(paywalls).set(patch).where(where).returning();
+    ? and(paywallAt(id, versions), serviceStillHasMode(serviceGuard.serviceId, serviceGuard.mode))
+    : paywallAt(id, versions);
+  const [row] = await db
+    .update(paywalls)
+    .set({ ...patch, ...bumped })
+    .where(where)
+    .returning();
   return row;
 }
 
-export async function deletePaywallRow(db: Db, id: string): Promise<boolean> {
-  const rows = await db.delete(paywalls).where(eq(paywalls.id, id)).returning({ id: paywalls.id });
+/** Deletes the paywall (with `versions`, only while it is at one of them). */
+export async function deletePaywallRow(db: Db, id: string, versions?: readonly number[]): Promise<boolean> {
+  const rows = await db.delete(paywalls).where(paywallAt(id, versions)).returning({ id: paywalls.id });
   return rows.length > 0;
 }
 
@@ -104,7 +118,7 @@ export async function setPaywallEnabled(
 ): Promise<PaywallRow | undefined> {
   const [row] = await db
     .update(paywalls)
-    .set({ enabled, updatedAt: now })
+    .set({ enabled, updatedAt: now, ...bumped })
     .where(and(eq(paywalls.id, id), eq(paywalls.tenantId, tenantId)))
     .returning();
   return row;

@@ -7,6 +7,8 @@ const timestamp = (name: string) =>
     .$defaultFn(() => new Date());
 const createdAt = () => timestamp("created_at");
 const updatedAt = () => timestamp("updated_at");
+/** Bumped by every write of the row (and of a service's paywalls): the resource's strong ETag is `"v<version>"`. */
+const version = () => integer("version").notNull().default(1);
 
 export const tenants = sqliteTable(
   "tenants",
@@ -91,6 +93,7 @@ export const services = sqliteTable(
     siwxRoutes: text("siwx_routes", { mode: "json" }).$type<string[]>().notNull(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
+    version: version(),
   },
   (t) => [
     index("services_tenant_created_idx").on(t.tenantId, t.createdAt, t.id),
@@ -125,6 +128,7 @@ export const paywalls = sqliteTable(
     cacheRules: text("cache_rules", { mode: "json" }).$type<Record<string, unknown>>(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
+    version: version(),
   },
   (t) => [
     uniqueIndex("paywalls_service_slug_unique").on(t.serviceId, t.slug),

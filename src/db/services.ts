@@ -74,28 +74,38 @@ export async function insertServiceWithinCap(db: Db, row: NewService, cap: numbe
   return removed.length > 0 ? undefined : inserted;
 }
 
+/** The service `id`, and (when `versions` is given, from an `If-Match`) only at one of these versions. */
+const serviceAt = (id: string, versions: readonly number[] | undefined) =>
+  versions ? and(eq(services.id, id), inArray(services.version, [...versions])) : eq(services.id, id);
+
 /**
- * Updates the service and reads its paywalls back, in one round trip. With `onlyIfPaywallsFit` (the networks
- * of a new mode), the update applies only if no paywall of the service holds another network at that moment,
- * so a paywall written concurrently cannot be orphaned; otherwise nothing changes and `undefined` is returned.
+ * Updates the service (bumping its version) and reads its paywalls back, in one round trip. With `onlyIfPaywallsFit`
+ * (the networks of a new mode), the update applies only if no paywall of the service holds another network at that
+ * moment, so a paywall written concurrently cannot be orphaned; with `versions`, only while the service is at one of
+ * them (the If-Match check is this statement's own condition). Otherwise nothing changes and `undefined` is returned.
  */
 export async function updateServiceRow(
   db: Db,
   id: string,
   patch: ServicePatch,
   onlyIfPaywallsFit?: readonly string[],
+  versions?: readonly number[],
 ): Promise<{ service: ServiceRow; paywalls: PaywallRow[] } | undefined> {
   const where = onlyIfPaywallsFit
     ? and(
-        eq(services.id, id),
+        serviceAt(id, versions),
         sql`NOT EXISTS (SELECT 1 FROM ${paywalls} AS p, json_each(p."networks") AS n WHERE p."service_id" = ${id} AND n.value NOT IN (${sql.join(
           onlyIfPaywallsFit.map((network) => sql`${network}`),
           sql`, `,
         )}))`,
       )
-    : eq(services.id, id);
+    : serviceAt(id, versions);
   const [[service], children] = await db.batch([
-    db.update(services).set(patch).where(where).returning(),
+    db
+      .update(services)
+      .set({ ...patch, version: sql`${services.version} + 1` })
+      .where(where)
+      .returning(),
     db.select().from(paywalls).where(eq(paywalls.serviceId, id)).orderBy(desc(paywalls.createdAt), desc(paywalls.id)),
   ]);
   return service ? { service, paywalls: children } : undefined;
@@ -105,9 +115,12 @@ export async function findPaywallsOfService(db: Db, serviceId: string): Promise<
   return db.select().from(paywalls).where(eq(paywalls.serviceId, serviceId));
 }
 
-/** Deletes the service; its paywalls go with it in the same statement (foreign key cascade). */
-export async function deleteServiceRow(db: Db, id: string): Promise<boolean> {
-  const rows = await db.delete(services).where(eq(services.id, id)).returning({ id: services.id });
+/**
+ * Deletes the service (with `versions`, only while it is at one of them); its paywalls go with it in the same
+ * statement (foreign key cascade).
+ */
+export async function deleteServiceRow(db: Db, id: string, versions?: readonly number[]): Promise<boolean> {
+  const rows = await db.delete(services).where(serviceAt(id, versions)).returning({ id: services.id });
   return rows.length > 0;
 }
 

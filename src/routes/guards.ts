@@ -2,6 +2,7 @@ import type { Db } from "../db/client.ts";
 import { findPaywall } from "../db/paywalls.ts";
 import { findService } from "../db/services.ts";
 import { ApiError, forbidden, notFound } from "../errors.ts";
+import { etagOf } from "../lib/etag.ts";
 import { checkUpstreamUrl } from "../lib/ssrf.ts";
 
 /** Refuses an upstream URL the platform must not call (private, internal or non-HTTP targets). */
@@ -32,3 +33,17 @@ export async function assertFilterRefsOwned(
   if (paywall && paywall.tenantId !== tenantId) throw forbidden("paywall");
   if (service && service.tenantId !== tenantId) throw forbidden("service");
 }
+
+/**
+ * `412 PRECONDITION_FAILED` when an `If-Match` (its accepted `versions`) does not name the resource's current
+ * version. A refusal before the write, so a stale tag costs no write; the write itself repeats the check atomically.
+ */
+export function assertVersionMatches(row: { version: number }, versions: readonly number[] | undefined, what: string): void {
+  if (versions && !versions.includes(row.version)) throw preconditionFailed(what, row.version);
+}
+
+export const preconditionFailed = (what: string, version: number) =>
+  new ApiError("PRECONDITION_FAILED", `The ${what} changed since the ETag sent in If-Match; fetch it again`, {
+    details: { etag: etagOf(version) },
+    headers: { ETag: etagOf(version) },
+  });

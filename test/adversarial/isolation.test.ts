@@ -49,6 +49,8 @@ interface Route {
   /** Query parameters and body fields that name a resource by id (`serviceId`, `paywallId`). */
   queryRefs: string[];
   bodyRefs: string[];
+  /** Conditional request headers the operation documents (`if-match`, `if-none-match`). */
+  conditionals: string[];
 }
 
 function bodyProperties(op: DocOperation): string[] {
@@ -76,6 +78,7 @@ function routeOf(template: string, method: string, op: DocOperation): Route {
     public: isPublic,
     queryRefs: (op.parameters ?? []).filter((p) => p.in === "query" && /Id$/.test(p.name)).map((p) => p.name),
     bodyRefs: bodyProperties(op).filter((name) => /Id$/.test(name)),
+    conditionals: (op.parameters ?? []).filter((p) => p.in === "header" && /^if-/i.test(p.name)).map((p) => p.name),
   };
 }
 
@@ -599,6 +602,16 @@ async function snapshot(): Promise<string> {
   return JSON.stringify(tables.map((t) => t.results));
 }
 
+function conditionalHeaders(route: Route, kind: "allow" | "deny"): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of route.conditionals) {
+    const lower = name.toLowerCase();
+    if (lower === "if-match") headers[lower] = kind === "deny" ? '"v999999"' : "*";
+    else if (lower === "if-none-match") headers[lower] = kind === "deny" ? "*" : '"v999999"';
+  }
+  return headers;
+}
+
 async function runCase({ route, identity, request, outcome }: Case): Promise<void> {
   ran++;
   const caller = identity.tenant === "A" ? A : B;
@@ -612,7 +625,10 @@ async function runCase({ route, identity, request, outcome }: Case): Promise<voi
 
   const path = route.template.replace("{id}", resolved.id ?? "");
   const query = resolved.query ? `?${new URLSearchParams(resolved.query)}` : "";
-  const { headers, ip } = identity.send(keys, route);
+  const { headers: sent, ip } = identity.send(keys, route);
+  // Conditional headers never change who may do what: a refusal carries the tag that would trigger 412 or 304 if it
+  // were judged before access; an allowed request carries one that lets it through.
+  const headers = { ...sent, ...conditionalHeaders(route, outcome.kind) };
   const before = writes && outcome.kind === "deny" ? await snapshot() : null;
 
   const res = await api(`${path}${query}`, {
@@ -668,6 +684,18 @@ async function runCase({ route, identity, request, outcome }: Case): Promise<voi
 // The tests
 
 describe("the matrix is complete", () => {
+  it("the conditional headers of the document are sent: If-Match on every PATCH and DELETE of one resource, If-None-Match on its GET", () => {
+    const conditional = Object.fromEntries(ROUTES.filter((r) => r.conditionals.length > 0).map((r) => [r.key, r.conditionals]));
+    expect(conditional).toEqual({
+      "GET /v1/services/{id}": ["if-none-match"],
+      "PATCH /v1/services/{id}": ["if-match"],
+      "DELETE /v1/services/{id}": ["if-match"],
+      "GET /v1/paywalls/{id}": ["if-none-match"],
+      "PATCH /v1/paywalls/{id}": ["if-match"],
+      "DELETE /v1/paywalls/{id}": ["if-match"],
+    });
+  });
+
   it("every documented operation has a request, and every request a documented operation", () => {
     expect(missingRequests).toEqual([]);
     expect(Object.keys(REQUESTS).filter((key) => !routeByKey.has(key))).toEqual([]);

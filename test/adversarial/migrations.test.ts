@@ -420,7 +420,20 @@ describe("why the check exists: a table rebuild on D1", () => {
     expect(paywalls).toBeGreaterThan(0);
     expect(await rowCount(db, "paywalls")).toBe(paywalls);
 
-    await applyD1Migrations(db, [...migrations, asD1Migration("9999_rebuild_services.sql", DRIZZLE_KIT_REBUILD_OF_SERVICES)]);
+    // The version triggers on paywalls name services, so SQLite refuses the rename back to `services` and the
+    // whole migration rolls back: nothing is lost.
+    await expect(
+      applyD1Migrations(db, [...migrations, asD1Migration("9998_rebuild_services.sql", DRIZZLE_KIT_REBUILD_OF_SERVICES)]),
+    ).rejects.toThrow(/no such table: main.services/);
+    expect(await rowCount(db, "paywalls")).toBe(paywalls);
+    // A rebuild hand-edited to drop those triggers first goes through, and the cascade deletes every paywall.
+    const dropTriggers = ["insert", "update", "delete"]
+      .map((op) => `DROP TRIGGER \`paywalls_version_service_${op}\`;--> statement-breakpoint\n`)
+      .join("");
+    await applyD1Migrations(db, [
+      ...migrations,
+      asD1Migration("9999_rebuild_services.sql", dropTriggers + DRIZZLE_KIT_REBUILD_OF_SERVICES),
+    ]);
 
     expect(await rowCount(db, "services")).toBe(seeded.rows.get("services")?.length);
     expect(await rowCount(db, "paywalls"), "paywalls left after the rebuild of services").toBe(0);

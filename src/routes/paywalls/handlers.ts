@@ -7,13 +7,14 @@ import type { PaywallRow, ServiceRow, Tenant } from "../../db/schema.ts";
 import { findService } from "../../db/services.ts";
 import { meta } from "../../envelope.ts";
 import { ApiError, invalid } from "../../errors.ts";
+import { etagOf, ifMatchVersions, noneMatchHits } from "../../lib/etag.ts";
 import { newId } from "../../lib/ids.ts";
 import type { Issue } from "../../lib/issues.ts";
 import { commonMode, networksOutsideMode } from "../../lib/networks.ts";
 import { headersMaskedWithoutValue, sealHeaders } from "../../lib/secret-fields.ts";
 import { pagination } from "../../paging.ts";
 import type { ApiEnv } from "../../types.ts";
-import { assertOwned, assertSafeUpstream } from "../guards.ts";
+import { assertOwned, assertSafeUpstream, assertVersionMatches, preconditionFailed } from "../guards.ts";
 import type * as routes from "./routes.ts";
 import { HTTP_METHODS } from "./schemas.ts";
 import { toPaywall } from "./serialize.ts";
@@ -153,6 +154,7 @@ export const createPaywall: RouteHandler<typeof routes.createPaywall, ApiEnv> = 
       `A tenant may hold at most ${config.maxPaywallsPerTenant} paywalls during the beta`,
     );
   }
+  c.header("ETag", etagOf(outcome.row.version));
   return c.json({ data: toPaywall(outcome.row, config), meta: meta(c) }, 201);
 };
 
@@ -173,6 +175,8 @@ export const listPaywalls: RouteHandler<typeof routes.listPaywalls, ApiEnv> = as
 
 export const getPaywall: RouteHandler<typeof routes.getPaywall, ApiEnv> = async (c) => {
   const row = assertOwned(await findPaywall(c.var.db, c.req.valid("param").id), c.var.auth.tenant.id, "Paywall");
+  c.header("ETag", etagOf(row.version));
+  if (noneMatchHits(c.req.valid("header")["if-none-match"], row.version)) return c.body(null, 304);
   return c.json({ data: toPaywall(row, getConfig(c.env)), meta: meta(c) }, 200);
 };
 
@@ -188,6 +192,7 @@ export const updatePaywall: RouteHandler<typeof routes.updatePaywall, ApiEnv> = 
   const patch = c.req.valid("json");
   const { id } = c.req.valid("param");
   const tenant = c.var.auth.tenant;
+  const versions = ifMatchVersions(c.req.valid("header")["if-match"]);
   const existing = assertOwned(await findPaywall(c.var.db, id), tenant.id, "Paywall");
 
   const target: Target = {
@@ -209,6 +214,8 @@ export const updatePaywall: RouteHandler<typeof routes.updatePaywall, ApiEnv> = 
         ? null
         : await sealHeaders(keyRing(c.env), { tenantId: tenant.id, paywallId: id }, patch.headers, existing.headers ?? []);
 
+  // A bad request is refused as such whatever its tag; a stale tag then costs no write (the write checks it again).
+  assertVersionMatches(existing, versions, "paywall");
   const row = await updatePaywallRow(
     c.var.db,
     id,
@@ -221,18 +228,28 @@ export const updatePaywall: RouteHandler<typeof routes.updatePaywall, ApiEnv> = 
       updatedAt: new Date(),
     },
     service && { serviceId: service.id, mode: service.mode },
+    versions,
   ).catch(conflictOnDuplicateSlug);
   if (!row) {
-    // Gone meanwhile, or (with a service) the service's mode changed after the check.
-    if (!service || !(await findPaywall(c.var.db, id))) throw new ApiError("NOT_FOUND", "Paywall not found");
+    // Gone meanwhile, changed since the If-Match tag, or (with a service) the service's mode changed after the check.
+    const current = await findPaywall(c.var.db, id);
+    if (!current) throw new ApiError("NOT_FOUND", "Paywall not found");
+    assertVersionMatches(current, versions, "paywall");
+    if (!service) throw new ApiError("NOT_FOUND", "Paywall not found");
     throw await staleServiceError(c.var.db, target, tenant.id, patch);
   }
+  c.header("ETag", etagOf(row.version));
   return c.json({ data: toPaywall(row, getConfig(c.env)), meta: meta(c) }, 200);
 };
 
 export const deletePaywall: RouteHandler<typeof routes.deletePaywall, ApiEnv> = async (c) => {
   const { id } = c.req.valid("param");
-  assertOwned(await findPaywall(c.var.db, id), c.var.auth.tenant.id, "Paywall");
-  if (!(await deletePaywallRow(c.var.db, id))) throw new ApiError("NOT_FOUND", "Paywall not found");
+  const versions = ifMatchVersions(c.req.valid("header")["if-match"]);
+  assertVersionMatches(assertOwned(await findPaywall(c.var.db, id), c.var.auth.tenant.id, "Paywall"), versions, "paywall");
+  if (!(await deletePaywallRow(c.var.db, id, versions))) {
+    const current = await findPaywall(c.var.db, id);
+    if (current) throw preconditionFailed("paywall", current.version);
+    throw new ApiError("NOT_FOUND", "Paywall not found");
+  }
   return c.json({ data: { id, deleted: true as const }, meta: meta(c) }, 200);
 };

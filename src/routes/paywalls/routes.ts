@@ -1,5 +1,5 @@
 import { DeletedSchema, envelope, listEnvelope } from "../../envelope.ts";
-import { json, scopedRoute } from "../../openapi.ts";
+import { ETAG_HEADERS, IfMatchHeadersSchema, IfNoneMatchHeadersSchema, json, scopedRoute } from "../../openapi.ts";
 import { IdParamSchema } from "../schemas.ts";
 import { PaywallCreateSchema, PaywallListQuerySchema, PaywallSchema, PaywallUpdateSchema } from "./schemas.ts";
 
@@ -14,7 +14,7 @@ export const createPaywall = scopedRoute("paywalls:write", {
   description:
     "Prices a route. `merchantWallet` is set to the tenant's primary wallet; networks must match the service's mode. A slug already used in the service is `409 CONFLICT`.",
   request: { body: { ...json(PaywallCreateSchema), required: true } },
-  responses: { 201: { description: "The new paywall", ...json(envelope(PaywallSchema)) } },
+  responses: { 201: { description: "The new paywall", headers: ETAG_HEADERS, ...json(envelope(PaywallSchema)) } },
   errors: ["VALIDATION_ERROR", "SSRF_BLOCKED", "INVALID_SERVICE", "CONFLICT", "BETA_LIMIT_PAYWALLS"],
 });
 
@@ -36,8 +36,11 @@ export const getPaywall = scopedRoute("paywalls:read", {
   path: "/paywalls/{id}",
   tags,
   summary: "Get a paywall",
-  request: { params: IdParamSchema },
-  responses: { 200: { description: "The paywall", ...json(envelope(PaywallSchema)) } },
+  request: { params: IdParamSchema, headers: IfNoneMatchHeadersSchema },
+  responses: {
+    200: { description: "The paywall", headers: ETAG_HEADERS, ...json(envelope(PaywallSchema)) },
+    304: { description: "Not modified: still at the `ETag` sent in `If-None-Match`", headers: ETAG_HEADERS },
+  },
   errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND"],
 });
 
@@ -49,9 +52,18 @@ export const updatePaywall = scopedRoute("paywalls:write", {
   summary: "Update a paywall",
   description:
     "Partial update, validated as a whole. `networks` and `headers` replace the stored lists; `serviceId: null` detaches the paywall.",
-  request: { params: IdParamSchema, body: { ...json(PaywallUpdateSchema), required: true } },
-  responses: { 200: { description: "The updated paywall", ...json(envelope(PaywallSchema)) } },
-  errors: ["VALIDATION_ERROR", "SSRF_BLOCKED", "INVALID_SERVICE", "INVALID_WALLET", "CONFLICT", "FORBIDDEN", "NOT_FOUND"],
+  request: { params: IdParamSchema, headers: IfMatchHeadersSchema, body: { ...json(PaywallUpdateSchema), required: true } },
+  responses: { 200: { description: "The updated paywall", headers: ETAG_HEADERS, ...json(envelope(PaywallSchema)) } },
+  errors: [
+    "VALIDATION_ERROR",
+    "SSRF_BLOCKED",
+    "INVALID_SERVICE",
+    "INVALID_WALLET",
+    "CONFLICT",
+    "FORBIDDEN",
+    "NOT_FOUND",
+    "PRECONDITION_FAILED",
+  ],
 });
 
 export const deletePaywall = scopedRoute("paywalls:write", {
@@ -60,7 +72,7 @@ export const deletePaywall = scopedRoute("paywalls:write", {
   path: "/paywalls/{id}",
   tags,
   summary: "Delete a paywall",
-  request: { params: IdParamSchema },
+  request: { params: IdParamSchema, headers: IfMatchHeadersSchema },
   responses: { 200: { description: "Deleted", ...json(envelope(DeletedSchema)) } },
-  errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND"],
+  errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND", "PRECONDITION_FAILED"],
 });

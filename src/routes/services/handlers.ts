@@ -14,12 +14,13 @@ import {
 import { meta } from "../../envelope.ts";
 import { ApiError, invalid } from "../../errors.ts";
 import { type AuthMethod, authConfigIssues } from "../../lib/auth-config.ts";
+import { etagOf, ifMatchVersions, noneMatchHits } from "../../lib/etag.ts";
 import { newId } from "../../lib/ids.ts";
 import { NETWORKS_BY_MODE, networksOutsideMode } from "../../lib/networks.ts";
 import { sealAuthConfig } from "../../lib/secret-fields.ts";
 import { pagination } from "../../paging.ts";
 import type { ApiEnv } from "../../types.ts";
-import { assertOwned, assertSafeUpstream } from "../guards.ts";
+import { assertOwned, assertSafeUpstream, assertVersionMatches, preconditionFailed } from "../guards.ts";
 import type * as routes from "./routes.ts";
 import type { ServiceUpdate } from "./schemas.ts";
 import { toService } from "./serialize.ts";
@@ -76,6 +77,7 @@ export const createService: RouteHandler<typeof routes.createService, ApiEnv> = 
       `A tenant may hold at most ${config.maxServicesPerTenant} services during the beta`,
     );
   }
+  c.header("ETag", etagOf(row.version));
   return c.json({ data: toService(row, [], config), meta: meta(c) }, 201);
 };
 
@@ -95,6 +97,8 @@ export const listServices: RouteHandler<typeof routes.listServices, ApiEnv> = as
 export const getService: RouteHandler<typeof routes.getService, ApiEnv> = async (c) => {
   const found = await findServiceWithPaywalls(c.var.db, c.req.valid("param").id);
   const service = assertOwned(found?.service, c.var.auth.tenant.id, "Service");
+  c.header("ETag", etagOf(service.version));
+  if (noneMatchHits(c.req.valid("header")["if-none-match"], service.version)) return c.body(null, 304);
   return c.json({ data: toService(service, found?.paywalls ?? [], getConfig(c.env)), meta: meta(c) }, 200);
 };
 
@@ -131,6 +135,7 @@ export const updateService: RouteHandler<typeof routes.updateService, ApiEnv> = 
   const patch = c.req.valid("json");
   const { id } = c.req.valid("param");
   const tenantId = c.var.auth.tenant.id;
+  const versions = ifMatchVersions(c.req.valid("header")["if-match"]);
   const existing = assertOwned(await findService(c.var.db, id), tenantId, "Service");
   assertSafeUrls(patch);
 
@@ -148,6 +153,8 @@ export const updateService: RouteHandler<typeof routes.updateService, ApiEnv> = 
   if (mode !== existing.mode) await assertNoOrphans(c.var.db, id, mode);
   const authConfig = await nextAuthConfig(c.env, { tenantId, serviceId: id }, patch, existing.authConfig, existing.authMethod);
 
+  // A bad request is refused as such whatever its tag; a stale tag then costs no write (the write checks it again).
+  assertVersionMatches(existing, versions, "service");
   const { authConfig: _ignored, ...fields } = patch;
   const updated = await updateServiceRow(
     c.var.db,
@@ -158,19 +165,29 @@ export const updateService: RouteHandler<typeof routes.updateService, ApiEnv> = 
       updatedAt: new Date(),
     },
     mode !== existing.mode ? NETWORKS_BY_MODE[mode] : undefined,
+    versions,
   );
   if (!updated) {
-    // Gone meanwhile, or a paywall of the old mode was written after the check: judged again as it is now.
-    if (!(await findService(c.var.db, id))) throw new ApiError("NOT_FOUND", "Service not found");
+    // Gone meanwhile, changed since the If-Match tag, or a paywall of the old mode was written after the check:
+    // judged again as it is now.
+    const current = await findService(c.var.db, id);
+    if (!current) throw new ApiError("NOT_FOUND", "Service not found");
+    assertVersionMatches(current, versions, "service");
     await assertNoOrphans(c.var.db, id, mode);
     throw new ApiError("CONFLICT", "The service's paywalls changed during the request; retry it");
   }
+  c.header("ETag", etagOf(updated.service.version));
   return c.json({ data: toService(updated.service, updated.paywalls, getConfig(c.env)), meta: meta(c) }, 200);
 };
 
 export const deleteService: RouteHandler<typeof routes.deleteService, ApiEnv> = async (c) => {
   const { id } = c.req.valid("param");
-  assertOwned(await findService(c.var.db, id), c.var.auth.tenant.id, "Service");
-  if (!(await deleteServiceRow(c.var.db, id))) throw new ApiError("NOT_FOUND", "Service not found");
+  const versions = ifMatchVersions(c.req.valid("header")["if-match"]);
+  assertVersionMatches(assertOwned(await findService(c.var.db, id), c.var.auth.tenant.id, "Service"), versions, "service");
+  if (!(await deleteServiceRow(c.var.db, id, versions))) {
+    const current = await findService(c.var.db, id);
+    if (current) throw preconditionFailed("service", current.version);
+    throw new ApiError("NOT_FOUND", "Service not found");
+  }
   return c.json({ data: { id, deleted: true as const }, meta: meta(c) }, 200);
 };

@@ -1,5 +1,5 @@
 import { DeletedSchema, envelope, listEnvelope } from "../../envelope.ts";
-import { json, scopedRoute } from "../../openapi.ts";
+import { ETAG_HEADERS, IfMatchHeadersSchema, IfNoneMatchHeadersSchema, json, scopedRoute } from "../../openapi.ts";
 import { IdParamSchema } from "../schemas.ts";
 import { ServiceCreateSchema, ServiceListQuerySchema, ServiceSchema, ServiceUpdateSchema } from "./schemas.ts";
 
@@ -13,7 +13,7 @@ export const createService = scopedRoute("services:write", {
   summary: "Create a service",
   description: "Registers an upstream API.",
   request: { body: { ...json(ServiceCreateSchema), required: true } },
-  responses: { 201: { description: "The new service", ...json(envelope(ServiceSchema)) } },
+  responses: { 201: { description: "The new service", headers: ETAG_HEADERS, ...json(envelope(ServiceSchema)) } },
   errors: ["VALIDATION_ERROR", "SSRF_BLOCKED", "BETA_LIMIT_SERVICES"],
 });
 
@@ -35,8 +35,11 @@ export const getService = scopedRoute("services:read", {
   path: "/services/{id}",
   tags,
   summary: "Get a service",
-  request: { params: IdParamSchema },
-  responses: { 200: { description: "The service", ...json(envelope(ServiceSchema)) } },
+  request: { params: IdParamSchema, headers: IfNoneMatchHeadersSchema },
+  responses: {
+    200: { description: "The service", headers: ETAG_HEADERS, ...json(envelope(ServiceSchema)) },
+    304: { description: "Not modified: still at the `ETag` sent in `If-None-Match`", headers: ETAG_HEADERS },
+  },
   errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND"],
 });
 
@@ -47,9 +50,9 @@ export const updateService = scopedRoute("services:write", {
   tags,
   summary: "Update a service",
   description: "Partial update: only the fields sent change, and the result is validated as a whole.",
-  request: { params: IdParamSchema, body: { ...json(ServiceUpdateSchema), required: true } },
-  responses: { 200: { description: "The updated service", ...json(envelope(ServiceSchema)) } },
-  errors: ["VALIDATION_ERROR", "SSRF_BLOCKED", "FORBIDDEN", "NOT_FOUND"],
+  request: { params: IdParamSchema, headers: IfMatchHeadersSchema, body: { ...json(ServiceUpdateSchema), required: true } },
+  responses: { 200: { description: "The updated service", headers: ETAG_HEADERS, ...json(envelope(ServiceSchema)) } },
+  errors: ["VALIDATION_ERROR", "SSRF_BLOCKED", "FORBIDDEN", "NOT_FOUND", "PRECONDITION_FAILED"],
 });
 
 export const deleteService = scopedRoute("services:write", {
@@ -59,7 +62,7 @@ export const deleteService = scopedRoute("services:write", {
   tags,
   summary: "Delete a service",
   description: "Deletes the service and all its paywalls, atomically.",
-  request: { params: IdParamSchema },
+  request: { params: IdParamSchema, headers: IfMatchHeadersSchema },
   responses: { 200: { description: "Deleted", ...json(envelope(DeletedSchema)) } },
-  errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND"],
+  errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND", "PRECONDITION_FAILED"],
 });

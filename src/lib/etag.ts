@@ -1,0 +1,46 @@
+/**
+ * Strong entity tags of services and paywalls: `"v<version>"`, the row's version counter. The resource's id is in
+ * its URL, so the version alone tells two states of one resource apart.
+ */
+export const etagOf = (version: number): string => `"v${version}"`;
+
+const TAG = /^(W\/)?"([^"]*)"$/;
+
+/** The entity tags of an `If-Match` / `If-None-Match` list (RFC 9110): `*`, or each tag with its weakness. */
+function parseTags(header: string): "*" | { weak: boolean; opaque: string }[] {
+  if (header.trim() === "*") return "*";
+  const tags: { weak: boolean; opaque: string }[] = [];
+  for (const part of header.split(",")) {
+    const match = TAG.exec(part.trim());
+    if (match) tags.push({ weak: Boolean(match[1]), opaque: match[2] as string });
+  }
+  return tags;
+}
+
+const versionOf = (opaque: string): number | undefined => {
+  const match = /^v([1-9][0-9]{0,14})$/.exec(opaque);
+  return match ? Number(match[1]) : undefined;
+};
+
+/**
+ * The versions an `If-Match` header accepts, for the write's own `WHERE version IN (…)`: `undefined` when the
+ * header is absent or `*` (any current state), else the versions of its strong tags (weak tags never match, RFC
+ * 9110 §13.1.1; a malformed header matches nothing, so the write is refused with 412). An empty header is absent
+ * (an empty field line carries no condition, and the HTTP layer may drop it before the Worker sees it).
+ */
+export function ifMatchVersions(header: string | undefined): number[] | undefined {
+  if (header === undefined || header.trim() === "") return undefined;
+  const tags = parseTags(header);
+  if (tags === "*") return undefined;
+  return tags.flatMap((t) => {
+    const v = t.weak ? undefined : versionOf(t.opaque);
+    return v === undefined ? [] : [v];
+  });
+}
+
+/** True when an `If-None-Match` header names the current version (weak comparison): the GET answers 304. */
+export function noneMatchHits(header: string | undefined, version: number): boolean {
+  if (header === undefined) return false;
+  const tags = parseTags(header);
+  return tags === "*" || tags.some((t) => versionOf(t.opaque) === version);
+}

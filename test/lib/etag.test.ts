@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { etagOf, ifMatchVersions, noneMatchHits } from "../../src/lib/etag.ts";
+
+describe("etagOf", () => {
+  it("is a strong quoted tag of the version", () => {
+    expect(etagOf(1)).toBe('"v1"');
+    expect(etagOf(42)).toBe('"v42"');
+  });
+});
+
+describe("ifMatchVersions", () => {
+  it("absent, empty or * → no condition", () => {
+    expect(ifMatchVersions(undefined)).toBeUndefined();
+    expect(ifMatchVersions("")).toBeUndefined();
+    expect(ifMatchVersions("  ")).toBeUndefined();
+    expect(ifMatchVersions("*")).toBeUndefined();
+    expect(ifMatchVersions(" * ")).toBeUndefined();
+  });
+
+  it("reads one tag or a list of strong tags", () => {
+    expect(ifMatchVersions('"v3"')).toEqual([3]);
+    expect(ifMatchVersions('"v3", "v7" ,"v12"')).toEqual([3, 7, 12]);
+  });
+
+  it("weak, malformed or foreign tags match nothing (the write is refused with 412)", () => {
+    expect(ifMatchVersions('W/"v3"')).toEqual([]);
+    expect(ifMatchVersions("v3")).toEqual([]);
+    expect(ifMatchVersions('"3"')).toEqual([]);
+    expect(ifMatchVersions('"v0"')).toEqual([]);
+    expect(ifMatchVersions('"v03"')).toEqual([]);
+    expect(ifMatchVersions('"v1e3"')).toEqual([]);
+    expect(ifMatchVersions('"v99999999999999999999"')).toEqual([]);
+    expect(ifMatchVersions('W/"v3", "v4"')).toEqual([4]);
+  });
+});
+
+describe("noneMatchHits", () => {
+  it("matches the current version, weakly, in a list, or *", () => {
+    expect(noneMatchHits('"v3"', 3)).toBe(true);
+    expect(noneMatchHits('W/"v3"', 3)).toBe(true);
+    expect(noneMatchHits('"v1", "v3"', 3)).toBe(true);
+    expect(noneMatchHits("*", 3)).toBe(true);
+  });
+
+  it("misses an older version, junk, or no header", () => {
+    expect(noneMatchHits('"v2"', 3)).toBe(false);
+    expect(noneMatchHits("v3", 3)).toBe(false);
+    expect(noneMatchHits(undefined, 3)).toBe(false);
+  });
+});
