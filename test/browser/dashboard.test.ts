@@ -11,16 +11,13 @@ import { createSignInLink } from "../../src/dashboard/sign-in-links.ts";
 import { getDb } from "../../src/db/client.ts";
 import { createKey } from "../../src/keys/management.ts";
 import { DESKTOP, launchBrowser, openPage, type PageProblems, PHONE, screenshot } from "./support/browser.ts";
-import { type DashboardWorker, startDashboardWorker } from "./support/dashboard-worker.ts";
+import { type RunningWorker, startWorker } from "./support/worker.ts";
 
-let worker: DashboardWorker;
+let worker: RunningWorker;
 let browser: Browser;
 
 beforeAll(async () => {
-  [worker, browser] = await Promise.all([
-    startDashboardWorker({ port: 8851, vars: { DASHBOARD_SIGNUP: "open" } }),
-    launchBrowser(),
-  ]);
+  [worker, browser] = await Promise.all([startWorker({ port: 8851, vars: { DASHBOARD_SIGNUP: "open" } }), launchBrowser()]);
   await browser
     .defaultBrowserContext()
     .overridePermissions(worker.url, ["clipboard-read", "clipboard-write", "clipboard-sanitized-write"]);

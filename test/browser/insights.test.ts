@@ -11,14 +11,14 @@ import { writeDemoData } from "../../src/ingest/demo-data.ts";
 import { formatUsdc } from "../../src/lib/usdc.ts";
 import { lastUtcDays } from "../../src/lib/utc-days.ts";
 import { DESKTOP, launchBrowser, openPage, PHONE, screenshot } from "./support/browser.ts";
-import { type DashboardWorker, startDashboardWorker } from "./support/dashboard-worker.ts";
+import { type RunningWorker, startWorker } from "./support/worker.ts";
 
-let worker: DashboardWorker;
+let worker: RunningWorker;
 let browser: Browser;
 let paywalls: string[];
 
 beforeAll(async () => {
-  [worker, browser] = await Promise.all([startDashboardWorker({ port: 8857 }), launchBrowser()]);
+  [worker, browser] = await Promise.all([startWorker({ port: 8857 }), launchBrowser()]);
   await browser
     .defaultBrowserContext()
     .overridePermissions(worker.url, ["clipboard-read", "clipboard-write", "clipboard-sanitized-write"]);

@@ -29,6 +29,8 @@ export interface RunningWorker {
   /** The access-log lines (JSON) among `logs`. */
   accessLog(): Record<string, unknown>[];
   mf: Miniflare;
+  /** The Worker's D1 database, for tests that set up or read rows directly. */
+  db(): Promise<D1Database>;
   stop(): Promise<void>;
 }
 
@@ -37,7 +39,8 @@ let built: Promise<string> | undefined;
 /** Builds the production bundle once per test process (src/cli/build.ts, as `npm run deploy` does). */
 export function buildBundle(): Promise<string> {
   built ??= (async () => {
-    const outfile = join(OUTPUT_DIR, "worker", "worker.js");
+    // One bundle per test process: files run side by side, and two builds must not write one file.
+    const outfile = join(OUTPUT_DIR, "worker", String(process.pid), "worker.js");
     const cwd = process.cwd();
     process.chdir(ROOT); // the build resolves zod's English locale from the working directory
     try {
@@ -109,6 +112,7 @@ export async function startWorker(options: StartOptions): Promise<RunningWorker>
         }
       }),
     mf,
+    db: async () => d1,
     stop: () => mf.dispose(),
   };
 }
