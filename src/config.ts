@@ -67,9 +67,12 @@ export function getConfig(env: object): Config {
   return config;
 }
 
-/** The encryption key ring from the `ENCRYPTION_KEY` secret. A missing secret is a deployment error (500). */
-export function keyRing(env: Env): KeyRing {
+/** The `ENCRYPTION_KEY` secret (also the root of the gateway's HMAC keys). A missing secret is a deployment error (500). */
+export function encryptionSecret(env: Env): string {
   const secret = getConfig(env).encryptionKey;
   if (!secret) throw new Error("ENCRYPTION_KEY is not configured");
-  return parseKeyRing(secret);
+  return secret;
 }
+
+/** The encryption key ring from the `ENCRYPTION_KEY` secret. */
+export const keyRing = (env: Env): KeyRing => parseKeyRing(encryptionSecret(env));

@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull } from "drizzle-orm";
+import { and, eq, gt, isNull, type SQL } from "drizzle-orm";
 import type { Db } from "./client.ts";
 import { type PaywallRow, paywalls, type ServiceRow, services, signedUrls, tenants } from "./schema.ts";
 
@@ -8,8 +8,8 @@ export interface PaymentTarget {
   tenant: { walletAddress: string; tempoWalletAddress: string | null };
 }
 
-/** The paywall behind a payment URL, with its service and the tenant's wallets: one query. */
-export async function findPaymentTarget(db: Db, serviceId: string, slug: string): Promise<PaymentTarget | undefined> {
+/** A paywall with its service and the tenant's wallets, in one query. */
+async function findTarget(db: Db, where: SQL | undefined): Promise<PaymentTarget | undefined> {
   const [row] = await db
     .select({
       paywall: paywalls,
@@ -19,10 +19,17 @@ export async function findPaymentTarget(db: Db, serviceId: string, slug: string)
     .from(paywalls)
     .innerJoin(services, eq(services.id, paywalls.serviceId))
     .innerJoin(tenants, eq(tenants.id, paywalls.tenantId))
-    .where(and(eq(paywalls.serviceId, serviceId), eq(paywalls.slug, slug)))
+    .where(where)
     .limit(1);
   return row;
 }
+
+/** The paywall behind a payment URL. */
+export const findPaymentTarget = (db: Db, serviceId: string, slug: string) =>
+  findTarget(db, and(eq(paywalls.serviceId, serviceId), eq(paywalls.slug, slug)));
+
+/** The paywall a signed URL was paid for (it may have been deleted or detached from its service since). */
+export const findPaymentTargetOfPaywall = (db: Db, paywallId: string) => findTarget(db, eq(paywalls.id, paywallId));
 
 export type NewSignedUrl = typeof signedUrls.$inferInsert;
 

@@ -1,8 +1,14 @@
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { getConfig } from "../config.ts";
+import { encryptionSecret, getConfig, keyRing } from "../config.ts";
 import { getDb } from "../db/client.ts";
-import { claimSignedUrl, findPaymentTarget, insertSignedUrl, type PaymentTarget } from "../db/gateway.ts";
+import {
+  claimSignedUrl,
+  findPaymentTarget,
+  findPaymentTargetOfPaywall,
+  insertSignedUrl,
+  type PaymentTarget,
+} from "../db/gateway.ts";
 import { renderError } from "../error-handler.ts";
 import { ApiError } from "../errors.ts";
 import { recordEvents, recordTransactions, settleTransaction } from "../ingest/ingest.ts";
@@ -10,7 +16,6 @@ import type { AuthMethod } from "../lib/auth-config.ts";
 import { randomHex } from "../lib/ids.ts";
 import { networkTable } from "../lib/network-table.ts";
 import { commonMode, type NetworkId, supportsMpp } from "../lib/networks.ts";
-import { parseKeyRing } from "../lib/secret-box.ts";
 import { VALIDITY_WINDOW_SECONDS } from "../routes/paywalls/serialize.ts";
 import type { AppEnv } from "../types.ts";
 import { openAuthConfig, openPaywallHeaders } from "./credentials.ts";
@@ -92,7 +97,7 @@ function sessionFor(c: Ctx, t: PaymentTarget): Promise<X402Session> {
  * the final URL is in a denied range (502: the paywall is misconfigured, the buyer is not charged).
  */
 async function upstreamParts(c: Ctx, t: PaymentTarget, request: Request): Promise<UpstreamParts | Response> {
-  const ring = parseKeyRing(getConfig(c.env).encryptionKey ?? "");
+  const ring = keyRing(c.env);
   const [authConfig, paywallHeaders] = await Promise.all([openAuthConfig(ring, t.service), openPaywallHeaders(ring, t.paywall)]);
   const buyerUrl = new URL(request.url);
   const url = withQuery(targetUrl(t.paywall, t.service), buyerUrl.searchParams, t.paywall.queryParams ?? []);
@@ -234,7 +239,7 @@ async function payX402(c: Ctx): Promise<Response> {
       transactionId: ids.transactionId,
       expiresAt,
     });
-    const token = await signToken(getConfig(c.env).encryptionKey ?? "", id, expiresAt);
+    const token = await signToken(encryptionSecret(c.env), id, expiresAt);
     return Response.json(
       { data: { url: `${getConfig(c.env).paymentBaseUrl}/api/signed/${token}`, expiresAt: expiresAt.toISOString() } },
       { status: 200, headers: { [PAYMENT_RESPONSE]: paymentResponseHeader(result), "Cache-Control": "no-store" } },
@@ -280,7 +285,7 @@ async function payMpp(c: Ctx): Promise<Response> {
     return fail(c, "SERVICE_UNAVAILABLE", "MPP credentials are not accepted yet; pay through the x402 URL");
   }
   return mppChallenge({
-    secret: getConfig(c.env).encryptionKey ?? "",
+    secret: encryptionSecret(c.env),
     amount: target.paywall.price,
     currency: table[network].asset,
     recipient: target.tenant.tempoWalletAddress ?? target.tenant.walletAddress,
@@ -293,15 +298,14 @@ async function payMpp(c: Ctx): Promise<Response> {
 
 /** A signed URL of a SIGNED_URL paywall: valid signature, unexpired, and claimed once; then the upstream call. */
 async function fulfilSignedUrl(c: Ctx): Promise<Response> {
-  const secret = getConfig(c.env).encryptionKey ?? "";
+  const secret = encryptionSecret(c.env);
   const token = await readToken(secret, c.req.param("token") ?? "");
   const now = new Date();
   if (!token || token.expiresAt <= now) return fail(c, "NOT_FOUND", "This link is invalid or has expired");
   const db = getDb(c.env.DB);
   const claimed = await claimSignedUrl(db, token.id, now);
   if (!claimed) return fail(c, "NOT_FOUND", "This link is invalid, has expired or was already used");
-  const [paywallRow] = await db.query.paywalls.findMany({ where: (p, { eq }) => eq(p.id, claimed.paywallId), limit: 1 });
-  const target = paywallRow?.serviceId ? await findPaymentTarget(db, paywallRow.serviceId, paywallRow.slug) : undefined;
+  const target = await findPaymentTargetOfPaywall(db, claimed.paywallId);
   if (!target) return fail(c, "NOT_FOUND", "The paywall behind this link no longer exists");
   if (!target.paywall.allowedMethods.includes(c.req.method)) {
     return fail(c, "METHOD_NOT_ALLOWED", `Method ${c.req.method} is not allowed here`, {
