@@ -2,7 +2,8 @@
 import type { QueryPlan } from "./explain.ts";
 import type { Accounting, LoadResult } from "./load.ts";
 import type { Overhead } from "./overhead.ts";
-import type { Scenario, Verdict } from "./scenarios.ts";
+import type { Scenario } from "./scenarios.ts";
+import type { Verdict } from "./targets.ts";
 
 export interface ScenarioReport {
   name: string;
@@ -26,6 +27,8 @@ export interface ScenarioReport {
   floorName?: string;
   /** The paid scenario: latency without the stand-ins' own time, and where it goes. */
   overhead?: Overhead;
+  /** The same, one request at a time (no queueing). */
+  overheadAlone?: Overhead;
   /** The `compareWith` scenario measured in slices interleaved with this one's (the scale pair). */
   companion?: { name: string; load: LoadResult };
   accounting?: Accounting;
@@ -146,6 +149,14 @@ export function renderTable(report: BenchReport): string {
       "  where it goes (p50 / mean ms; each phase includes the loopback hops to the next call):",
       ...o.phases.map((p) => `    ${num(p.p50).padStart(7)} / ${num(p.mean).padStart(7)}  ${p.phase}`),
     );
+    const a = s.overheadAlone;
+    if (a) {
+      out.push(
+        `  one at a time (1 connection, ${a.requests} requests): latency p50 ${num(a.latency.p50)} / p99 ${num(a.latency.p99)} ms;` +
+          ` stand-ins p50 ${num(a.standIns.p50)} ms; added by the gateway p50 ${num(a.added.p50)} / p99 ${num(a.added.p99)} ms`,
+        ...a.phases.map((p) => `    ${num(p.p50).padStart(7)} / ${num(p.mean).padStart(7)}  ${p.phase}`),
+      );
+    }
   }
   const paired = report.scenarios.filter((s) => s.companion);
   if (paired.length > 0) {

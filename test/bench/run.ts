@@ -17,9 +17,10 @@ import { explain } from "./explain.ts";
 import { account, prime, probe, type RawLoad, runLoad, summarize, unexpectedIn } from "./load.ts";
 import { overhead, type Traced } from "./overhead.ts";
 import { type BenchReport, renderTable, type ScenarioReport } from "./report.ts";
-import { DEFAULT_FLOOR, DEFAULTS, REFERENCES, SCENARIOS, type Scenario, type Seeded, TARGETS } from "./scenarios.ts";
+import { DEFAULT_FLOOR, DEFAULTS, REFERENCES, SCENARIOS, type Scenario, type Seeded } from "./scenarios.ts";
 import { createContext, remoteD1, seedBase } from "./seed.ts";
 import { type StandIns, startStandIns } from "./stand-ins.ts";
+import { TARGETS } from "./targets.ts";
 import { applyMigrations, readVars, startWorkers } from "./workers.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -247,11 +248,16 @@ async function main(): Promise<number> {
       report.load = summarize(own);
       report.pairedFloor = summarize(floorLoads);
       report.floorName = floor.scenario.name;
-      if (seeded.tagOf)
+      if (seeded.tagOf) {
         report.overhead = overhead(
           own.flatMap((l) => l.traced ?? ([] as Traced[])),
           await stand.takeLog(),
         );
+        // One at a time: the same split without the 32 connections' queueing (each phase is then its own work). No
+        // CPU figure: at a few requests per second, workerd's own idle work would weigh on each request.
+        const alone = await runLoad(url, scenario, seeded, { connections: 1, duration: DEFAULTS.alone });
+        report.overheadAlone = overhead(alone.traced ?? [], await stand.takeLog());
+      }
       if (companionSeeded) report.companion = { name: companion!.name, load: summarize(other) };
     } else {
       report.load = summarize([await runLoad(url, scenario, seeded, { connections, duration, cpu })]);
