@@ -282,6 +282,34 @@ describe("concurrent requests with one key", () => {
   });
 });
 
+describe("an answer built before the write is the state the write leaves", () => {
+  it("a keyed PATCH whose resource changed between its read and its write is 409 CONFLICT, stores nothing, and its retry answers the stored state", async () => {
+    const who = await actor();
+    const pw = await createPaywall(who, proxyPaywallBody());
+    const key = newKey();
+    const gated = gatedD1();
+    const keyed = api(`/v1/paywalls/${pw.id}`, {
+      key: who.key,
+      method: "PATCH",
+      body: { name: "keyed" },
+      headers: { "idempotency-key": key },
+      env: { DB: gated.db },
+    });
+    await gated.reached(1); // read done, write held
+    const other = await write(who, `/v1/paywalls/${pw.id}`, { method: "PATCH", body: { price: "777" } });
+    expect(other.status, other.text).toBe(200);
+    gated.release();
+    expectError(await keyed, 409, "CONFLICT");
+    expect(await record(who.tenant.id, key)).toBeNull();
+    expect(await rawRow("paywalls", pw.id)).toMatchObject({ name: "Forecast", price: "777", version: 2 });
+
+    const retry = await write(who, `/v1/paywalls/${pw.id}`, { method: "PATCH", body: { name: "keyed" }, key });
+    expect(retry.status, retry.text).toBe(200);
+    expect(retry.body.data).toMatchObject({ name: "keyed", price: "777" });
+    expect((await api(`/v1/paywalls/${pw.id}`, { key: who.key })).body.data).toEqual(retry.body.data);
+  });
+});
+
 describe("the answer is stored in the write's own batch: a fault between them leaves neither", () => {
   const TRIGGER = "idempotency_fault_test";
   afterEach(async () => {
