@@ -39,11 +39,17 @@ const HEADER = "Idempotency-Key";
 
 /** The optional `Idempotency-Key` request header of every write. */
 export const IDEMPOTENCY_HEADER = {
-  "idempotency-key": z.string().regex(IDEMPOTENCY_KEY, `${HEADER}: ${IDEMPOTENCY_KEY_RULE}`).optional().openapi({
-    description:
-      "Makes a retry safe: the first request with this key (1-255 printable ASCII characters, chosen by the client, e.g. a UUID) is processed and its answer stored for 24 hours, for the tenant; the same request again with the key gets that answer replayed (`Idempotent-Replayed: true`) and writes nothing. The key with another method, path or body is `422 IDEMPOTENCY_KEY_REUSED`; while the first is still running, `409 IDEMPOTENCY_IN_PROGRESS` with `Retry-After`. Refusals are not stored: a corrected retry may reuse the key.",
-    example: "3f1c9a52-6d0e-4b8e-9a57-0c2f7b1e4d21",
-  }),
+  "idempotency-key": z
+    .string()
+    .min(1, IDEMPOTENCY_KEY_RULE)
+    .max(255, IDEMPOTENCY_KEY_RULE)
+    .regex(IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE)
+    .optional()
+    .openapi({
+      description:
+        "Makes a retry safe: the first request with this key (1-255 printable ASCII characters, chosen by the client, e.g. a UUID) is processed and its answer stored for 24 hours, for the tenant; the same request again with the key gets that answer replayed (`Idempotent-Replayed: true`) and writes nothing. The key with another method, path or body is `422 IDEMPOTENCY_KEY_REUSED`; while the first is still running, `409 IDEMPOTENCY_IN_PROGRESS` with `Retry-After`. Refusals are not stored: a corrected retry may reuse the key.",
+      example: "3f1c9a52-6d0e-4b8e-9a57-0c2f7b1e4d21",
+    }),
 };
 export const IdempotencyHeadersSchema = z.object(IDEMPOTENCY_HEADER);
 
