@@ -5,6 +5,9 @@ export const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 
 export const IDEMPOTENCY_KEY_RULE = "1 to 255 printable ASCII characters";
 
+/** Printable ASCII only, at any length: the character part of the rule, for a schema that checks the length apart. */
+export const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
 /**
  * JSON with every object's keys sorted (recursively), arrays in order: two bodies that parse to the same value
  * serialize to the same text, however their keys were ordered or spaced.

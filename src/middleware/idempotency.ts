@@ -14,7 +14,7 @@ import {
 } from "../db/idempotency.ts";
 import type { IdempotencyRecord } from "../db/schema.ts";
 import { ApiError, type ErrorCode, invalid } from "../errors.ts";
-import { bodyHash, IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE } from "../lib/idempotency-key.ts";
+import { bodyHash, IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE, PRINTABLE_ASCII } from "../lib/idempotency-key.ts";
 import { randomHex } from "../lib/ids.ts";
 import type { ApiEnv } from "../types.ts";
 
@@ -43,7 +43,7 @@ export const IDEMPOTENCY_HEADER = {
     .string()
     .min(1, IDEMPOTENCY_KEY_RULE)
     .max(255, IDEMPOTENCY_KEY_RULE)
-    .regex(IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE)
+    .regex(PRINTABLE_ASCII, IDEMPOTENCY_KEY_RULE)
     .optional()
     .openapi({
       description:

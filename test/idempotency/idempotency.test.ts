@@ -392,6 +392,7 @@ describe("refusals store nothing: a corrected retry with the same key works", ()
     for (const bad of ["x".repeat(256), "del\u007f", "tab\there", ""]) {
       const res = await write(who, "/v1/services", { body: serviceBody(), key: bad });
       expectInvalid(res, "idempotency-key", /printable ASCII/);
+      expect(res.body.details).toHaveLength(1);
     }
     // The longest and the widest keys are accepted.
     for (const good of ["x".repeat(255), " !\"#$%&'()*+,-./0-9:;<=>?@A-Z[\\]^_`a-z{|}~"]) {
