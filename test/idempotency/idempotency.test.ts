@@ -10,7 +10,7 @@ import { type ApiResult, api } from "../support/client.ts";
 import { useTestClock } from "../support/clock.ts";
 import { captureConsole } from "../support/console.ts";
 import { createApiKey, unknownKey } from "../support/factories.ts";
-import { gatedD1 } from "../support/fake-bindings.ts";
+import { fakeLimiter, gatedD1 } from "../support/fake-bindings.ts";
 import {
   type Actor,
   actor,
@@ -368,7 +368,7 @@ describe("the answer is stored in the write's own batch: a fault between them le
 });
 
 describe("refusals store nothing: a corrected retry with the same key works", () => {
-  it("401 (no or unknown key), 403 (scope), 400 (body) and a malformed key; then the corrected request with the key succeeds", async () => {
+  it("401 (no or unknown key), 403 (scope), 400 (body), 429 (rate limit); then the corrected request with the key succeeds", async () => {
     const who = await actor();
     const { key: readOnly } = await createApiKey({ tenant: who.tenant, scopes: ["services:read"] });
     const key = newKey();
@@ -381,7 +381,18 @@ describe("refusals store nothing: a corrected retry with the same key works", ()
     expectError(await write(readOnly, "/v1/services", { body: serviceBody(), key }), 403, "INSUFFICIENT_SCOPE");
     expectInvalid(await write(who, "/v1/services", { body: serviceBody({ mode: "nope" }), key }), "mode");
     expectError(await write(who, "/v1/services", { body: "{not json", key }), 400, "VALIDATION_ERROR");
+    // Another key of the tenant (a key seen over its limit stays refused in this isolate until its window ends).
+    const { key: busyKey } = await createApiKey({ tenant: who.tenant });
+    const limited = await api("/v1/services", {
+      key: busyKey,
+      method: "POST",
+      body: serviceBody(),
+      headers: { "idempotency-key": key },
+      env: { RATE_LIMITER: fakeLimiter((limit) => ({ allowed: false, limit, remaining: 0, resetAt: Date.now() + 30_000 })) },
+    });
+    expectError(limited, 429, "RATE_LIMITED");
     expect(await record(who.tenant.id, key)).toBeNull();
+    expect(await count("services", who.tenant.id)).toBe(0);
     const ok = await write(who, "/v1/services", { body: serviceBody(), key });
     expect(ok.status, ok.text).toBe(201);
     expect(replayed(ok)).toBeNull();
