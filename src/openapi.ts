@@ -13,6 +13,7 @@ const STATUS_TEXT: Record<number, string> = {
   412: "Precondition failed",
   413: "Payload too large",
   415: "Unsupported media type",
+  422: "Unprocessable content",
   429: "Too many requests",
   500: "Server error",
   503: "Service unavailable",
@@ -56,7 +57,15 @@ const HEADERS = {
     description: `Seconds until the window resets. ${RATE_LIMITED_WHEN}`,
     schema: { type: "integer", minimum: 1 },
   },
-  "Retry-After": { description: "Seconds to wait before retrying", schema: { type: "integer", minimum: 1 } },
+  "Retry-After": {
+    description: "Seconds to wait before retrying (on 429, 503, and 409 `IDEMPOTENCY_IN_PROGRESS`)",
+    schema: { type: "integer", minimum: 1 },
+  },
+  "Idempotent-Replayed": {
+    description:
+      "`true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`, replayed: nothing was written this time. Absent otherwise.",
+    schema: { type: "string", const: "true", example: "true" },
+  },
   ETag: {
     description:
       'The resource\'s strong entity tag, `"v<version>"` (the id is in the URL): it changes whenever the resource does; send it back in `If-Match` to write only that state, or in `If-None-Match` to get `304` while it is unchanged',
@@ -76,7 +85,7 @@ function headersFor(status: number): HeaderName[] {
   const names: HeaderName[] = ["X-Request-Id"];
   // On every 2xx and 4xx; the headers' text says where no key is counted. A 5xx may come before the count.
   if (status < 500) names.push(...RATE_LIMIT_HEADERS);
-  if (status === 429 || status === 503) names.push("Retry-After");
+  if (status === 429 || status === 503 || status === 409) names.push("Retry-After");
   if (status === 401) names.push("WWW-Authenticate");
   if (status === 412) names.push("ETag");
   return names;

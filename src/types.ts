@@ -1,6 +1,7 @@
 import type { AccessLogVariables } from "./middleware/access-log.ts";
 import type { AuthVariables } from "./middleware/auth.ts";
 import type { DatabaseVariables } from "./middleware/database.ts";
+import type { IdempotencyVariables } from "./middleware/idempotency.ts";
 import type { RequestIdVariables } from "./middleware/request-id.ts";
 import type { RateLimitVariables } from "./rate-limit/middleware.ts";
 
@@ -19,8 +20,13 @@ export interface PublicEnv {
   Variables: RequestIdVariables & AccessLogVariables & DatabaseVariables;
 }
 
-/** An authenticated `/v1` route: the key, its tenant and its rate-limit decision are there. */
+/** An authenticated `/v1` route: the key, its tenant and its rate-limit decision are there (and a write's idempotency claim). */
 export interface ApiEnv {
   Bindings: Env;
-  Variables: RequestIdVariables & AccessLogVariables & DatabaseVariables & AuthVariables & RateLimitVariables;
+  Variables: RequestIdVariables &
+    AccessLogVariables &
+    DatabaseVariables &
+    AuthVariables &
+    RateLimitVariables &
+    IdempotencyVariables;
 }

@@ -1,7 +1,8 @@
-import { and, count, desc, eq, gt, inArray, isNull, type SQL, sql } from "drizzle-orm";
+import { and, count, desc, eq, exists, gt, inArray, isNull, type SQL, sql } from "drizzle-orm";
 import type { Page } from "../paging.ts";
 import type { Db } from "./client.ts";
 import { countOf, selectCountOf } from "./counts.ts";
+import { batchRecording, type ResponseRecorder } from "./idempotency.ts";
 import { type Mode, type PaywallRow, paywalls, services } from "./schema.ts";
 
 export type NewPaywall = typeof paywalls.$inferInsert;
@@ -39,6 +40,9 @@ export async function findPaywallsPage(db: Db, tenantId: string, page: Page, fil
   return { total: total?.n ?? 0, rows };
 }
 
+/** True while a paywall matching `where` exists (a recorder's `applied`). */
+const somePaywall = (db: Db, where: SQL | undefined) => exists(db.select({ one: sql`1` }).from(paywalls).where(where));
+
 /** True while the service `serviceId` still has `mode` (a paywall's networks were checked against it). */
 const serviceStillHasMode = (serviceId: string, mode: Mode) =>
   sql`(SELECT s."mode" FROM ${services} AS s WHERE s."id" = ${serviceId}) = ${mode}`;
@@ -47,26 +51,31 @@ const serviceStillHasMode = (serviceId: string, mode: Mode) =>
  * Inserts the paywall unless the tenant already holds `cap` paywalls; atomic like `insertServiceWithinCap`.
  * With `serviceMode` (the mode its networks were checked against), the row is also removed in the same batch
  * if the service's mode changed meanwhile: a concurrent mode change can never leave a paywall of the other
- * mode under a service.
+ * mode under a service. `recorder` (an idempotency key's) stores the answer in the same batch, if the row stays.
  */
 export async function insertPaywallWithinCap(
   db: Db,
   row: NewPaywall,
   cap: number,
   serviceMode?: Mode,
+  recorder?: ResponseRecorder,
 ): Promise<{ row: PaywallRow } | { refused: "cap" | "service-mode" }> {
   const modeChanged = serviceMode && row.serviceId ? sql`NOT (${serviceStillHasMode(row.serviceId, serviceMode)})` : sql`0`;
-  const [[inserted], strayed, removed] = await db.batch([
-    db.insert(paywalls).values(row).returning(),
-    db
-      .delete(paywalls)
-      .where(and(eq(paywalls.id, row.id), modeChanged))
-      .returning({ id: paywalls.id }),
-    db
-      .delete(paywalls)
-      .where(and(eq(paywalls.id, row.id), gt(countOf(row.tenantId, "paywalls"), cap)))
-      .returning({ id: paywalls.id }),
-  ]);
+  const [[inserted], strayed, removed] = await batchRecording(
+    db,
+    [
+      db.insert(paywalls).values(row).returning(),
+      db
+        .delete(paywalls)
+        .where(and(eq(paywalls.id, row.id), modeChanged))
+        .returning({ id: paywalls.id }),
+      db
+        .delete(paywalls)
+        .where(and(eq(paywalls.id, row.id), gt(countOf(row.tenantId, "paywalls"), cap)))
+        .returning({ id: paywalls.id }),
+    ],
+    { recorder, applied: somePaywall(db, eq(paywalls.id, row.id)), at: "last" },
+  );
   if (strayed.length > 0) return { refused: "service-mode" };
   return removed.length > 0 || !inserted ? { refused: "cap" } : { row: inserted };
 }
@@ -82,7 +91,7 @@ const bumped = { version: sql`${paywalls.version} + 1` };
  * Updates the paywall. With `serviceGuard` (the service it will belong to, and the mode its networks were
  * checked against), the update applies only while that service still has that mode; with `versions` (from an
  * `If-Match`), only while the paywall is at one of them. Otherwise nothing changes and `undefined` is returned,
- * as for an unknown id.
+ * as for an unknown id. `recorder` stores the answer in the same batch, exactly when the update applies.
  */
 export async function updatePaywallRow(
   db: Db,
@@ -90,21 +99,38 @@ export async function updatePaywallRow(
   patch: PaywallPatch,
   serviceGuard?: { serviceId: string; mode: Mode },
   versions?: readonly number[],
+  recorder?: ResponseRecorder,
 ): Promise<PaywallRow | undefined> {
   const where = serviceGuard
     ? and(paywallAt(id, versions), serviceStillHasMode(serviceGuard.serviceId, serviceGuard.mode))
     : paywallAt(id, versions);
-  const [row] = await db
-    .update(paywalls)
-    .set({ ...patch, ...bumped })
-    .where(where)
-    .returning();
+  const [[row]] = await batchRecording(
+    db,
+    [
+      db
+        .update(paywalls)
+        .set({ ...patch, ...bumped })
+        .where(where)
+        .returning(),
+    ],
+    { recorder, applied: somePaywall(db, where), at: "first" },
+  );
   return row;
 }
 
-/** Deletes the paywall (with `versions`, only while it is at one of them). */
-export async function deletePaywallRow(db: Db, id: string, versions?: readonly number[]): Promise<boolean> {
-  const rows = await db.delete(paywalls).where(paywallAt(id, versions)).returning({ id: paywalls.id });
+/** Deletes the paywall (with `versions`, only while it is at one of them); `recorder` as for an update. */
+export async function deletePaywallRow(
+  db: Db,
+  id: string,
+  versions?: readonly number[],
+  recorder?: ResponseRecorder,
+): Promise<boolean> {
+  const where = paywallAt(id, versions);
+  const [rows] = await batchRecording(db, [db.delete(paywalls).where(where).returning({ id: paywalls.id })], {
+    recorder,
+    applied: somePaywall(db, where),
+    at: "first",
+  });
   return rows.length > 0;
 }
 

@@ -344,3 +344,35 @@ export const signedUrls = sqliteTable("signed_urls", {
   usedAt: integer("used_at", { mode: "timestamp_ms" }),
   createdAt: createdAt(),
 });
+
+export const IDEMPOTENCY_STATES = ["in_progress", "done"] as const;
+
+/**
+ * Idempotency keys of writes under `/v1`, per tenant, kept 24 hours (`expiresAt`). A request claims its key
+ * (`in_progress`, with a lease until `leaseUntil` held by `claimToken`); the handler's own write batch turns the claim
+ * into `done` with the response it sends (status, masked body, replayed headers), so the write and its stored answer
+ * commit together. `method`, `path` and `bodyHash` (SHA-256 of the canonical JSON body) tell a retry from a reuse.
+ */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    method: text("method").notNull(),
+    path: text("path").notNull(),
+    bodyHash: text("body_hash").notNull(),
+    state: text("state", { enum: IDEMPOTENCY_STATES }).notNull(),
+    claimToken: text("claim_token").notNull(),
+    leaseUntil: integer("lease_until", { mode: "timestamp_ms" }).notNull(),
+    responseStatus: integer("response_status"),
+    responseBody: text("response_body"),
+    responseHeaders: text("response_headers", { mode: "json" }).$type<Record<string, string>>(),
+    createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
+    expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.key] }), index("idempotency_keys_expires_idx").on(t.expiresAt)],
+);
+
+export type IdempotencyRecord = typeof idempotencyKeys.$inferSelect;

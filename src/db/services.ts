@@ -1,7 +1,8 @@
-import { and, desc, eq, gt, inArray, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, exists, gt, inArray, type SQL, sql } from "drizzle-orm";
 import type { Page } from "../paging.ts";
 import type { Db } from "./client.ts";
 import { countOf } from "./counts.ts";
+import { batchRecording, type ResponseRecorder } from "./idempotency.ts";
 import { type Mode, type PaywallRow, paywalls, type ServiceRow, services } from "./schema.ts";
 
 export type NewService = typeof services.$inferInsert;
@@ -59,18 +60,31 @@ export async function findServicesPage(db: Db, tenantId: string, page: Page, fil
   return { total: count, items: rows.map(({ service }) => ({ service, paywalls: byService.get(service.id) ?? [] })) };
 }
 
+/** True while a service matching `where` exists (a recorder's `applied`). */
+const someService = (db: Db, where: SQL | undefined) => exists(db.select({ one: sql`1` }).from(services).where(where));
+
 /**
  * Inserts the service unless the tenant already holds `cap` services. The insert and the cap check run
  * in one atomic batch, so concurrent creates can never overshoot: the row is removed again if it was one too many.
+ * `recorder` (an idempotency key's) stores the answer in the same batch, if the row stays.
  */
-export async function insertServiceWithinCap(db: Db, row: NewService, cap: number): Promise<ServiceRow | undefined> {
-  const [[inserted], removed] = await db.batch([
-    db.insert(services).values(row).returning(),
-    db
-      .delete(services)
-      .where(and(eq(services.id, row.id), gt(countOf(row.tenantId, "services"), cap)))
-      .returning({ id: services.id }),
-  ]);
+export async function insertServiceWithinCap(
+  db: Db,
+  row: NewService,
+  cap: number,
+  recorder?: ResponseRecorder,
+): Promise<ServiceRow | undefined> {
+  const [[inserted], removed] = await batchRecording(
+    db,
+    [
+      db.insert(services).values(row).returning(),
+      db
+        .delete(services)
+        .where(and(eq(services.id, row.id), gt(countOf(row.tenantId, "services"), cap)))
+        .returning({ id: services.id }),
+    ],
+    { recorder, applied: someService(db, eq(services.id, row.id)), at: "last" },
+  );
   return removed.length > 0 ? undefined : inserted;
 }
 
@@ -83,6 +97,7 @@ const serviceAt = (id: string, versions: readonly number[] | undefined) =>
  * (the networks of a new mode), the update applies only if no paywall of the service holds another network at that
  * moment, so a paywall written concurrently cannot be orphaned; with `versions`, only while the service is at one of
  * them (the If-Match check is this statement's own condition). Otherwise nothing changes and `undefined` is returned.
+ * `recorder` stores the answer in the same batch, exactly when the update applies.
  */
 export async function updateServiceRow(
   db: Db,
@@ -90,6 +105,7 @@ export async function updateServiceRow(
   patch: ServicePatch,
   onlyIfPaywallsFit?: readonly string[],
   versions?: readonly number[],
+  recorder?: ResponseRecorder,
 ): Promise<{ service: ServiceRow; paywalls: PaywallRow[] } | undefined> {
   const where = onlyIfPaywallsFit
     ? and(
@@ -100,14 +116,18 @@ export async function updateServiceRow(
         )}))`,
       )
     : serviceAt(id, versions);
-  const [[service], children] = await db.batch([
-    db
-      .update(services)
-      .set({ ...patch, version: sql`${services.version} + 1` })
-      .where(where)
-      .returning(),
-    db.select().from(paywalls).where(eq(paywalls.serviceId, id)).orderBy(desc(paywalls.createdAt), desc(paywalls.id)),
-  ]);
+  const [[service], children] = await batchRecording(
+    db,
+    [
+      db
+        .update(services)
+        .set({ ...patch, version: sql`${services.version} + 1` })
+        .where(where)
+        .returning(),
+      db.select().from(paywalls).where(eq(paywalls.serviceId, id)).orderBy(desc(paywalls.createdAt), desc(paywalls.id)),
+    ],
+    { recorder, applied: someService(db, where), at: "first" },
+  );
   return service ? { service, paywalls: children } : undefined;
 }
 
@@ -117,10 +137,20 @@ export async function findPaywallsOfService(db: Db, serviceId: string): Promise<
 
 /**
  * Deletes the service (with `versions`, only while it is at one of them); its paywalls go with it in the same
- * statement (foreign key cascade).
+ * statement (foreign key cascade). `recorder` stores the answer in the same batch, exactly when the delete applies.
  */
-export async function deleteServiceRow(db: Db, id: string, versions?: readonly number[]): Promise<boolean> {
-  const rows = await db.delete(services).where(serviceAt(id, versions)).returning({ id: services.id });
+export async function deleteServiceRow(
+  db: Db,
+  id: string,
+  versions?: readonly number[],
+  recorder?: ResponseRecorder,
+): Promise<boolean> {
+  const where = serviceAt(id, versions);
+  const [rows] = await batchRecording(db, [db.delete(services).where(where).returning({ id: services.id })], {
+    recorder,
+    applied: someService(db, where),
+    at: "first",
+  });
   return rows.length > 0;
 }
 

@@ -592,14 +592,35 @@ function resolve(value: Json, fixtures: Record<Owner, Pick<TenantFixture, Kind>>
   return value;
 }
 
-/** Every row of both tenants' services and paywalls, as stored. */
+/** Every row of both tenants' services, paywalls and idempotency records, as stored. */
 async function snapshot(): Promise<string> {
   const tables = await Promise.all(
-    ["services", "paywalls"].map((table) =>
-      env.DB.prepare(`SELECT * FROM ${table} WHERE tenant_id IN (?, ?) ORDER BY id`).bind(A.tenant.id, B.tenant.id).all(),
+    [
+      ["services", "id"],
+      ["paywalls", "id"],
+      ["idempotency_keys", "key"],
+    ].map(([table, order]) =>
+      env.DB.prepare(`SELECT * FROM ${table} WHERE tenant_id IN (?, ?) ORDER BY tenant_id, ${order}`)
+        .bind(A.tenant.id, B.tenant.id)
+        .all(),
     ),
   );
   return JSON.stringify(tables.map((t) => t.results));
+}
+
+/**
+ * Every write carries an `Idempotency-Key`: the nth allowed write of an operation uses the same key string for either
+ * tenant (`matrix POST /v1/services #1`), so tenant B's writes reuse key strings that tenant A's writes have stored
+ * answers under: each must get its own fresh answer, never a replay of the other tenant's. Within a tenant each case
+ * has its own key, and a refused write stores nothing under its key (the snapshot covers `idempotency_keys`).
+ */
+const idempotencyKeyCounts = new Map<string, number>();
+function idempotencyKeyFor(route: Route, tenant: Owner, kind: "allow" | "deny"): Record<string, string> {
+  if (!["POST", "PATCH", "DELETE"].includes(route.method)) return {};
+  const counter = `${tenant} ${route.key} ${kind}`;
+  const n = (idempotencyKeyCounts.get(counter) ?? 0) + 1;
+  idempotencyKeyCounts.set(counter, n);
+  return { "idempotency-key": `matrix ${route.key} ${kind === "allow" ? "" : `refused by ${tenant} `}#${n}` };
 }
 
 function conditionalHeaders(route: Route, kind: "allow" | "deny"): Record<string, string> {
@@ -628,7 +649,11 @@ async function runCase({ route, identity, request, outcome }: Case): Promise<voi
   const { headers: sent, ip } = identity.send(keys, route);
   // Conditional headers never change who may do what: a refusal carries the tag that would trigger 412 or 304 if it
   // were judged before access; an allowed request carries one that lets it through.
-  const headers = { ...sent, ...conditionalHeaders(route, outcome.kind) };
+  const headers = {
+    ...sent,
+    ...conditionalHeaders(route, outcome.kind),
+    ...idempotencyKeyFor(route, identity.tenant, outcome.kind),
+  };
   const before = writes && outcome.kind === "deny" ? await snapshot() : null;
 
   const res = await api(`${path}${query}`, {
@@ -645,6 +670,7 @@ async function runCase({ route, identity, request, outcome }: Case): Promise<voi
   expect(body.meta?.requestId, context).toMatch(/^req_[0-9a-f]+$/);
   expect(res.headers.get("x-request-id"), context).toBe(body.meta.requestId);
   expect(res.headers.has("ratelimit-limit"), `${context}\n(RateLimit headers: counted against the key?)`).toBe(outcome.metered);
+  expect(res.headers.get("idempotent-replayed"), `${context}\n(replayed a stored answer)`).toBeNull();
 
   if (outcome.kind === "deny") {
     expect({ status: res.status, code: body.code }, context).toEqual({ status: outcome.status, code: outcome.code });
@@ -694,6 +720,17 @@ describe("the matrix is complete", () => {
       "PATCH /v1/paywalls/{id}": ["if-match"],
       "DELETE /v1/paywalls/{id}": ["if-match"],
     });
+  });
+
+  it("every write of the document takes an Idempotency-Key, and the matrix sends one", () => {
+    const takesKey = (r: Route) =>
+      (doc.paths[r.template]?.[r.method.toLowerCase()]?.parameters ?? []).some(
+        (p) => p.in === "header" && p.name.toLowerCase() === "idempotency-key",
+      );
+    const writes = ROUTES.filter((r) => r.method !== "GET");
+    expect(writes.map((r) => r.key)).toHaveLength(6);
+    expect(writes.filter((r) => !takesKey(r)).map((r) => r.key)).toEqual([]);
+    expect(ROUTES.filter((r) => r.method === "GET" && takesKey(r)).map((r) => r.key)).toEqual([]);
   });
 
   it("every documented operation has a request, and every request a documented operation", () => {

@@ -480,6 +480,7 @@ describe("drizzle/check-migrations.ts", () => {
       "daily_stats.tenant_id -> tenants CASCADE",
       "dashboard_sessions.tenant_id -> tenants CASCADE",
       "events.tenant_id -> tenants CASCADE",
+      "idempotency_keys.tenant_id -> tenants CASCADE",
       "key_events.tenant_id -> tenants CASCADE",
       "paywalls.service_id -> services CASCADE",
       "paywalls.tenant_id -> tenants CASCADE",

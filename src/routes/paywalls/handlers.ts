@@ -2,6 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { getConfig, keyRing } from "../../config.ts";
 import type { Db } from "../../db/client.ts";
 import { isForeignKeyViolation, isUniqueViolation } from "../../db/errors.ts";
+import { rowAfterUpdate } from "../../db/idempotency.ts";
 import { deletePaywallRow, findPaywall, findPaywallsPage, insertPaywallWithinCap, updatePaywallRow } from "../../db/paywalls.ts";
 import type { PaywallRow, ServiceRow, Tenant } from "../../db/schema.ts";
 import { findService } from "../../db/services.ts";
@@ -12,6 +13,7 @@ import { newId } from "../../lib/ids.ts";
 import type { Issue } from "../../lib/issues.ts";
 import { commonMode, networksOutsideMode } from "../../lib/networks.ts";
 import { headersMaskedWithoutValue, sealHeaders } from "../../lib/secret-fields.ts";
+import { recordResponse } from "../../middleware/idempotency.ts";
 import { pagination } from "../../paging.ts";
 import type { ApiEnv } from "../../types.ts";
 import { assertOwned, assertSafeUpstream, assertVersionMatches, preconditionFailed } from "../guards.ts";
@@ -117,35 +119,41 @@ export const createPaywall: RouteHandler<typeof routes.createPaywall, ApiEnv> = 
 
   const id = newId("pw");
   const now = new Date();
+  const row: PaywallRow = {
+    id,
+    tenantId: tenant.id,
+    serviceId: target.serviceId,
+    slug: body.slug,
+    name: body.name,
+    description: body.description ?? null,
+    targetType: target.targetType,
+    targetUrl: target.targetType === "PROXY" ? target.targetUrl : null,
+    targetRoute: target.targetType === "ROUTE" ? target.targetRoute : null,
+    price: body.price,
+    currency: body.currency,
+    networks: body.networks,
+    merchantWallet: tenant.walletAddress,
+    timeout: body.timeout ?? DEFAULT_TIMEOUT_MS,
+    allowedMethods: body.allowedMethods ?? [...HTTP_METHODS],
+    allowedHeaders: [],
+    fulfillmentMode: body.fulfillmentMode,
+    enabled: body.enabled ?? true,
+    headers: body.headers ? await sealHeaders(keyRing(c.env), { tenantId: tenant.id, paywallId: id }, body.headers) : null,
+    queryParams: body.queryParams ?? null,
+    cacheRules: body.cacheRules ?? null,
+    createdAt: now,
+    updatedAt: now,
+    version: 1,
+  };
+  // The answer is built before the write: with an Idempotency-Key it is stored in the write's own batch.
+  const answer = { data: toPaywall(row, config), meta: meta(c) };
+  const etag = etagOf(row.version);
   const outcome = await insertPaywallWithinCap(
     c.var.db,
-    {
-      id,
-      tenantId: tenant.id,
-      serviceId: target.serviceId,
-      slug: body.slug,
-      name: body.name,
-      description: body.description ?? null,
-      targetType: target.targetType,
-      targetUrl: target.targetType === "PROXY" ? target.targetUrl : null,
-      targetRoute: target.targetType === "ROUTE" ? target.targetRoute : null,
-      price: body.price,
-      currency: body.currency,
-      networks: body.networks,
-      merchantWallet: tenant.walletAddress,
-      timeout: body.timeout ?? DEFAULT_TIMEOUT_MS,
-      allowedMethods: body.allowedMethods ?? [...HTTP_METHODS],
-      allowedHeaders: [],
-      fulfillmentMode: body.fulfillmentMode,
-      enabled: body.enabled ?? true,
-      headers: body.headers ? await sealHeaders(keyRing(c.env), { tenantId: tenant.id, paywallId: id }, body.headers) : null,
-      queryParams: body.queryParams ?? null,
-      cacheRules: body.cacheRules ?? null,
-      createdAt: now,
-      updatedAt: now,
-    },
+    row,
     config.maxPaywallsPerTenant,
     service?.mode,
+    recordResponse(c, 201, answer, { ETag: etag }),
   ).catch(conflictOnDuplicateSlug);
   if ("refused" in outcome) {
     if (outcome.refused === "service-mode") throw await staleServiceError(c.var.db, target, tenant.id, body);
@@ -154,8 +162,8 @@ export const createPaywall: RouteHandler<typeof routes.createPaywall, ApiEnv> = 
       `A tenant may hold at most ${config.maxPaywallsPerTenant} paywalls during the beta`,
     );
   }
-  c.header("ETag", etagOf(outcome.row.version));
-  return c.json({ data: toPaywall(outcome.row, config), meta: meta(c) }, 201);
+  c.header("ETag", etag);
+  return c.json(answer, 201);
 };
 
 export const listPaywalls: RouteHandler<typeof routes.listPaywalls, ApiEnv> = async (c) => {
@@ -216,40 +224,57 @@ export const updatePaywall: RouteHandler<typeof routes.updatePaywall, ApiEnv> = 
 
   // A bad request is refused as such whatever its tag; a stale tag then costs no write (the write checks it again).
   assertVersionMatches(existing, versions, "paywall");
+  const set = {
+    ...patch,
+    targetUrl: target.targetType === "PROXY" ? target.targetUrl : null,
+    targetRoute: target.targetType === "ROUTE" ? target.targetRoute : null,
+    ...(merchantWallet === undefined ? {} : { merchantWallet }),
+    ...(headers === undefined ? {} : { headers }),
+    updatedAt: new Date(),
+  };
+  // With an Idempotency-Key the answer is stored in the write's own batch: it is built first, from the state read,
+  // and the write applies only to that version.
+  const expected = rowAfterUpdate(existing, set);
+  const config = getConfig(c.env);
+  const answer = { data: toPaywall(expected, config), meta: meta(c) };
+  const recorder = recordResponse(c, 200, answer, { ETag: etagOf(expected.version) });
   const row = await updatePaywallRow(
     c.var.db,
     id,
-    {
-      ...patch,
-      targetUrl: target.targetType === "PROXY" ? target.targetUrl : null,
-      targetRoute: target.targetType === "ROUTE" ? target.targetRoute : null,
-      ...(merchantWallet === undefined ? {} : { merchantWallet }),
-      ...(headers === undefined ? {} : { headers }),
-      updatedAt: new Date(),
-    },
+    set,
     service && { serviceId: service.id, mode: service.mode },
-    versions,
+    recorder ? [existing.version] : versions,
+    recorder,
   ).catch(conflictOnDuplicateSlug);
   if (!row) {
-    // Gone meanwhile, changed since the If-Match tag, or (with a service) the service's mode changed after the check.
+    // Gone meanwhile, changed since the If-Match tag (or, with a key, since it was read), or (with a service) the
+    // service's mode changed after the check.
     const current = await findPaywall(c.var.db, id);
     if (!current) throw new ApiError("NOT_FOUND", "Paywall not found");
     assertVersionMatches(current, versions, "paywall");
+    if (recorder && current.version !== existing.version) {
+      throw new ApiError("CONFLICT", "The paywall changed during the request; retry it");
+    }
     if (!service) throw new ApiError("NOT_FOUND", "Paywall not found");
     throw await staleServiceError(c.var.db, target, tenant.id, patch);
   }
+  if (recorder) {
+    c.header("ETag", etagOf(expected.version));
+    return c.json(answer, 200);
+  }
   c.header("ETag", etagOf(row.version));
-  return c.json({ data: toPaywall(row, getConfig(c.env)), meta: meta(c) }, 200);
+  return c.json({ data: toPaywall(row, config), meta: meta(c) }, 200);
 };
 
 export const deletePaywall: RouteHandler<typeof routes.deletePaywall, ApiEnv> = async (c) => {
   const { id } = c.req.valid("param");
   const versions = ifMatchVersions(c.req.valid("header")["if-match"]);
   assertVersionMatches(assertOwned(await findPaywall(c.var.db, id), c.var.auth.tenant.id, "Paywall"), versions, "paywall");
-  if (!(await deletePaywallRow(c.var.db, id, versions))) {
+  const answer = { data: { id, deleted: true as const }, meta: meta(c) };
+  if (!(await deletePaywallRow(c.var.db, id, versions, recordResponse(c, 200, answer)))) {
     const current = await findPaywall(c.var.db, id);
     if (current) throw preconditionFailed("paywall", current.version);
     throw new ApiError("NOT_FOUND", "Paywall not found");
   }
-  return c.json({ data: { id, deleted: true as const }, meta: meta(c) }, 200);
+  return c.json(answer, 200);
 };

@@ -1,4 +1,5 @@
 import { DeletedSchema, envelope, listEnvelope } from "../../envelope.ts";
+import { IDEMPOTENCY_ERRORS, IdempotencyHeadersSchema, REPLAYED_HEADERS } from "../../middleware/idempotency.ts";
 import { ETAG_HEADERS, IfMatchHeadersSchema, IfNoneMatchHeadersSchema, json, scopedRoute } from "../../openapi.ts";
 import { IdParamSchema } from "../schemas.ts";
 import { PaywallCreateSchema, PaywallListQuerySchema, PaywallSchema, PaywallUpdateSchema } from "./schemas.ts";
@@ -13,9 +14,11 @@ export const createPaywall = scopedRoute("paywalls:write", {
   summary: "Create a paywall",
   description:
     "Prices a route. `merchantWallet` is set to the tenant's primary wallet; networks must match the service's mode. A slug already used in the service is `409 CONFLICT`.",
-  request: { body: { ...json(PaywallCreateSchema), required: true } },
-  responses: { 201: { description: "The new paywall", headers: ETAG_HEADERS, ...json(envelope(PaywallSchema)) } },
-  errors: ["VALIDATION_ERROR", "SSRF_BLOCKED", "INVALID_SERVICE", "CONFLICT", "BETA_LIMIT_PAYWALLS"],
+  request: { headers: IdempotencyHeadersSchema, body: { ...json(PaywallCreateSchema), required: true } },
+  responses: {
+    201: { description: "The new paywall", headers: { ...ETAG_HEADERS, ...REPLAYED_HEADERS }, ...json(envelope(PaywallSchema)) },
+  },
+  errors: ["VALIDATION_ERROR", "SSRF_BLOCKED", "INVALID_SERVICE", "CONFLICT", "BETA_LIMIT_PAYWALLS", ...IDEMPOTENCY_ERRORS],
 });
 
 export const listPaywalls = scopedRoute("paywalls:read", {
@@ -52,8 +55,18 @@ export const updatePaywall = scopedRoute("paywalls:write", {
   summary: "Update a paywall",
   description:
     "Partial update, validated as a whole. `networks` and `headers` replace the stored lists; `serviceId: null` detaches the paywall.",
-  request: { params: IdParamSchema, headers: IfMatchHeadersSchema, body: { ...json(PaywallUpdateSchema), required: true } },
-  responses: { 200: { description: "The updated paywall", headers: ETAG_HEADERS, ...json(envelope(PaywallSchema)) } },
+  request: {
+    params: IdParamSchema,
+    headers: IfMatchHeadersSchema.extend(IdempotencyHeadersSchema.shape),
+    body: { ...json(PaywallUpdateSchema), required: true },
+  },
+  responses: {
+    200: {
+      description: "The updated paywall",
+      headers: { ...ETAG_HEADERS, ...REPLAYED_HEADERS },
+      ...json(envelope(PaywallSchema)),
+    },
+  },
   errors: [
     "VALIDATION_ERROR",
     "SSRF_BLOCKED",
@@ -63,6 +76,7 @@ export const updatePaywall = scopedRoute("paywalls:write", {
     "FORBIDDEN",
     "NOT_FOUND",
     "PRECONDITION_FAILED",
+    ...IDEMPOTENCY_ERRORS,
   ],
 });
 
@@ -72,7 +86,7 @@ export const deletePaywall = scopedRoute("paywalls:write", {
   path: "/paywalls/{id}",
   tags,
   summary: "Delete a paywall",
-  request: { params: IdParamSchema, headers: IfMatchHeadersSchema },
-  responses: { 200: { description: "Deleted", ...json(envelope(DeletedSchema)) } },
-  errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND", "PRECONDITION_FAILED"],
+  request: { params: IdParamSchema, headers: IfMatchHeadersSchema.extend(IdempotencyHeadersSchema.shape) },
+  responses: { 200: { description: "Deleted", headers: REPLAYED_HEADERS, ...json(envelope(DeletedSchema)) } },
+  errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND", "PRECONDITION_FAILED", ...IDEMPOTENCY_ERRORS],
 });

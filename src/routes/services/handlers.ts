@@ -1,7 +1,8 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { getConfig, keyRing } from "../../config.ts";
 import type { Db } from "../../db/client.ts";
-import type { Mode, StoredAuthConfig } from "../../db/schema.ts";
+import { rowAfterUpdate } from "../../db/idempotency.ts";
+import type { Mode, ServiceRow, StoredAuthConfig } from "../../db/schema.ts";
 import {
   deleteServiceRow,
   findPaywallsOfService,
@@ -18,6 +19,7 @@ import { etagOf, ifMatchVersions, noneMatchHits } from "../../lib/etag.ts";
 import { newId } from "../../lib/ids.ts";
 import { NETWORKS_BY_MODE, networksOutsideMode } from "../../lib/networks.ts";
 import { sealAuthConfig } from "../../lib/secret-fields.ts";
+import { recordResponse } from "../../middleware/idempotency.ts";
 import { pagination } from "../../paging.ts";
 import type { ApiEnv } from "../../types.ts";
 import { assertOwned, assertSafeUpstream, assertVersionMatches, preconditionFailed } from "../guards.ts";
@@ -46,39 +48,45 @@ export const createService: RouteHandler<typeof routes.createService, ApiEnv> = 
 
   const id = newId("svc");
   const now = new Date();
-  const row = await insertServiceWithinCap(
+  const row: ServiceRow = {
+    id,
+    tenantId,
+    name: body.name,
+    description: body.description ?? null,
+    baseUrl: body.baseUrl,
+    authMethod: body.authMethod,
+    authConfig: await sealAuthConfig(keyRing(c.env), { tenantId, serviceId: id }, body.authMethod, authConfig),
+    networks: body.networks,
+    mode: body.mode,
+    contactEmail: body.contactEmail ?? null,
+    categories: body.categories ?? [],
+    docsHomepage: body.docsHomepage ?? null,
+    docsApiReference: body.docsApiReference ?? null,
+    docsLlms: body.docsLlms ?? null,
+    xGuidance: body.xGuidance ?? null,
+    publicRoutes: body.publicRoutes ?? [],
+    siwxRoutes: body.siwxRoutes ?? [],
+    createdAt: now,
+    updatedAt: now,
+    version: 1,
+  };
+  // The answer is built before the write: with an Idempotency-Key it is stored in the write's own batch.
+  const answer = { data: toService(row, [], config), meta: meta(c) };
+  const etag = etagOf(row.version);
+  const stored = await insertServiceWithinCap(
     c.var.db,
-    {
-      id,
-      tenantId,
-      name: body.name,
-      description: body.description ?? null,
-      baseUrl: body.baseUrl,
-      authMethod: body.authMethod,
-      authConfig: await sealAuthConfig(keyRing(c.env), { tenantId, serviceId: id }, body.authMethod, authConfig),
-      networks: body.networks,
-      mode: body.mode,
-      contactEmail: body.contactEmail ?? null,
-      categories: body.categories ?? [],
-      docsHomepage: body.docsHomepage ?? null,
-      docsApiReference: body.docsApiReference ?? null,
-      docsLlms: body.docsLlms ?? null,
-      xGuidance: body.xGuidance ?? null,
-      publicRoutes: body.publicRoutes ?? [],
-      siwxRoutes: body.siwxRoutes ?? [],
-      createdAt: now,
-      updatedAt: now,
-    },
+    row,
     config.maxServicesPerTenant,
+    recordResponse(c, 201, answer, { ETag: etag }),
   );
-  if (!row) {
+  if (!stored) {
     throw new ApiError(
       "BETA_LIMIT_SERVICES",
       `A tenant may hold at most ${config.maxServicesPerTenant} services during the beta`,
     );
   }
-  c.header("ETag", etagOf(row.version));
-  return c.json({ data: toService(row, [], config), meta: meta(c) }, 201);
+  c.header("ETag", etag);
+  return c.json(answer, 201);
 };
 
 export const listServices: RouteHandler<typeof routes.listServices, ApiEnv> = async (c) => {
@@ -136,7 +144,8 @@ export const updateService: RouteHandler<typeof routes.updateService, ApiEnv> = 
   const { id } = c.req.valid("param");
   const tenantId = c.var.auth.tenant.id;
   const versions = ifMatchVersions(c.req.valid("header")["if-match"]);
-  const existing = assertOwned(await findService(c.var.db, id), tenantId, "Service");
+  const found = await findServiceWithPaywalls(c.var.db, id);
+  const existing = assertOwned(found?.service, tenantId, "Service");
   assertSafeUrls(patch);
 
   const mode = patch.mode ?? existing.mode;
@@ -156,38 +165,47 @@ export const updateService: RouteHandler<typeof routes.updateService, ApiEnv> = 
   // A bad request is refused as such whatever its tag; a stale tag then costs no write (the write checks it again).
   assertVersionMatches(existing, versions, "service");
   const { authConfig: _ignored, ...fields } = patch;
+  const set = { ...fields, ...(authConfig ? { authConfig } : {}), updatedAt: new Date() };
+  // With an Idempotency-Key the answer is stored in the write's own batch: it is built first, from the state read
+  // (the service and its paywalls, which bump its version), and the write applies only to that version.
+  const expected = rowAfterUpdate(existing, set);
+  const config = getConfig(c.env);
+  const answer = { data: toService(expected, found?.paywalls ?? [], config), meta: meta(c) };
+  const recorder = recordResponse(c, 200, answer, { ETag: etagOf(expected.version) });
   const updated = await updateServiceRow(
     c.var.db,
     id,
-    {
-      ...fields,
-      ...(authConfig ? { authConfig } : {}),
-      updatedAt: new Date(),
-    },
+    set,
     mode !== existing.mode ? NETWORKS_BY_MODE[mode] : undefined,
-    versions,
+    recorder ? [existing.version] : versions,
+    recorder,
   );
   if (!updated) {
-    // Gone meanwhile, changed since the If-Match tag, or a paywall of the old mode was written after the check:
-    // judged again as it is now.
+    // Gone meanwhile, changed since the If-Match tag (or, with a key, since it was read), or a paywall of the old
+    // mode was written after the check: judged again as it is now.
     const current = await findService(c.var.db, id);
     if (!current) throw new ApiError("NOT_FOUND", "Service not found");
     assertVersionMatches(current, versions, "service");
     await assertNoOrphans(c.var.db, id, mode);
-    throw new ApiError("CONFLICT", "The service's paywalls changed during the request; retry it");
+    throw new ApiError("CONFLICT", "The service or its paywalls changed during the request; retry it");
+  }
+  if (recorder) {
+    c.header("ETag", etagOf(expected.version));
+    return c.json(answer, 200);
   }
   c.header("ETag", etagOf(updated.service.version));
-  return c.json({ data: toService(updated.service, updated.paywalls, getConfig(c.env)), meta: meta(c) }, 200);
+  return c.json({ data: toService(updated.service, updated.paywalls, config), meta: meta(c) }, 200);
 };
 
 export const deleteService: RouteHandler<typeof routes.deleteService, ApiEnv> = async (c) => {
   const { id } = c.req.valid("param");
   const versions = ifMatchVersions(c.req.valid("header")["if-match"]);
   assertVersionMatches(assertOwned(await findService(c.var.db, id), c.var.auth.tenant.id, "Service"), versions, "service");
-  if (!(await deleteServiceRow(c.var.db, id, versions))) {
+  const answer = { data: { id, deleted: true as const }, meta: meta(c) };
+  if (!(await deleteServiceRow(c.var.db, id, versions, recordResponse(c, 200, answer)))) {
     const current = await findService(c.var.db, id);
     if (current) throw preconditionFailed("service", current.version);
     throw new ApiError("NOT_FOUND", "Service not found");
   }
-  return c.json({ data: { id, deleted: true as const }, meta: meta(c) }, 200);
+  return c.json(answer, 200);
 };

@@ -1,4 +1,5 @@
 import { DeletedSchema, envelope, listEnvelope } from "../../envelope.ts";
+import { IDEMPOTENCY_ERRORS, IdempotencyHeadersSchema, REPLAYED_HEADERS } from "../../middleware/idempotency.ts";
 import { ETAG_HEADERS, IfMatchHeadersSchema, IfNoneMatchHeadersSchema, json, scopedRoute } from "../../openapi.ts";
 import { IdParamSchema } from "../schemas.ts";
 import { ServiceCreateSchema, ServiceListQuerySchema, ServiceSchema, ServiceUpdateSchema } from "./schemas.ts";
@@ -12,9 +13,11 @@ export const createService = scopedRoute("services:write", {
   tags,
   summary: "Create a service",
   description: "Registers an upstream API.",
-  request: { body: { ...json(ServiceCreateSchema), required: true } },
-  responses: { 201: { description: "The new service", headers: ETAG_HEADERS, ...json(envelope(ServiceSchema)) } },
-  errors: ["VALIDATION_ERROR", "SSRF_BLOCKED", "BETA_LIMIT_SERVICES"],
+  request: { headers: IdempotencyHeadersSchema, body: { ...json(ServiceCreateSchema), required: true } },
+  responses: {
+    201: { description: "The new service", headers: { ...ETAG_HEADERS, ...REPLAYED_HEADERS }, ...json(envelope(ServiceSchema)) },
+  },
+  errors: ["VALIDATION_ERROR", "SSRF_BLOCKED", "BETA_LIMIT_SERVICES", ...IDEMPOTENCY_ERRORS],
 });
 
 export const listServices = scopedRoute("services:read", {
@@ -50,9 +53,19 @@ export const updateService = scopedRoute("services:write", {
   tags,
   summary: "Update a service",
   description: "Partial update: only the fields sent change, and the result is validated as a whole.",
-  request: { params: IdParamSchema, headers: IfMatchHeadersSchema, body: { ...json(ServiceUpdateSchema), required: true } },
-  responses: { 200: { description: "The updated service", headers: ETAG_HEADERS, ...json(envelope(ServiceSchema)) } },
-  errors: ["VALIDATION_ERROR", "SSRF_BLOCKED", "FORBIDDEN", "NOT_FOUND", "PRECONDITION_FAILED"],
+  request: {
+    params: IdParamSchema,
+    headers: IfMatchHeadersSchema.extend(IdempotencyHeadersSchema.shape),
+    body: { ...json(ServiceUpdateSchema), required: true },
+  },
+  responses: {
+    200: {
+      description: "The updated service",
+      headers: { ...ETAG_HEADERS, ...REPLAYED_HEADERS },
+      ...json(envelope(ServiceSchema)),
+    },
+  },
+  errors: ["VALIDATION_ERROR", "SSRF_BLOCKED", "FORBIDDEN", "NOT_FOUND", "PRECONDITION_FAILED", ...IDEMPOTENCY_ERRORS],
 });
 
 export const deleteService = scopedRoute("services:write", {
@@ -62,7 +75,7 @@ export const deleteService = scopedRoute("services:write", {
   tags,
   summary: "Delete a service",
   description: "Deletes the service and all its paywalls, atomically.",
-  request: { params: IdParamSchema, headers: IfMatchHeadersSchema },
-  responses: { 200: { description: "Deleted", ...json(envelope(DeletedSchema)) } },
-  errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND", "PRECONDITION_FAILED"],
+  request: { params: IdParamSchema, headers: IfMatchHeadersSchema.extend(IdempotencyHeadersSchema.shape) },
+  responses: { 200: { description: "Deleted", headers: REPLAYED_HEADERS, ...json(envelope(DeletedSchema)) } },
+  errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND", "PRECONDITION_FAILED", ...IDEMPOTENCY_ERRORS],
 });

@@ -1,0 +1,168 @@
+import { and, eq, gt, lte, or, type SQL, sql } from "drizzle-orm";
+import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
+import type { Db } from "./client.ts";
+import { type IdempotencyRecord, idempotencyKeys } from "./schema.ts";
+
+/** One tenant's key, and the token of the request that claimed it. */
+export interface ClaimRef {
+  tenantId: string;
+  key: string;
+  token: string;
+}
+
+/** What a request is: a key is replayed only for the same method, path and body. */
+export interface RequestFingerprint {
+  method: string;
+  path: string;
+  bodyHash: string;
+}
+
+export interface StoredResponse {
+  status: number;
+  /** The body exactly as sent (masked: responses never carry a secret). */
+  body: string;
+  /** The headers a replay sends again (`ETag`). */
+  headers: Record<string, string>;
+}
+
+/**
+ * The statement that stores a write's response under its claimed key, for the write's own batch: it turns the claim
+ * into `done` only where `applied` holds, the condition under which the batch's write takes effect (evaluated in the
+ * same transaction, so the record is stored exactly when the write is). A request that lost its claim meanwhile (its
+ * lease ran out and a retry took the key over) makes the whole batch fail: `state` would become NULL, which the
+ * column refuses, so that write never lands.
+ */
+export type ResponseRecorder = (applied: SQL) => BatchItem<"sqlite">;
+
+const ofKey = (tenantId: string, key: string) => and(eq(idempotencyKeys.tenantId, tenantId), eq(idempotencyKeys.key, key));
+
+/**
+ * Claims the tenant's key for this request (`in_progress` until `leaseUntil`): a new key, an expired record, or an
+ * abandoned claim of the same request whose lease has run out. Returns whether this request holds the key now.
+ */
+export async function claimIdempotencyKey(
+  db: Db,
+  claim: ClaimRef & RequestFingerprint & { now: Date; leaseUntil: Date; expiresAt: Date },
+): Promise<boolean> {
+  const fresh = {
+    method: claim.method,
+    path: claim.path,
+    bodyHash: claim.bodyHash,
+    state: "in_progress" as const,
+    claimToken: claim.token,
+    leaseUntil: claim.leaseUntil,
+    responseStatus: null,
+    responseBody: null,
+    responseHeaders: null,
+    createdAt: claim.now,
+    expiresAt: claim.expiresAt,
+  };
+  const rows = await db
+    .insert(idempotencyKeys)
+    .values({ tenantId: claim.tenantId, key: claim.key, ...fresh })
+    .onConflictDoUpdate({
+      target: [idempotencyKeys.tenantId, idempotencyKeys.key],
+      set: fresh,
+      setWhere: or(
+        lte(idempotencyKeys.expiresAt, claim.now),
+        and(
+          eq(idempotencyKeys.state, "in_progress"),
+          lte(idempotencyKeys.leaseUntil, claim.now),
+          eq(idempotencyKeys.method, claim.method),
+          eq(idempotencyKeys.path, claim.path),
+          eq(idempotencyKeys.bodyHash, claim.bodyHash),
+        ),
+      ),
+    })
+    .returning({ token: idempotencyKeys.claimToken });
+  return rows[0]?.token === claim.token;
+}
+
+/** The tenant's record of `key`, unless it has expired (an expired record is as good as none). */
+export async function findIdempotencyRecord(
+  db: Db,
+  tenantId: string,
+  key: string,
+  now: Date,
+): Promise<IdempotencyRecord | undefined> {
+  const [row] = await db
+    .select()
+    .from(idempotencyKeys)
+    .where(and(ofKey(tenantId, key), gt(idempotencyKeys.expiresAt, now)))
+    .limit(1);
+  return row;
+}
+
+/** Gives a claim up (the request was refused or failed before its write): a corrected retry may use the key at once. */
+export async function releaseIdempotencyKey(db: Db, claim: ClaimRef): Promise<void> {
+  await db
+    .delete(idempotencyKeys)
+    .where(
+      and(
+        ofKey(claim.tenantId, claim.key),
+        eq(idempotencyKeys.claimToken, claim.token),
+        eq(idempotencyKeys.state, "in_progress"),
+      ),
+    );
+}
+
+/** The recorder of `response` for the request holding `claim` (see `ResponseRecorder`). */
+export function responseRecorder(db: Db, claim: ClaimRef, response: StoredResponse): ResponseRecorder {
+  return (applied) =>
+    db
+      .update(idempotencyKeys)
+      .set({
+        state: sql`CASE WHEN ${idempotencyKeys.claimToken} = ${claim.token} AND ${idempotencyKeys.state} = 'in_progress' THEN 'done' END`,
+        responseStatus: response.status,
+        responseBody: response.body,
+        responseHeaders: response.headers,
+      })
+      .where(and(ofKey(claim.tenantId, claim.key), applied));
+}
+
+/** Deletes records that expired at or before `now`, `chunk` rows per statement; returns how many went. */
+export async function deleteExpiredIdempotencyKeys(db: Db, now: Date, chunk = 1000): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const result = await db.run(
+      sql`DELETE FROM ${idempotencyKeys} WHERE rowid IN (SELECT rowid FROM ${idempotencyKeys} WHERE ${idempotencyKeys.expiresAt} <= ${now.getTime()} LIMIT ${chunk})`,
+    );
+    const changes = result.meta.changes ?? 0;
+    deleted += changes;
+    if (changes < chunk) return deleted;
+  }
+}
+
+type Statements = readonly [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]];
+
+/**
+ * `statements` as one batch, with an idempotency `recorder` when the request carries a key: `first`, judging the
+ * state the write will see (updates and deletes: `applied` is the write's own condition), or `last`, judging the
+ * state it left (creates: `applied` is "the new row exists"). Returns the statements' own results. Without a
+ * recorder a lone statement runs on its own.
+ */
+export async function batchRecording<T extends Statements>(
+  db: Db,
+  statements: T,
+  recording?: { recorder: ResponseRecorder | undefined; applied: SQL; at: "first" | "last" },
+): Promise<BatchResponse<T>> {
+  const recorder = recording?.recorder;
+  if (!recording || !recorder) {
+    // A lone statement runs as itself, as it did before keys existed.
+    if (statements.length === 1) return [await statements[0]] as BatchResponse<T>;
+    return db.batch(statements);
+  }
+  const statement = recorder(recording.applied);
+  if (recording.at === "last") return (await db.batch([...statements, statement])).slice(0, -1) as BatchResponse<T>;
+  return (await db.batch([statement, ...statements])).slice(1) as BatchResponse<T>;
+}
+
+/**
+ * The row as an update setting `patch` leaves it (fields set to `undefined` are skipped, as drizzle skips them), with
+ * its version bumped: a handler whose answer is stored with its write builds that answer from it, before the write,
+ * and makes the write apply only to the version it read.
+ */
+export function rowAfterUpdate<R extends { version: number }>(row: R, patch: object): R {
+  const set = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
+  return { ...row, ...set, version: row.version + 1 };
+}
