@@ -3,6 +3,8 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { Db } from "../db/client.ts";
+import { isDatabaseFailure } from "../db/errors.ts";
 import {
   type ClaimRef,
   claimIdempotencyKey,
@@ -53,8 +55,12 @@ export const IDEMPOTENCY_HEADER = {
 };
 export const IdempotencyHeadersSchema = z.object(IDEMPOTENCY_HEADER);
 
-/** The codes a write with a key may answer before its handler runs. */
-export const IDEMPOTENCY_ERRORS = ["IDEMPOTENCY_KEY_REUSED", "IDEMPOTENCY_IN_PROGRESS"] as const satisfies ErrorCode[];
+/** The codes a write with a key may answer besides its own: before its handler runs, or (`CONFLICT`) when it lost its key to a retry. */
+export const IDEMPOTENCY_ERRORS = [
+  "IDEMPOTENCY_KEY_REUSED",
+  "IDEMPOTENCY_IN_PROGRESS",
+  "CONFLICT",
+] as const satisfies ErrorCode[];
 
 /** Declared on a write's success response: present (`true`) on a replay. */
 export const REPLAYED_HEADERS = { "Idempotent-Replayed": { $ref: "#/components/headers/Idempotent-Replayed" } };
@@ -103,6 +109,7 @@ export function idempotent<H extends (c: Context<ApiEnv>, next: () => Promise<vo
       res = (await handler(c, next)) as Response;
     } catch (err) {
       await releaseIdempotencyKey(db, claim).catch(() => {});
+      if (isDatabaseFailure(err) && (await lostClaim(db, claim))) throw takenOver();
       throw err;
     }
     if (res.status >= 400 || !claim.recorded) await releaseIdempotencyKey(db, claim).catch(() => {});
@@ -110,6 +117,18 @@ export function idempotent<H extends (c: Context<ApiEnv>, next: () => Promise<vo
   };
   return wrapped as unknown as H;
 }
+
+/** Whether a retry took the key over (after the lease) while this request ran: its write batch was then refused. */
+async function lostClaim(db: Db, claim: IdempotencyClaim): Promise<boolean> {
+  const record = await findIdempotencyRecord(db, claim.tenantId, claim.key, new Date()).catch(() => undefined);
+  return record !== undefined && record.claimToken !== claim.token;
+}
+
+const takenOver = () =>
+  new ApiError(
+    "CONFLICT",
+    `This request ran past its Idempotency-Key's ${IDEMPOTENCY_LEASE_MS / 1000} s lease and a retry took the key over; this request wrote nothing. Send it again with the key to get the retry's answer`,
+  );
 
 const inProgress = (seconds: number) =>
   new ApiError(

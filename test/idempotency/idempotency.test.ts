@@ -274,7 +274,9 @@ describe("concurrent requests with one key", () => {
 
     gated.release();
     const late = await held;
-    expectError(late, 500, "DATABASE_ERROR");
+    // A clear refusal, not a database error: the key now belongs to the retry, whose answer it replays.
+    expectError(late, 409, "CONFLICT");
+    expect(late.body.error).toMatch(/lease/);
     // One service from this key: the takeover's. The late request's write was refused with its lost claim.
     expect(await count("services", who.tenant.id)).toBe(1);
     expect(await rawRow("services", takeover.body.data.id)).not.toBeNull();
