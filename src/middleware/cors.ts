@@ -7,8 +7,18 @@ import type { AppEnv } from "../types.ts";
 const allowAllowed = cors({
   origin: (origin) => origin,
   allowMethods: ["GET", "POST", "PATCH", "DELETE"],
-  allowHeaders: ["Authorization", "X-Api-Key", "Content-Type"],
-  exposeHeaders: ["X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "WWW-Authenticate"],
+  // The document's request headers (keys, body type, retries, conditional writes) and its response headers.
+  allowHeaders: ["Authorization", "X-Api-Key", "Content-Type", "Idempotency-Key", "If-Match", "If-None-Match"],
+  exposeHeaders: [
+    "X-Request-Id",
+    "RateLimit-Limit",
+    "RateLimit-Remaining",
+    "RateLimit-Reset",
+    "Retry-After",
+    "WWW-Authenticate",
+    "ETag",
+    "Idempotent-Replayed",
+  ],
   maxAge: 600,
 });
 

@@ -367,6 +367,29 @@ describe("CORS", () => {
     expect(res.headers.get("Access-Control-Allow-Origin")).toBeNull();
   });
 
+  it("an allowed origin may send every request header the document declares and read every response header it declares", async () => {
+    const doc = (await api("/openapi.json")).body as {
+      paths: Record<string, Record<string, { parameters?: { in: string; name: string }[] }>>;
+      components: { headers: Record<string, unknown> };
+    };
+    const requestHeaders = new Set(
+      Object.values(doc.paths).flatMap((item) =>
+        Object.values(item).flatMap((op) => (op.parameters ?? []).filter((p) => p.in === "header").map((p) => p.name)),
+      ),
+    );
+    expect(requestHeaders.size).toBeGreaterThan(0);
+    const allowed = { CORS_ALLOWED_ORIGINS: "https://app.example.com" };
+    const pre = await api("/v1/services", { ...preflight(), env: allowed });
+    const allowHeaders = (pre.headers.get("Access-Control-Allow-Headers") ?? "").toLowerCase().split(/\s*,\s*/);
+    for (const name of ["authorization", "x-api-key", "content-type", ...requestHeaders]) {
+      expect(allowHeaders, name).toContain(name.toLowerCase());
+    }
+    const { key } = await createApiKey();
+    const res = await api("/v1/me", { key, headers: { origin: "https://app.example.com" }, env: allowed });
+    const exposed = (res.headers.get("Access-Control-Expose-Headers") ?? "").toLowerCase().split(/\s*,\s*/);
+    for (const name of Object.keys(doc.components.headers)) expect(exposed, name).toContain(name.toLowerCase());
+  });
+
   it("an origin listed in CORS_ALLOWED_ORIGINS is granted; any other origin is not", async () => {
     const { key } = await createApiKey();
     const allowed = { CORS_ALLOWED_ORIGINS: "https://app.example.com, http://localhost:5173" };
