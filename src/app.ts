@@ -18,7 +18,7 @@ import {
 import { requestId } from "./middleware/request-id.ts";
 import { serverTiming } from "./middleware/server-timing.ts";
 import { registerComponents } from "./openapi.ts";
-import { rateLimit } from "./rate-limit/middleware.ts";
+import { clientRateLimit, rateLimit } from "./rate-limit/middleware.ts";
 import { createRouter } from "./router.ts";
 import { eventsRouter } from "./routes/events/index.ts";
 import { healthRouter } from "./routes/health.ts";
@@ -69,6 +69,9 @@ export function createApp() {
   // Checks that read no body and no database: a key in the URL, a declared Content-Length over the limit.
   app.use("/v1/*", refuseKeyInUrl());
   app.on(["POST", "PATCH", "PUT"], "/v1/*", refuseDeclaredOversize());
+  // What answers without a key is counted per client address (CF-Connecting-IP), before anything else it costs.
+  app.use("/v1/health", clientRateLimit());
+  app.use("/openapi.json", clientRateLimit());
   app.use("/v1/*", database());
 
   // Registered before `authenticate`, so it answers without a key.
@@ -76,7 +79,8 @@ export function createApp() {
   app.route("/v1", healthRouter);
 
   // Order per request: key → state → IP allowlist → rate limit → query string → body; each route then checks its
-  // scope. An unauthenticated request never has its query checked or its body read.
+  // scope. A request refused with 401 is counted per client address instead of per key; an unauthenticated request
+  // never has its query checked or its body read.
   app.use("/v1/*", authenticate(), rateLimit(), strictQuery(declaredQuery, "with key"));
   // Only the methods whose body a route reads; a body sent with GET or DELETE is ignored.
   app.on(["POST", "PATCH", "PUT"], "/v1/*", readJsonBody());

@@ -36,7 +36,7 @@ export const AUTH_ERRORS = [
 export const SCOPED_ERRORS = [...AUTH_ERRORS, "INSUFFICIENT_SCOPE"] as const satisfies ErrorCode[];
 
 const RATE_LIMITED_WHEN =
-  "Sent once a key is authenticated and counted; absent where there is no key to count (a 401, `/v1/health`).";
+  "The numbers of the bucket that counted the request: its API key once the key is authenticated; its client address (`CF-Connecting-IP`) for an operation without a key (`/v1/health`) and for a request refused with `401`. Absent from the refusals made before any count: a key in the URL (`400`), a declared `Content-Length` over the limit (`413`), a key used outside its IP allowlist (`403 IP_NOT_ALLOWED`).";
 
 /** The response headers the API sends, declared once under `components.headers`. */
 const HEADERS = {
@@ -45,7 +45,7 @@ const HEADERS = {
     schema: { type: "string", example: "req_9f2c4e1ab37d4c0e8d1f6a2b" },
   },
   "RateLimit-Limit": {
-    description: `Requests allowed per window for this key. ${RATE_LIMITED_WHEN}`,
+    description: `Requests allowed per window. ${RATE_LIMITED_WHEN}`,
     schema: { type: "integer", minimum: 1 },
   },
   "RateLimit-Remaining": {
@@ -74,7 +74,7 @@ const RATE_LIMIT_HEADERS: HeaderName[] = ["RateLimit-Limit", "RateLimit-Remainin
 /** The headers a response with this status carries. */
 function headersFor(status: number): HeaderName[] {
   const names: HeaderName[] = ["X-Request-Id"];
-  // On every 2xx and 4xx; the headers' text says where no key is counted. A 5xx may come before the count.
+  // On every 2xx and 4xx; the headers' text says which refusals come before any count. A 5xx may come before it too.
   if (status < 500) names.push(...RATE_LIMIT_HEADERS);
   if (status === 429 || status === 503) names.push("Retry-After");
   if (status === 401) names.push("WWW-Authenticate");
@@ -161,12 +161,15 @@ type OperationConfig = Omit<RouteConfig, "security" | "middleware" | "operationI
   errors?: readonly ErrorCode[];
 };
 
-/** An operation that answers without an API key (`security: []`). */
+/**
+ * An operation that answers without an API key (`security: []`), counted per client address (app.ts mounts
+ * `clientRateLimit` on it): `429 RATE_LIMITED` over the address's limit.
+ */
 export function publicRoute<const C extends OperationConfig>({ errors = [], ...config }: C) {
   return createRoute({
     ...config,
     security: [],
-    responses: withHeaders({ ...config.responses, ...errorResponses(errors) }),
+    responses: withHeaders({ ...config.responses, ...errorResponses(["RATE_LIMITED", ...errors]) }),
   });
 }
 
