@@ -3,6 +3,7 @@ import { ErrorSchema } from "./envelope.ts";
 import { ERROR_STATUS, type ErrorCode } from "./errors.ts";
 import type { Scope } from "./lib/scopes.ts";
 import { requireScope } from "./middleware/auth.ts";
+import { readJsonBody } from "./middleware/request-guards.ts";
 
 const STATUS_TEXT: Record<number, string> = {
   400: "Bad request",
@@ -173,11 +174,15 @@ export function publicRoute<const C extends OperationConfig>({ errors = [], ...c
   });
 }
 
-/** An operation any valid API key may call, whatever its scopes. */
+/**
+ * An operation any valid API key may call, whatever its scopes. An operation with a body reads it here, after
+ * authentication (app.ts), never before.
+ */
 export function authenticatedRoute<const C extends OperationConfig>({ errors = [], ...config }: C) {
   return createRoute({
     ...config,
     security: API_KEY_SECURITY,
+    middleware: config.request?.body ? [readJsonBody()] : [],
     responses: withHeaders({
       ...config.responses,
       ...errorResponses([...AUTH_ERRORS, ...errors], { body: Boolean(config.request?.body) }),
@@ -188,13 +193,15 @@ export function authenticatedRoute<const C extends OperationConfig>({ errors = [
 /**
  * An operation behind a scope, declared once: the security requirement, the runtime scope check, the scoped error
  * responses, the "Scope:" sentence of its description, and `x-scope`, which tests read to check the runtime agrees.
+ * The scope is decided before the body is read: a key without the scope gets `403` whatever it sends (only a declared
+ * `Content-Length` over the limit is refused earlier, with `413`, for every caller alike: app.ts).
  */
 export function scopedRoute<const C extends OperationConfig>(scope: Scope, { errors = [], ...config }: C) {
   return createRoute({
     ...config,
     description: `${config.description ? `${config.description} ` : ""}Scope: \`${scope}\`.`,
     security: API_KEY_SECURITY,
-    middleware: [requireScope(scope)] as const,
+    middleware: config.request?.body ? [requireScope(scope), readJsonBody()] : [requireScope(scope)],
     "x-scope": scope,
     responses: withHeaders({
       ...config.responses,
