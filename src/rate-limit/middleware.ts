@@ -71,7 +71,8 @@ export function rateLimit(): MiddlewareHandler<{
         });
       }
     }
-    enforce(c, keyId, decision, now, `Rate limit of ${decision.limit} requests per window exceeded`);
+    // The object's clock may be ahead of `now` (taken before the call): seconds are counted from the answer on.
+    enforce(c, keyId, decision, Date.now(), `Rate limit of ${decision.limit} requests per window exceeded`);
     c.set("rateLimit", decision);
     await next();
   };
@@ -102,7 +103,7 @@ export async function countClient<E extends ClientEnv>(c: Context<E>): Promise<v
     }
   }
   if (!decision.allowed) c.set("errorCode", "CLIENT_RATE_LIMITED");
-  enforce(c, bucket, decision, now, clientMessage(ipMax));
+  enforce(c, bucket, decision, Date.now(), clientMessage(ipMax));
 }
 
 /**
