@@ -62,9 +62,10 @@ export function createApp() {
   // Checks that read no body and no database: a key in the URL, a declared Content-Length over the limit.
   app.use("/v1/*", refuseKeyInUrl());
   app.on(["POST", "PATCH", "PUT"], "/v1/*", refuseDeclaredOversize());
-  // What answers without a key is counted per client address (CF-Connecting-IP), before anything else it costs.
-  app.use("/v1/health", clientRateLimit());
-  app.use("/openapi.json", clientRateLimit());
+  // What answers without a key is counted per client address (CF-Connecting-IP), before anything else it costs
+  // (registered on the endpoints' own method and path: HEAD runs them too; other methods meet `authenticate`).
+  app.get("/v1/health", clientRateLimit());
+  app.get("/openapi.json", clientRateLimit());
   app.use("/v1/*", database());
 
   // Registered before `authenticate`, so it answers without a key.

@@ -91,6 +91,15 @@ describe("operations without a key are counted per client address", () => {
     });
   }
 
+  it("HEAD /v1/health counts like GET; another method meets authentication (401, counted too)", async () => {
+    const ip = freshAddress();
+    const limits = { IP_RATE_LIMIT_MAX: "2" };
+    expect((await api("/v1/health", { ip, env: limits, method: "HEAD" })).status).toBe(200);
+    expect((await api("/v1/health", { ip, env: limits, method: "POST" })).status).toBe(401);
+    const refused = await api("/v1/health", { ip, env: limits, method: "HEAD" });
+    expect(refused.status).toBe(429);
+  });
+
   it("addresses of one IPv6 /64 share a bucket; the unknown address is one bucket", async () => {
     const prefix = `2001:db8:${hex()}:${hex()}`;
     const limits = { IP_RATE_LIMIT_MAX: "2" };
