@@ -18,6 +18,10 @@ const worker = async () =>
       bindings: {
         TEST_MIGRATIONS: await readD1Migrations("./migrations"),
         ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+        // Requests without CF-Connecting-IP share one client-address bucket (`ip:unknown`), and most test requests
+        // send none: the limit is out of reach here, and tests of the per-address limit set their own, with an address
+        // of their own (test/foundation/client-rate-limit.test.ts).
+        IP_RATE_LIMIT_MAX: "1000000000",
       },
       // Empty databases for the migration upgrade-path tests and the roll-up backfill test (one each: files share a runtime).
       d1Databases: ["MIGRATION_DB", "BACKFILL_DB"],

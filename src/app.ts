@@ -7,18 +7,11 @@ import { accessLog } from "./middleware/access-log.ts";
 import { authenticate } from "./middleware/auth.ts";
 import { corsPolicy } from "./middleware/cors.ts";
 import { database } from "./middleware/database.ts";
-import {
-  declaredQueryFrom,
-  noStore,
-  readJsonBody,
-  refuseDeclaredOversize,
-  refuseKeyInUrl,
-  strictQuery,
-} from "./middleware/request-guards.ts";
+import { declaredQueryFrom, noStore, refuseDeclaredOversize, refuseKeyInUrl, strictQuery } from "./middleware/request-guards.ts";
 import { requestId } from "./middleware/request-id.ts";
 import { serverTiming } from "./middleware/server-timing.ts";
 import { registerComponents } from "./openapi.ts";
-import { rateLimit } from "./rate-limit/middleware.ts";
+import { clientRateLimit, rateLimit } from "./rate-limit/middleware.ts";
 import { createRouter } from "./router.ts";
 import { eventsRouter } from "./routes/events/index.ts";
 import { healthRouter } from "./routes/health.ts";
@@ -69,17 +62,20 @@ export function createApp() {
   // Checks that read no body and no database: a key in the URL, a declared Content-Length over the limit.
   app.use("/v1/*", refuseKeyInUrl());
   app.on(["POST", "PATCH", "PUT"], "/v1/*", refuseDeclaredOversize());
+  // What answers without a key is counted per client address (CF-Connecting-IP), before anything else it costs
+  // (registered on the endpoints' own method and path: HEAD runs them too; other methods meet `authenticate`).
+  app.get("/v1/health", clientRateLimit());
+  app.get("/openapi.json", clientRateLimit());
   app.use("/v1/*", database());
 
   // Registered before `authenticate`, so it answers without a key.
   app.use("/v1/*", strictQuery(declaredQuery, "without key"));
   app.route("/v1", healthRouter);
 
-  // Order per request: key → state → IP allowlist → rate limit → query string → body; each route then checks its
-  // scope. An unauthenticated request never has its query checked or its body read.
+  // Order per request: key → state → IP allowlist → rate limit → query string; each route then checks its scope and
+  // only then reads its body (src/openapi.ts). A request refused with 401 is counted per client address instead of
+  // per key; an unauthenticated request never has its query checked or its body read.
   app.use("/v1/*", authenticate(), rateLimit(), strictQuery(declaredQuery, "with key"));
-  // Only the methods whose body a route reads; a body sent with GET or DELETE is ignored.
-  app.on(["POST", "PATCH", "PUT"], "/v1/*", readJsonBody());
   app.route("/v1", meRouter);
   app.route("/v1", servicesRouter);
   app.route("/v1", paywallsRouter);

@@ -23,6 +23,7 @@ const OriginListSchema = z
 const ConfigSchema = z.object({
   RATE_LIMIT_MAX: positiveInt(1000),
   RATE_LIMIT_WINDOW_SECONDS: positiveInt(60),
+  IP_RATE_LIMIT_MAX: positiveInt(120),
   MAX_SERVICES_PER_TENANT: positiveInt(50),
   MAX_PAYWALLS_PER_TENANT: positiveInt(500),
   PAYMENT_BASE_URL: z.url().default("https://pay.example.com"),
@@ -34,7 +35,8 @@ const ConfigSchema = z.object({
 });
 
 export interface Config {
-  rateLimit: { max: number; windowMs: number };
+  /** `max` per API key; `ipMax` per client address for requests without an authenticated key; one window length. */
+  rateLimit: { max: number; ipMax: number; windowMs: number };
   maxServicesPerTenant: number;
   maxPaywallsPerTenant: number;
   paymentBaseUrl: string;
@@ -53,7 +55,7 @@ export function getConfig(env: object): Config {
   if (!config) {
     const v = ConfigSchema.parse(env);
     config = {
-      rateLimit: { max: v.RATE_LIMIT_MAX, windowMs: v.RATE_LIMIT_WINDOW_SECONDS * 1000 },
+      rateLimit: { max: v.RATE_LIMIT_MAX, ipMax: v.IP_RATE_LIMIT_MAX, windowMs: v.RATE_LIMIT_WINDOW_SECONDS * 1000 },
       maxServicesPerTenant: v.MAX_SERVICES_PER_TENANT,
       maxPaywallsPerTenant: v.MAX_PAYWALLS_PER_TENANT,
       paymentBaseUrl: v.PAYMENT_BASE_URL.replace(/\/+$/, ""),

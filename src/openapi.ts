@@ -3,6 +3,7 @@ import { ErrorSchema } from "./envelope.ts";
 import { ERROR_STATUS, type ErrorCode } from "./errors.ts";
 import type { Scope } from "./lib/scopes.ts";
 import { requireScope } from "./middleware/auth.ts";
+import { readJsonBody } from "./middleware/request-guards.ts";
 
 const STATUS_TEXT: Record<number, string> = {
   400: "Bad request",
@@ -37,7 +38,7 @@ export const AUTH_ERRORS = [
 export const SCOPED_ERRORS = [...AUTH_ERRORS, "INSUFFICIENT_SCOPE"] as const satisfies ErrorCode[];
 
 const RATE_LIMITED_WHEN =
-  "Sent once a key is authenticated and counted; absent where there is no key to count (a 401, `/v1/health`).";
+  "The numbers of the bucket that counted the request: its API key once the key is authenticated; its client address (`CF-Connecting-IP`) for an operation without a key (`/v1/health`) and for a request refused with `401`. Absent from the refusals made before any count: a key in the URL (`400`), a declared `Content-Length` over the limit (`413`), a key used outside its IP allowlist (`403 IP_NOT_ALLOWED`).";
 
 /** The response headers the API sends, declared once under `components.headers`. */
 const HEADERS = {
@@ -46,7 +47,7 @@ const HEADERS = {
     schema: { type: "string", example: "req_9f2c4e1ab37d4c0e8d1f6a2b" },
   },
   "RateLimit-Limit": {
-    description: `Requests allowed per window for this key. ${RATE_LIMITED_WHEN}`,
+    description: `Requests allowed per window. ${RATE_LIMITED_WHEN}`,
     schema: { type: "integer", minimum: 1 },
   },
   "RateLimit-Remaining": {
@@ -83,7 +84,7 @@ const RATE_LIMIT_HEADERS: HeaderName[] = ["RateLimit-Limit", "RateLimit-Remainin
 /** The headers a response with this status carries. */
 function headersFor(status: number): HeaderName[] {
   const names: HeaderName[] = ["X-Request-Id"];
-  // On every 2xx and 4xx; the headers' text says where no key is counted. A 5xx may come before the count.
+  // On every 2xx and 4xx; the headers' text says which refusals come before any count. A 5xx may come before it too.
   if (status < 500) names.push(...RATE_LIMIT_HEADERS);
   if (status === 429 || status === 503 || status === 409) names.push("Retry-After");
   if (status === 401) names.push("WWW-Authenticate");
@@ -170,20 +171,27 @@ type OperationConfig = Omit<RouteConfig, "security" | "middleware" | "operationI
   errors?: readonly ErrorCode[];
 };
 
-/** An operation that answers without an API key (`security: []`). */
+/**
+ * An operation that answers without an API key (`security: []`), counted per client address (app.ts mounts
+ * `clientRateLimit` on it): `429 RATE_LIMITED` over the address's limit.
+ */
 export function publicRoute<const C extends OperationConfig>({ errors = [], ...config }: C) {
   return createRoute({
     ...config,
     security: [],
-    responses: withHeaders({ ...config.responses, ...errorResponses(errors) }),
+    responses: withHeaders({ ...config.responses, ...errorResponses(["RATE_LIMITED", ...errors]) }),
   });
 }
 
-/** An operation any valid API key may call, whatever its scopes. */
+/**
+ * An operation any valid API key may call, whatever its scopes. An operation with a body reads it here, after
+ * authentication (app.ts), never before.
+ */
 export function authenticatedRoute<const C extends OperationConfig>({ errors = [], ...config }: C) {
   return createRoute({
     ...config,
     security: API_KEY_SECURITY,
+    middleware: config.request?.body ? [readJsonBody()] : [],
     responses: withHeaders({
       ...config.responses,
       ...errorResponses([...AUTH_ERRORS, ...errors], { body: Boolean(config.request?.body) }),
@@ -194,13 +202,15 @@ export function authenticatedRoute<const C extends OperationConfig>({ errors = [
 /**
  * An operation behind a scope, declared once: the security requirement, the runtime scope check, the scoped error
  * responses, the "Scope:" sentence of its description, and `x-scope`, which tests read to check the runtime agrees.
+ * The scope is decided before the body is read: a key without the scope gets `403` whatever it sends (only a declared
+ * `Content-Length` over the limit is refused earlier, with `413`, for every caller alike: app.ts).
  */
 export function scopedRoute<const C extends OperationConfig>(scope: Scope, { errors = [], ...config }: C) {
   return createRoute({
     ...config,
     description: `${config.description ? `${config.description} ` : ""}Scope: \`${scope}\`.`,
     security: API_KEY_SECURITY,
-    middleware: [requireScope(scope)] as const,
+    middleware: config.request?.body ? [requireScope(scope), readJsonBody()] : [requireScope(scope)],
     "x-scope": scope,
     responses: withHeaders({
       ...config.responses,

@@ -4,7 +4,7 @@ import type { AuthVariables } from "./auth.ts";
 import type { RequestIdVariables } from "./request-id.ts";
 
 /** The failure the request's log line names: an error code, or a cause more precise than the one the client sees. */
-export type LoggedError = ErrorCode | "RATE_LIMITER_UNAVAILABLE" | "CLIENT_ABORTED" | "API_KEY_IN_URL";
+export type LoggedError = ErrorCode | "RATE_LIMITER_UNAVAILABLE" | "CLIENT_RATE_LIMITED" | "CLIENT_ABORTED" | "API_KEY_IN_URL";
 
 /** Set by whoever refuses the request (the error renderer, or a middleware with a more precise cause). */
 export type AccessLogVariables = { errorCode?: LoggedError };

@@ -5,6 +5,8 @@ import { ApiError } from "../errors.ts";
 import { hashApiKey, readApiKey } from "../lib/api-key.ts";
 import { isIpAllowed } from "../lib/ip-allowlist.ts";
 import { hasScope, type Scope } from "../lib/scopes.ts";
+import { countClient, refuseClientOverLimit } from "../rate-limit/middleware.ts";
+import type { AccessLogVariables } from "./access-log.ts";
 import type { DatabaseVariables } from "./database.ts";
 
 const LAST_USED_INTERVAL_MS = 60_000;
@@ -47,19 +49,31 @@ function unauthorized(error: ApiError, keySent: boolean): ApiError {
  * Authenticates the API key: format (no query for a malformed key), one indexed lookup by hash,
  * key state, then the key's IP allowlist against `CF-Connecting-IP`. Key state is read on every
  * request, so a pause or revocation holds from the next request on.
+ *
+ * A request refused with 401 is counted against its client address (`countClient`) before it is answered: over the
+ * address's limit it gets `429` instead, and from then on, until the window resets, a request from that address is
+ * refused before its key is looked up (`refuseClientOverLimit`). A key that authenticates costs no extra call.
  */
-export function authenticate(): MiddlewareHandler<{ Bindings: Env; Variables: DatabaseVariables & AuthVariables }> {
+export function authenticate(): MiddlewareHandler<{
+  Bindings: Env;
+  Variables: DatabaseVariables & AuthVariables & AccessLogVariables;
+}> {
   return async function authenticate(c, next) {
+    const refuse = async (error: ApiError, keySent: boolean): Promise<never> => {
+      await countClient(c);
+      throw unauthorized(error, keySent);
+    };
     const read = readApiKey(c.req.header("authorization"), c.req.header("x-api-key"));
-    if (!read.ok) throw unauthorized(new ApiError("INVALID_API_KEY", KEY_MESSAGES[read.reason]), read.reason !== "missing");
+    if (!read.ok) return refuse(new ApiError("INVALID_API_KEY", KEY_MESSAGES[read.reason]), read.reason !== "missing");
 
+    refuseClientOverLimit(c);
     const found = await findKeyWithTenantByHash(c.var.db, await hashApiKey(read.key));
-    if (!found) throw unauthorized(new ApiError("INVALID_API_KEY", KEY_MESSAGES.malformed), true);
+    if (!found) return refuse(new ApiError("INVALID_API_KEY", KEY_MESSAGES.malformed), true);
 
     const { key, tenant } = found;
     const now = new Date();
     const stateError = keyStateError(key, now);
-    if (stateError) throw unauthorized(stateError, true);
+    if (stateError) return refuse(stateError, true);
     if (!isIpAllowed(key.allowedIps, c.req.header("cf-connecting-ip"))) {
       throw new ApiError("IP_NOT_ALLOWED", "This API key may not be used from this IP address");
     }

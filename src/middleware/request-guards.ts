@@ -56,7 +56,8 @@ async function readBounded(c: Context<AppEnv>, body: ReadableStream<Uint8Array>)
 }
 
 /**
- * Reads a request body once the caller is authenticated: it must say it is JSON (415 otherwise, so a form post is
+ * Reads the body of an operation that takes one, mounted by `scopedRoute`/`authenticatedRoute` (src/openapi.ts) so
+ * it runs once the caller is authenticated and holds the operation's scope: it must say it is JSON (415 otherwise, so a form post is
  * never read as an empty object), fit in 100 KiB (413), arrive in full (499 when the client disconnects) and carry
  * no `__proto__` key, which the schemas could not see. The route's validator then parses the buffered copy.
  */

@@ -3,18 +3,31 @@ import { getConfig } from "../config.ts";
 import { ApiError } from "../errors.ts";
 import type { AccessLogVariables } from "../middleware/access-log.ts";
 import type { AuthVariables } from "../middleware/auth.ts";
+import { clientBucket } from "./client-bucket.ts";
 import type { RateLimitDecision } from "./durable-object.ts";
 
 export type RateLimitVariables = { rateLimit: RateLimitDecision };
 
-/** Keys known to be over their limit in this isolate, until their window resets: denied without calling the object. */
+/**
+ * Buckets (a key id, or a client address `ip:…`) known to be over their limit in this isolate, until their window
+ * resets: denied without calling the object.
+ */
 const deniedUntil = new Map<string, number>();
 const MAX_NOTES = 10_000;
 
 const secondsUntil = (at: number, now: number) => Math.max(1, Math.ceil((at - now) / 1000));
 
-async function askLimiter(env: Env, keyId: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
-  const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(keyId));
+/** The noted denial of `bucket`, if its window has not reset yet. */
+function notedDenial(bucket: string, limit: number, now: number): RateLimitDecision | undefined {
+  const noted = deniedUntil.get(bucket);
+  if (noted === undefined) return undefined;
+  if (noted > now) return { allowed: false, limit, remaining: 0, resetAt: noted };
+  deniedUntil.delete(bucket);
+  return undefined;
+}
+
+async function askLimiter(env: Env, bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
+  const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(bucket));
   try {
     return await stub.hit(limit, windowMs);
   } catch (err) {
@@ -23,10 +36,15 @@ async function askLimiter(env: Env, keyId: string, limit: number, windowMs: numb
   }
 }
 
-function setRateLimitHeaders(c: Context, d: RateLimitDecision, now: number) {
+/** Sets the bucket's `RateLimit-*` headers; over the limit, notes the bucket and throws `429` with `Retry-After`. */
+function enforce(c: Context, bucket: string, d: RateLimitDecision, now: number, message: string): void {
   c.header("RateLimit-Limit", String(d.limit));
   c.header("RateLimit-Remaining", String(d.remaining));
   c.header("RateLimit-Reset", String(secondsUntil(d.resetAt, now)));
+  if (d.allowed) return;
+  if (deniedUntil.size >= MAX_NOTES) deniedUntil.clear();
+  deniedUntil.set(bucket, d.resetAt);
+  throw new ApiError("RATE_LIMITED", message, { headers: { "Retry-After": String(secondsUntil(d.resetAt, now)) } });
 }
 
 /**
@@ -42,12 +60,8 @@ export function rateLimit(): MiddlewareHandler<{
     const keyId = c.var.auth.keyId;
     const now = Date.now();
 
-    let decision: RateLimitDecision;
-    const noted = deniedUntil.get(keyId);
-    if (noted !== undefined && noted > now) {
-      decision = { allowed: false, limit: max, remaining: 0, resetAt: noted };
-    } else {
-      if (noted !== undefined) deniedUntil.delete(keyId);
+    let decision = notedDenial(keyId, max, now);
+    if (!decision) {
       try {
         decision = await askLimiter(c.env, keyId, max, windowMs);
       } catch {
@@ -57,16 +71,60 @@ export function rateLimit(): MiddlewareHandler<{
         });
       }
     }
-
-    setRateLimitHeaders(c, decision, now);
-    if (!decision.allowed) {
-      if (deniedUntil.size >= MAX_NOTES) deniedUntil.clear();
-      deniedUntil.set(keyId, decision.resetAt);
-      throw new ApiError("RATE_LIMITED", `Rate limit of ${decision.limit} requests per window exceeded`, {
-        headers: { "Retry-After": String(secondsUntil(decision.resetAt, now)) },
-      });
-    }
+    // The object's clock may be ahead of `now` (taken before the call): seconds are counted from the answer on.
+    enforce(c, keyId, decision, Date.now(), `Rate limit of ${decision.limit} requests per window exceeded`);
     c.set("rateLimit", decision);
+    await next();
+  };
+}
+
+type ClientEnv = { Bindings: Env; Variables: AccessLogVariables };
+
+const clientMessage = (limit: number) =>
+  `Rate limit of ${limit} requests per window without a valid API key exceeded for this client address`;
+
+/**
+ * Counts a request that has no authenticated key (an operation without a key, or a failed authentication) against
+ * its client address's exact per-window quota, in the same Durable Object class as the keys under the name
+ * `clientBucket(CF-Connecting-IP)`. Sets the address's `RateLimit-*` headers; over the limit throws `429`.
+ * If the object cannot answer, the request goes on uncounted (no headers): these requests do no tenant's work, and a
+ * health check should report the database, not the limiter.
+ */
+export async function countClient<E extends ClientEnv>(c: Context<E>): Promise<void> {
+  const { ipMax, windowMs } = getConfig(c.env).rateLimit;
+  const bucket = clientBucket(c.req.header("cf-connecting-ip"));
+  const now = Date.now();
+  let decision = notedDenial(bucket, ipMax, now);
+  if (!decision) {
+    try {
+      decision = await askLimiter(c.env, bucket, ipMax, windowMs);
+    } catch {
+      return;
+    }
+  }
+  if (!decision.allowed) c.set("errorCode", "CLIENT_RATE_LIMITED");
+  enforce(c, bucket, decision, Date.now(), clientMessage(ipMax));
+}
+
+/**
+ * Refuses, before its key is looked up, a request from a client address this isolate has seen go over its limit,
+ * until the window resets: `429`, valid key or not, so a guessed key that happens to be right cannot stand out
+ * from the wrong ones. Reads an in-memory note only: no Durable Object call and no query.
+ */
+export function refuseClientOverLimit<E extends ClientEnv>(c: Context<E>): void {
+  const { ipMax } = getConfig(c.env).rateLimit;
+  const now = Date.now();
+  const bucket = clientBucket(c.req.header("cf-connecting-ip"));
+  const decision = notedDenial(bucket, ipMax, now);
+  if (!decision) return;
+  c.set("errorCode", "CLIENT_RATE_LIMITED");
+  enforce(c, bucket, decision, now, clientMessage(ipMax));
+}
+
+/** Counts every request it sees against its client address (operations without a key, `/openapi.json`). */
+export function clientRateLimit(): MiddlewareHandler<{ Bindings: Env; Variables: AccessLogVariables }> {
+  return async function clientRateLimit(c, next) {
+    await countClient(c);
     await next();
   };
 }

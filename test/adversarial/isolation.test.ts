@@ -8,6 +8,7 @@
 // - Every allowed response is checked not to mention the other tenant's ids.
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { getConfig } from "../../src/config.ts";
 import type { PaywallRow, Tenant } from "../../src/db/schema.ts";
 import { SCOPES, type Scope } from "../../src/lib/scopes.ts";
 import { ALL_SCOPES, GRANTED_BY } from "../fixtures/spec.ts";
@@ -240,7 +241,10 @@ const REFERENCES: Reference[] = [
 
 type Outcome = { kind: "deny"; status: number; code: string; metered: boolean } | { kind: "allow"; metered: boolean };
 
-/** `metered`: the request counted against the key's quota (it carries `RateLimit-*` headers). */
+/**
+ * `metered`: the request counted against the key's quota (its `RateLimit-*` headers carry the key's numbers). Any other
+ * request that reaches authentication, or needs no key, is counted against the client address (the address's numbers).
+ */
 const deny = (status: number, code: string, metered: boolean): Outcome => ({ kind: "deny", status, code, metered });
 const ALLOW: Outcome = { kind: "allow", metered: true };
 const PUBLIC: Outcome = { kind: "allow", metered: false };
@@ -669,7 +673,11 @@ async function runCase({ route, identity, request, outcome }: Case): Promise<voi
   // The envelope, and its request id in the header.
   expect(body.meta?.requestId, context).toMatch(/^req_[0-9a-f]+$/);
   expect(res.headers.get("x-request-id"), context).toBe(body.meta.requestId);
-  expect(res.headers.has("ratelimit-limit"), `${context}\n(RateLimit headers: counted against the key?)`).toBe(outcome.metered);
+  const { max, ipMax } = getConfig(env).rateLimit;
+  const countedBy = outcome.metered ? "key" : outcome.kind === "allow" || outcome.status === 401 ? "address" : "nothing";
+  const limit = res.headers.get("ratelimit-limit");
+  const counted = limit === String(max) ? "key" : limit === String(ipMax) ? "address" : limit === null ? "nothing" : limit;
+  expect(counted, `${context}\n(RateLimit headers: counted against the key, the address or nothing?)`).toBe(countedBy);
   expect(res.headers.get("idempotent-replayed"), `${context}\n(replayed a stored answer)`).toBeNull();
 
   if (outcome.kind === "deny") {

@@ -169,7 +169,7 @@ describe("request bodies on the real app", () => {
     });
     const res = await read(
       await sendToWorker(
-        new Request("https://api.test/v1/me", {
+        new Request("https://api.test/v1/services", {
           method: "POST",
           headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
           body: stream,
@@ -196,7 +196,7 @@ describe("request bodies on the real app", () => {
     "text/json",
   ])("a body sent as %s → 415 VALIDATION_ERROR", async (type) => {
     const { key } = await createApiKey();
-    const { status, body } = await api("/v1/me", {
+    const { status, body } = await api("/v1/services", {
       key,
       method: "POST",
       body: '{"a":1}',
@@ -210,7 +210,7 @@ describe("request bodies on the real app", () => {
     const { key } = await createApiKey();
     const res = await read(
       await sendToWorker(
-        new Request("https://api.test/v1/me", {
+        new Request("https://api.test/v1/services", {
           method: "POST",
           headers: { authorization: `Bearer ${key}` },
           body: new Blob(['{"a":1}']),

@@ -235,3 +235,54 @@ describe("the document's promises (operation ids, tags, headers, details, format
     expect(checked.length).toBe(14);
   });
 });
+
+describe("the headers the document declares are the headers responses send", () => {
+  const hex = () => Math.floor(Math.random() * 0x10000).toString(16);
+
+  it("on every operation, for 2xx/400/401/403/404/429 from keys, missing keys and exhausted keys and addresses", {
+    timeout: 60_000,
+  }, async () => {
+    const doc = await getDoc();
+    const full = await createApiKey();
+    const scopeless = await createApiKey({ scopes: [] });
+    const revoked = await createApiKey({ status: "revoked" });
+    const problems: string[] = [];
+    const seen = new Set<string>();
+    for (const [template, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item).filter(([m]) => METHODS.includes(m))) {
+        const path = template.replace(/\{[^}]+\}/g, "x");
+        const body = method === "post" || method === "patch" ? { body: {} } : {};
+        const call = (options: Parameters<typeof api>[1]) => api(path, { method: method.toUpperCase(), ...body, ...options });
+        const ip = () => `2001:db8:${hex()}:${hex()}::1`;
+        const oneKeyRequest = { RATE_LIMIT_MAX: "1" };
+        const oneAddressRequest = { IP_RATE_LIMIT_MAX: "1" };
+        const exhaustedKey = await createApiKey();
+        const exhaustedAddress = ip();
+        await call({ key: exhaustedKey.key, env: oneKeyRequest });
+        await call({ ip: exhaustedAddress, env: oneAddressRequest });
+        const responses = [
+          await call({}),
+          await call({ key: full.key }),
+          await call({ key: scopeless.key }),
+          await call({ key: revoked.key, ip: ip() }),
+          await call({ key: exhaustedKey.key, env: oneKeyRequest }),
+          await call({ ip: exhaustedAddress, env: oneAddressRequest }),
+        ];
+        for (const res of responses) {
+          const where = `${method.toUpperCase()} ${template} → ${res.status}`;
+          seen.add(String(res.status));
+          const declared = op.responses[String(res.status)];
+          if (!declared) {
+            problems.push(`${where}: status not declared`);
+            continue;
+          }
+          for (const name of Object.keys(declared.headers ?? {})) {
+            if (!res.headers.has(name)) problems.push(`${where}: declares ${name}, not sent`);
+          }
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+    expect([...seen].sort()).toEqual(["200", "400", "401", "403", "404", "429"]);
+  });
+});

@@ -167,11 +167,15 @@ describe("requests refused by authentication use no quota", () => {
     expect((await api("/v1/me", { key, ip: "203.0.113.7" })).body.data.rateLimit.remaining).toBe(999);
   });
 
-  it("refused requests carry no RateLimit headers", async () => {
+  it("refused requests carry the client address's RateLimit numbers, not the key's (test/foundation/client-rate-limit.test.ts)", async () => {
     const { key } = await createApiKey({ status: "revoked" });
-    const res = await api("/v1/me", { key });
+    const res = await api("/v1/me", {
+      key,
+      env: { IP_RATE_LIMIT_MAX: "50" },
+      ip: `2001:db8:${crypto.randomUUID().slice(0, 4)}::1`,
+    });
     expect(res.status).toBe(401);
-    expect(res.headers.get("RateLimit-Remaining")).toBeNull();
+    expect(res.headers.get("RateLimit-Limit")).toBe("50");
   });
 
   it("an exhausted key that is then revoked answers KEY_REVOKED, not RATE_LIMITED", async () => {

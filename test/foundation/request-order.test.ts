@@ -2,6 +2,7 @@
 // read, client disconnects that are not server errors, strict query strings, keys refused in URLs, CORS preflights.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { getConfig } from "../../src/config.ts";
+import { hasScope, SCOPES, type Scope } from "../../src/lib/scopes.ts";
 import { MAX_BODY_BYTES } from "../../src/middleware/request-guards.ts";
 import { api, read, send } from "../support/client.ts";
 import { captureConsole } from "../support/console.ts";
@@ -152,12 +153,96 @@ describe("authentication comes before the body", () => {
   });
 });
 
+describe("the scope comes before the body", () => {
+  type Operation = { method: string; template: string; scope: Scope };
+  /** Every operation of the document behind a scope that takes a body (read from `x-scope` and `requestBody`). */
+  const scopedWrites = async (): Promise<Operation[]> => {
+    const doc = (await api("/openapi.json")).body as {
+      paths: Record<string, Record<string, { "x-scope"?: Scope; requestBody?: unknown }>>;
+    };
+    return Object.entries(doc.paths).flatMap(([template, item]) =>
+      Object.entries(item).flatMap(([method, op]) =>
+        op["x-scope"] && op.requestBody ? [{ method: method.toUpperCase(), template, scope: op["x-scope"] }] : [],
+      ),
+    );
+  };
+
+  it("a valid key without the operation's scope is 403 INSUFFICIENT_SCOPE whatever its body (every scoped write × 8 bodies)", {
+    timeout: 60_000,
+  }, async () => {
+    const operations = await scopedWrites();
+    expect(operations.map((o) => `${o.method} ${o.template}`).sort()).toEqual([
+      "PATCH /v1/paywalls/{id}",
+      "PATCH /v1/services/{id}",
+      "POST /v1/paywalls",
+      "POST /v1/services",
+    ]);
+    const outcomes: string[] = [];
+    for (const { method, template, scope } of operations) {
+      // Every other scope: the read half of the same resource included.
+      const { key } = await createApiKey({ scopes: SCOPES.filter((s) => !hasScope([s], scope)) });
+      for (const bad of BAD_BODIES) {
+        const h = new Headers({ authorization: `Bearer ${key}` });
+        if (bad.type) h.set("content-type", bad.type);
+        const path = template.replace(/\{[^}]+\}/g, "x");
+        const res = await send(new Request(`https://api.test${path}`, { method, headers: h, body: bad.body() }));
+        const body = (await read(res)).body;
+        outcomes.push(`${method} ${template} ${bad.name} → ${res.status} ${body.code} ${body.details?.required}`);
+      }
+    }
+    expect(outcomes.filter((o) => !/→ 403 INSUFFICIENT_SCOPE \w+:write$/.test(o))).toEqual([]);
+    expect(outcomes).toHaveLength(operations.length * BAD_BODIES.length);
+  });
+
+  it("the body a key without the scope sends is never drained (an endless upload: 403 after at most one chunk)", async () => {
+    const { key } = await createApiKey({ scopes: ["services:read"] });
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          pulled++;
+          controller.enqueue(new Uint8Array(16 * 1024));
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    const res = await send(
+      new Request("https://api.test/v1/services", {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body,
+      }),
+    );
+    expect(res.status).toBe(403);
+    expect(pulled * 16 * 1024).toBeLessThanOrEqual(MAX_BODY_BYTES);
+  });
+
+  it("a declared Content-Length over 100 KiB stays 413 for every caller, before the key and its scope", async () => {
+    const { key } = await createApiKey({ scopes: ["events:read"] });
+    const payload = "x".repeat(MAX_BODY_BYTES + 1);
+    for (const { method, template } of await scopedWrites()) {
+      const res = await send(
+        new Request(`https://api.test${template.replace(/\{[^}]+\}/g, "x")}`, {
+          method,
+          headers: {
+            authorization: `Bearer ${key}`,
+            "content-type": "application/json",
+            "content-length": String(payload.length),
+          },
+          body: payload,
+        }),
+      );
+      expect({ method, template, status: res.status }).toEqual({ method, template, status: 413 });
+    }
+  });
+});
+
 // Over the test transport a failing upload arrives as a short body, so the disconnect is made where the Worker reads it:
 // the app gets a request whose body stream fails mid-way, as workerd's does when the client goes away. The same
 // behaviour over a real socket: test/browser/client-abort.test.ts.
 describe("a client that disconnects mid-upload", () => {
   it("is logged as a client abort (499), never as a 500 or an error-level line", async () => {
-    const { key } = await createApiKey({ scopes: ["services:write"] });
+    const { key } = await createApiKey({ scopes: ["services:write", "paywalls:write"] });
     const logs = captureConsole();
     const errorLines: unknown[][] = [];
     vi.spyOn(console, "error").mockImplementation((...args: unknown[]) => void errorLines.push(args));
