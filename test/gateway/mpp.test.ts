@@ -137,13 +137,18 @@ describe("MPP: an upstream failure is never charged", () => {
 });
 
 describe("MPP: a credential for other terms is refused and never forwarded", () => {
-  /** Pays a challenge whose terms were changed (mppx's client signs what the challenge says). */
+  /**
+   * A transaction signed by mppx's client for changed terms, presented with the shop's genuine challenge (same id, so
+   * the memo binding holds): only the check of the transfer itself can refuse it.
+   */
   async function tampered(url: string, change: (request: Record<string, unknown>) => void) {
     const res = await gatewayFetch(url);
-    const challenge = Challenge.fromResponse(res);
-    change(challenge.request as Record<string, unknown>);
-    const forged = new Response(null, { status: 402, headers: { "WWW-Authenticate": Challenge.serialize(challenge) } });
-    return mppBuyer().mppx.createCredential(forged);
+    const genuine = Challenge.fromResponse(res);
+    const changed = structuredClone(genuine);
+    change(changed.request as Record<string, unknown>);
+    const forged = new Response(null, { status: 402, headers: { "WWW-Authenticate": Challenge.serialize(changed) } });
+    const signed = Credential.deserialize(await mppBuyer().mppx.createCredential(forged));
+    return Credential.serialize({ ...signed, challenge: genuine });
   }
 
   it("a smaller amount, another recipient, a credential from another paywall", async () => {
@@ -162,6 +167,7 @@ describe("MPP: a credential for other terms is refused and never forwarded", () 
     }
     expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
     expect(await balanceOf(shop.recipient)).toBe(0n);
+    expect(await balanceOf(other.recipient)).toBe(0n);
     expect((await history(shop)).transactions).toHaveLength(0);
   });
 
