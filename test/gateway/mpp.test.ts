@@ -3,7 +3,7 @@
 import { env } from "cloudflare:workers";
 import { Challenge, Credential, Receipt } from "mppx";
 import { createClient, http } from "viem";
-import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
+import { generatePrivateKey, privateKeyToAccount, privateKeyToAddress } from "viem/accounts";
 import { tempoModerato } from "viem/chains";
 import { Actions } from "viem/tempo";
 import { describe, expect, it } from "vitest";
@@ -41,6 +41,16 @@ async function credentialFor(url: string, buyer = mppBuyer()) {
 }
 
 const pay = (url: string, credential: string) => gatewayFetch(url, { headers: { Authorization: credential } });
+
+const waitFor = async <T>(probe: () => Promise<T | undefined>, ms = 10_000): Promise<T> => {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+};
 
 describe("MPP: challenge → credential → receipt", () => {
   it("offers pull mode only, bound to this paywall", async () => {
@@ -133,6 +143,38 @@ describe("MPP: an upstream failure is never charged", () => {
       status: "FAILED",
       failureReason: "upstream timed out after 500 ms",
     });
+  });
+});
+
+describe("MPP: a broadcast that fails after the upstream answered", () => {
+  it("is recorded FAILED and answered 402 with a fresh challenge and the problem, not the upstream body", async () => {
+    const shop = await mppShop({ price: "5000000", route: "/hang/1500/echo" });
+    const buyer = mppBuyer();
+    const account = privateKeyToAccount(tempo.buyers[nextBuyer - 1]!.privateKey);
+    const { credential } = await credentialFor(shop.mpp, buyer);
+    const paid = pay(shop.mpp, credential);
+    // Validated and recorded; while the upstream works, the buyer spends the money elsewhere (an ordinary transfer).
+    await waitFor(async () => (await history(shop)).transactions[0]);
+    const wallet = createClient({ account, chain, transport: http(RPC, { retryCount: 0 }) });
+    const left = await balanceOf(account.address);
+    await Actions.token.transferSync(wallet, {
+      token: tempo.currency,
+      to: tempo.merchant.address,
+      amount: left - 4_000_000n,
+      feeToken: tempo.currency,
+    });
+
+    const res = await paid;
+    expect(res.status).toBe(402);
+    expect(res.headers.get("content-type")).toBe("application/problem+json");
+    expect(res.headers.get("payment-receipt")).toBeNull();
+    expect(Challenge.fromResponse(res).method).toBe("tempo");
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
+    expect(await balanceOf(shop.recipient)).toBe(0n);
+    const { transactions, events } = await history(shop);
+    expect(transactions[0]).toMatchObject({ status: "FAILED", txHash: null });
+    expect(transactions[0]?.failureReason).toMatch(/^settlement failed/);
+    expect(events.map((e) => e.eventType).sort()).toEqual(["ERROR", "REQUEST"]);
   });
 });
 
