@@ -335,11 +335,11 @@ async function payX402(c: Ctx): Promise<Response> {
 }
 
 /** The paywall's MPP terms: its tempo network from the network table, the tenant's Tempo wallet (else its primary). */
-function mppTerms(c: Ctx, t: PaymentTarget): MppTerms {
+function mppTerms(c: Ctx, t: PaymentTarget): { network: NetworkId; terms: MppTerms } {
   const table = networkTable(c.env);
   const network = (t.paywall.networks as NetworkId[]).find((n) => table[n]?.kind === "tempo") as NetworkId;
   const entry = table[network];
-  return {
+  const terms: MppTerms = {
     secret: encryptionSecret(c.env),
     amount: t.paywall.price,
     currency: entry.asset,
@@ -352,6 +352,7 @@ function mppTerms(c: Ctx, t: PaymentTarget): MppTerms {
     scope: t.paywall.id,
     validitySeconds: VALIDITY_WINDOW_SECONDS,
   };
+  return { network, terms };
 }
 
 /** The first line of a payment error's message (mppx's carry details on later lines), bounded. */
@@ -361,7 +362,7 @@ const mppReason = (err: unknown) =>
 async function payMpp(c: Ctx): Promise<Response> {
   const target = await resolveTarget(c, "mpp");
   if (target instanceof Response) return target;
-  const terms = mppTerms(c, target);
+  const { network, terms } = mppTerms(c, target);
   const authorization = c.req.header("authorization") ?? "";
   if (!/(^|,)\s*payment\s/i.test(authorization)) return mppChallenge(terms);
 
@@ -370,10 +371,11 @@ async function payMpp(c: Ctx): Promise<Response> {
 
   // Validate: mppx checks the challenge and simulates the transaction; nothing is sent.
   const validated = await validateMpp(terms, authorization);
+  if (validated === "rpc-unreachable") {
+    return fail(c, "BAD_GATEWAY", "The Tempo network could not be reached to validate the payment; nothing was charged");
+  }
   if (validated instanceof Response) return validated;
 
-  const table = networkTable(c.env);
-  const network = (target.paywall.networks as NetworkId[]).find((n) => table[n]?.kind === "tempo") as NetworkId;
   return fulfilPayment(c, target, parts, {
     protocol: "mpp",
     network,

@@ -111,9 +111,10 @@ export interface ValidatedMpp {
 /**
  * Checks a `Payment` credential against this paywall's terms without broadcasting anything. Returns the refusal
  * (a `Response`) when it is not acceptable: malformed, not issued by us or not for this paywall, expired, push mode,
- * or a transaction that would not pay exactly these terms.
+ * or a transaction that would not pay exactly these terms; `"rpc-unreachable"` when the chain's RPC did not answer
+ * (not the buyer's fault: no 402).
  */
-export async function validateMpp(terms: MppTerms, authorization: string): Promise<ValidatedMpp | Response> {
+export async function validateMpp(terms: MppTerms, authorization: string): Promise<ValidatedMpp | Response | "rpc-unreachable"> {
   const lib = await mppx();
   const scheme = lib.Credential.extractPaymentScheme(authorization);
   let credential: ReturnType<typeof lib.Credential.deserialize>;
@@ -138,6 +139,7 @@ export async function validateMpp(terms: MppTerms, authorization: string): Promi
     const validation = await server.validateCredential(credential, options);
     payer = (validation.details as { sender?: string }).sender ?? "";
   } catch (err) {
+    if (rpcUnreachable(err)) return "rpc-unreachable";
     return mppRefusal(terms, err instanceof Error ? err : String(err));
   }
   if (!/^0x[0-9a-fA-F]{40}$/.test(payer)) return mppRefusal(terms, "The transaction names no sender");
@@ -149,4 +151,12 @@ export async function validateMpp(terms: MppTerms, authorization: string): Promi
       return { txHash: receipt.reference, receiptHeader: lib.Receipt.serialize(receipt) };
     },
   };
+}
+
+/** viem's transport failures (no answer, or a non-JSON-RPC one), as opposed to the chain refusing the transaction. */
+function rpcUnreachable(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if (e.name === "HttpRequestError" || e.name === "TimeoutError") return true;
+  }
+  return false;
 }

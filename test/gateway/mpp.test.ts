@@ -8,7 +8,8 @@ import { tempoModerato } from "viem/chains";
 import { Actions } from "viem/tempo";
 import { describe, expect, it } from "vitest";
 import { createMppBuyer } from "../localnet/mpp-buyer.ts";
-import { gatewayFetch, history, net, openShop, type ShopOptions, upstreamRequests } from "./support.ts";
+import { send } from "../support/client.ts";
+import { GATEWAY_ENV, gatewayFetch, history, net, openShop, type ShopOptions, upstreamRequests } from "./support.ts";
 
 const RPC = "https://tempo-rpc.gateway.test";
 const tempo = net.tempo!;
@@ -235,6 +236,23 @@ describe("MPP: a credential for other terms is refused and never forwarded", () 
     expect((await refused.json()) as { detail?: string }).toMatchObject({ detail: expect.stringMatching(/push/i) });
     expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
     expect((await history(shop)).transactions).toHaveLength(0);
+  });
+});
+
+describe("MPP: the Tempo RPC unreachable", () => {
+  it("is a 502 in the envelope, not a 402: nothing recorded, forwarded or charged", async () => {
+    const shop = await mppShop({ price: "1000" });
+    const { credential } = await credentialFor(shop.mpp);
+    const unreachable = {
+      ...GATEWAY_ENV,
+      NETWORK_OVERRIDES: JSON.stringify({ "tempo-testnet": { rpcUrl: "https://nowhere.gateway.test" } }),
+    } as Partial<Env>;
+    const res = await send(new Request(shop.mpp, { headers: { Authorization: credential } }), unreachable);
+    expect(res.status).toBe(502);
+    expect(await res.json()).toMatchObject({ code: "BAD_GATEWAY", meta: { requestId: expect.any(String) } });
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
+    expect((await history(shop)).transactions).toHaveLength(0);
+    expect(await balanceOf(shop.recipient)).toBe(0n);
   });
 });
 
