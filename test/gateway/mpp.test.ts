@@ -9,7 +9,7 @@ import { Actions } from "viem/tempo";
 import { describe, expect, it } from "vitest";
 import { createMppBuyer } from "../localnet/mpp-buyer.ts";
 import { send } from "../support/client.ts";
-import { GATEWAY_ENV, gatewayFetch, history, net, openShop, type ShopOptions, upstreamRequests } from "./support.ts";
+import { GATEWAY_ENV, gatewayFetch, history, net, openShop, type ShopOptions, upstreamRequests, waitFor } from "./support.ts";
 
 const RPC = "https://tempo-rpc.gateway.test";
 const tempo = net.tempo!;
@@ -42,16 +42,6 @@ async function credentialFor(url: string, buyer = mppBuyer()) {
 }
 
 const pay = (url: string, credential: string) => gatewayFetch(url, { headers: { Authorization: credential } });
-
-const waitFor = async <T>(probe: () => Promise<T | undefined>, ms = 10_000): Promise<T> => {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
 
 describe("MPP: challenge → credential → receipt", () => {
   it("offers pull mode only, bound to this paywall", async () => {

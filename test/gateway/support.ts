@@ -161,3 +161,14 @@ export async function history(shop: Shop) {
   expect(events.status, events.text).toBe(200);
   return { transactions: transactions.body.data as Transaction[], events: events.body.data as Event[] };
 }
+
+/** Polls `probe` every 50 ms until it gives a value (or `ms` pass). */
+export const waitFor = async <T>(probe: () => Promise<T | undefined>, ms = 10_000): Promise<T> => {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+};

@@ -19,17 +19,8 @@ import {
   settlementsOf,
   signedPayment,
   upstreamRequests,
+  waitFor,
 } from "./support.ts";
-
-const waitFor = async <T>(probe: () => Promise<T | undefined>, ms = 10_000): Promise<T> => {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
 
 describe("the x402 challenge", () => {
   it("is a 402 with PAYMENT-REQUIRED that the standard's client decodes: one exact requirement per EVM network", async () => {
