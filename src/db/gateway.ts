@@ -1,6 +1,18 @@
 import { and, eq, gt, isNull, type SQL } from "drizzle-orm";
 import type { Db } from "./client.ts";
-import { type PaywallRow, paywalls, type ServiceRow, services, signedUrls, tenants } from "./schema.ts";
+import type { NewEvent } from "./events.ts";
+import {
+  events,
+  type PaywallRow,
+  paywalls,
+  type ServiceRow,
+  services,
+  signedUrls,
+  type TransactionRow,
+  tenants,
+  transactions,
+} from "./schema.ts";
+import type { NewTransaction } from "./transactions.ts";
 
 export interface PaymentTarget {
   paywall: PaywallRow;
@@ -48,4 +60,42 @@ export async function claimSignedUrl(db: Db, id: string, now: Date) {
     .where(and(eq(signedUrls.id, id), isNull(signedUrls.usedAt), gt(signedUrls.expiresAt, now)))
     .returning();
   return row;
+}
+
+/**
+ * A payment's start in one atomic batch: its PENDING transaction and its REQUEST event. Both ids derive from the
+ * payment, so a replay inserts neither. Returns whether this call created the transaction: of two concurrent
+ * starts of one payment exactly one gets `true`, and a fault between the two writes leaves neither.
+ */
+export async function insertPaymentStart(db: Db, transaction: NewTransaction, event: NewEvent): Promise<boolean> {
+  const [inserted] = await db.batch([
+    db
+      .insert(transactions)
+      .values(transaction)
+      .onConflictDoNothing({ target: transactions.id })
+      .returning({ id: transactions.id }),
+    db.insert(events).values(event).onConflictDoNothing({ target: events.id }),
+  ]);
+  return inserted.length === 1;
+}
+
+/**
+ * A payment's outcome in one atomic batch: PENDING → COMPLETED or FAILED, and its SUCCESS or ERROR event (one per
+ * payment: the event id derives from it). Returns whether the transaction was still PENDING.
+ */
+export async function settlePaymentWithEvent(
+  db: Db,
+  id: string,
+  change: Pick<TransactionRow, "status" | "txHash" | "settledAt" | "failureReason">,
+  event: NewEvent,
+): Promise<boolean> {
+  const [settled] = await db.batch([
+    db
+      .update(transactions)
+      .set(change)
+      .where(and(eq(transactions.id, id), eq(transactions.status, "PENDING")))
+      .returning({ id: transactions.id }),
+    db.insert(events).values(event).onConflictDoNothing({ target: events.id }),
+  ]);
+  return settled.length === 1;
 }

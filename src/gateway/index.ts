@@ -11,7 +11,7 @@ import {
 } from "../db/gateway.ts";
 import { renderError } from "../error-handler.ts";
 import { ApiError } from "../errors.ts";
-import { recordEvents, recordTransactions, settleTransaction } from "../ingest/ingest.ts";
+import { recordPaymentOutcome, recordPaymentStart } from "../ingest/ingest.ts";
 import type { AuthMethod } from "../lib/auth-config.ts";
 import { randomHex } from "../lib/ids.ts";
 import { networkTable } from "../lib/network-table.ts";
@@ -19,7 +19,7 @@ import { commonMode, type NetworkId, supportsMpp } from "../lib/networks.ts";
 import { VALIDITY_WINDOW_SECONDS } from "../routes/paywalls/serialize.ts";
 import type { AppEnv } from "../types.ts";
 import { openAuthConfig, openPaywallHeaders } from "./credentials.ts";
-import { mppChallenge } from "./mpp.ts";
+import { type MppTerms, mppChallenge, mppRefusal, validateMpp } from "./mpp.ts";
 import { paymentRecordIds } from "./payment-id.ts";
 import { readToken, signToken } from "./signed-url.ts";
 import { callUpstream, upstreamAllowed } from "./upstream-call.ts";
@@ -39,6 +39,7 @@ import {
   PAYMENT_SIGNATURE,
   paymentRequiredResponse,
   paymentResponseHeader,
+  type SettleResponse,
   settlementFailedResponse,
   type X402Session,
   x402Session,
@@ -101,7 +102,7 @@ async function upstreamParts(c: Ctx, t: PaymentTarget, request: Request): Promis
   const [authConfig, paywallHeaders] = await Promise.all([openAuthConfig(ring, t.service), openPaywallHeaders(ring, t.paywall)]);
   const buyerUrl = new URL(request.url);
   const url = withQuery(targetUrl(t.paywall, t.service), buyerUrl.searchParams, t.paywall.queryParams ?? []);
-  const headers = forwardableHeaders(request.headers);
+  const headers = forwardableHeaders(request.headers, t.paywall.allowedHeaders);
   for (const { key, value } of paywallHeaders) headers.set(key, value);
   const body = request.method === "GET" ? undefined : await request.arrayBuffer();
   let parts: UpstreamParts;
@@ -126,6 +127,161 @@ function must<T>(result: { ok: true; data: T } | { ok: false; code: string; erro
   return result.data;
 }
 
+/** A verified payment, protocol by protocol: who paid what, how to move the money, and how to refuse it. */
+interface VerifiedPayment {
+  protocol: "x402" | "mpp";
+  network: NetworkId;
+  payer: string;
+  /** What makes the payment unique (x402: the EIP-3009 nonce; MPP: the challenge id). */
+  nonce: string;
+  /** Integer micro-USDC. */
+  amount: string;
+  /** Moves the money, now. */
+  settle(): Promise<Settlement>;
+  /** The standard's answer to a payment that was already used. */
+  alreadyUsed(): Promise<Response>;
+}
+
+type Settlement =
+  | { ok: true; txHash: string; headers: Record<string, string> }
+  | { ok: false; reason: string; response: Response };
+
+/**
+ * A verified payment from here on, the same for both standards: record it (PENDING + REQUEST, one batch; the
+ * transaction id is the payment's, so this insert decides that a payment is used once), forward, and settle only
+ * when the upstream answered below 400 (COMPLETED + SUCCESS, or FAILED + ERROR, one batch each). Whatever throws on
+ * the way, the transaction does not stay PENDING: it ends FAILED (or COMPLETED if the money already moved) before
+ * the error reaches the error envelope.
+ */
+async function fulfilPayment(c: Ctx, target: PaymentTarget, parts: UpstreamParts, payment: VerifiedPayment): Promise<Response> {
+  const db = getDb(c.env.DB);
+  const { paywall } = target;
+  const { protocol, network, amount } = payment;
+  const ids = await paymentRecordIds(protocol, network, payment.payer, payment.nonce);
+  const { created } = must(
+    await recordPaymentStart(
+      db,
+      paywall,
+      { id: ids.transactionId, paywallId: paywall.id, protocol, network, amount, status: "PENDING", payerAddress: payment.payer },
+      {
+        id: ids.requestEventId,
+        paywallId: paywall.id,
+        eventType: "REQUEST",
+        amount,
+        metadata: { protocol, method: c.req.method, network },
+      },
+    ),
+  );
+  if (!created) return payment.alreadyUsed();
+
+  let closed = false;
+  let charged: { txHash: string; statusCode: number; responseTime: number | null } | undefined;
+  const closeFailed = async (reason: string, statusCode: number, responseTime: number | null) => {
+    must(
+      await recordPaymentOutcome(
+        db,
+        paywall,
+        ids.transactionId,
+        { status: "FAILED", failureReason: reason },
+        {
+          id: ids.outcomeEventId,
+          paywallId: paywall.id,
+          eventType: "ERROR",
+          statusCode,
+          responseTime,
+          metadata: { protocol, reason },
+        },
+      ),
+    );
+    closed = true;
+  };
+  const closeCompleted = async (txHash: string, statusCode: number, responseTime: number | null) => {
+    charged = { txHash, statusCode, responseTime };
+    must(
+      await recordPaymentOutcome(
+        db,
+        paywall,
+        ids.transactionId,
+        { status: "COMPLETED", txHash },
+        {
+          id: ids.outcomeEventId,
+          paywallId: paywall.id,
+          eventType: "SUCCESS",
+          statusCode,
+          responseTime,
+          amount,
+          metadata: { protocol, network },
+        },
+      ),
+    );
+    closed = true;
+  };
+
+  try {
+    // SIGNED_URL: settle now and hand out a single-use URL; fetching it performs the upstream call.
+    if (paywall.fulfillmentMode === "SIGNED_URL") {
+      const result = await payment.settle();
+      if (!result.ok) {
+        await closeFailed(result.reason, 402, null);
+        return result.response;
+      }
+      await closeCompleted(result.txHash, 200, null);
+      const expiresAt = new Date(Date.now() + VALIDITY_WINDOW_SECONDS * 1000);
+      const id = `su_${randomHex(16)}`;
+      await insertSignedUrl(db, {
+        id,
+        tenantId: paywall.tenantId,
+        paywallId: paywall.id,
+        transactionId: ids.transactionId,
+        expiresAt,
+      });
+      const token = await signToken(encryptionSecret(c.env), id, expiresAt);
+      return Response.json(
+        { data: { url: `${getConfig(c.env).paymentBaseUrl}/api/signed/${token}`, expiresAt: expiresAt.toISOString() } },
+        { status: 200, headers: { ...result.headers, "Cache-Control": "no-store" } },
+      );
+    }
+
+    // Forward.
+    const outcome = await callUpstream(c.req.method, parts, paywall.timeout);
+    if (outcome.kind === "timeout") {
+      await closeFailed(`upstream timed out after ${paywall.timeout} ms`, 504, outcome.ms);
+      return fail(c, "GATEWAY_TIMEOUT", "The upstream did not answer in time; the payment was not charged");
+    }
+    if (outcome.kind === "unreachable") {
+      await closeFailed("upstream unreachable", 502, outcome.ms);
+      return fail(c, "BAD_GATEWAY", "The upstream could not be reached; the payment was not charged");
+    }
+    if (outcome.status >= 400) {
+      await closeFailed(`upstream answered ${outcome.status}`, outcome.status, outcome.ms);
+      return new Response(outcome.body, { status: outcome.status, headers: buyerResponseHeaders(outcome.headers) });
+    }
+
+    // Settle, only now.
+    const result = await payment.settle();
+    if (!result.ok) {
+      await closeFailed(result.reason, outcome.status, outcome.ms);
+      return result.response;
+    }
+    await closeCompleted(result.txHash, outcome.status, outcome.ms);
+    const headers = buyerResponseHeaders(outcome.headers);
+    for (const [name, value] of Object.entries(result.headers)) headers.set(name, value);
+    return new Response(outcome.body, { status: outcome.status, headers });
+  } catch (err) {
+    if (!closed) {
+      // The money moved: record it as charged (one more try); otherwise nothing was charged: FAILED.
+      const done = charged;
+      await (done
+        ? closeCompleted(done.txHash, done.statusCode, done.responseTime)
+        : closeFailed("the request failed inside the gateway", 500, null)
+      ).catch(() => {});
+    }
+    throw err;
+  }
+}
+
+const errorName = (err: unknown) => (err instanceof Error ? err.name : "settle_error");
+
 async function payX402(c: Ctx): Promise<Response> {
   const target = await resolveTarget(c, "x402");
   if (target instanceof Response) return target;
@@ -142,7 +298,7 @@ async function payX402(c: Ctx): Promise<Response> {
   const parts = await upstreamParts(c, target, c.req.raw);
   if (parts instanceof Response) return parts;
 
-  // 1. Verify at the facilitator.
+  // Verify at the facilitator.
   let verified: Awaited<ReturnType<typeof session.server.verifyPayment>>;
   try {
     verified = await session.server.verifyPayment(payload, matched.requirements);
@@ -153,146 +309,86 @@ async function payX402(c: Ctx): Promise<Response> {
     return paymentRequiredResponse(session, verified.invalidReason ?? "The payment is not valid", payload);
   }
 
-  // 2. Record: the transaction's id is the payment's, so this insert decides whether the payment is fresh.
-  const db = getDb(c.env.DB);
-  const { paywall } = target;
-  const ids = await paymentRecordIds("x402", matched.network, matched.payer, matched.nonce);
-  const [recorded] = must(
-    await recordTransactions(db, [
-      {
-        id: ids.transactionId,
-        paywallId: paywall.id,
-        protocol: "x402",
-        network: matched.network,
-        amount: matched.requirements.amount,
-        status: "PENDING",
-        payerAddress: matched.payer,
-      },
-    ]),
-  );
-  if (!recorded?.created) return paymentRequiredResponse(session, "This payment was already used", payload);
-  must(
-    await recordEvents(db, [
-      {
-        id: ids.requestEventId,
-        paywallId: paywall.id,
-        eventType: "REQUEST",
-        amount: matched.requirements.amount,
-        metadata: { protocol: "x402", method: c.req.method, network: matched.network },
-      },
-    ]),
-  );
-
-  const settle = async () => {
-    try {
-      return await session.server.settlePayment(payload, matched.requirements);
-    } catch (err) {
-      return { success: false, transaction: "", network: matched.requirements.network, errorReason: errorName(err) };
-    }
-  };
-  const closeFailed = async (reason: string, statusCode: number, responseTime: number | null) => {
-    must(await settleTransaction(db, ids.transactionId, { status: "FAILED", failureReason: reason }));
-    must(
-      await recordEvents(db, [
-        {
-          id: ids.outcomeEventId,
-          paywallId: paywall.id,
-          eventType: "ERROR",
-          statusCode,
-          responseTime,
-          metadata: { protocol: "x402", reason },
-        },
-      ]),
-    );
-  };
-  const closeCompleted = async (txHash: string, statusCode: number, responseTime: number | null) => {
-    must(await settleTransaction(db, ids.transactionId, { status: "COMPLETED", txHash }));
-    must(
-      await recordEvents(db, [
-        {
-          id: ids.outcomeEventId,
-          paywallId: paywall.id,
-          eventType: "SUCCESS",
-          statusCode,
-          responseTime,
-          amount: matched.requirements.amount,
-          metadata: { protocol: "x402", network: matched.network },
-        },
-      ]),
-    );
-  };
-
-  // SIGNED_URL: settle now and hand out a single-use URL; fetching it performs the upstream call.
-  if (paywall.fulfillmentMode === "SIGNED_URL") {
-    const result = await settle();
-    if (!result.success) {
-      await closeFailed(`settlement failed: ${result.errorReason ?? "unknown"}`, 402, null);
-      return settlementFailedResponse(result);
-    }
-    await closeCompleted(result.transaction, 200, null);
-    const expiresAt = new Date(Date.now() + VALIDITY_WINDOW_SECONDS * 1000);
-    const id = `su_${randomHex(16)}`;
-    await insertSignedUrl(db, {
-      id,
-      tenantId: paywall.tenantId,
-      paywallId: paywall.id,
-      transactionId: ids.transactionId,
-      expiresAt,
-    });
-    const token = await signToken(encryptionSecret(c.env), id, expiresAt);
-    return Response.json(
-      { data: { url: `${getConfig(c.env).paymentBaseUrl}/api/signed/${token}`, expiresAt: expiresAt.toISOString() } },
-      { status: 200, headers: { [PAYMENT_RESPONSE]: paymentResponseHeader(result), "Cache-Control": "no-store" } },
-    );
-  }
-
-  // 3. Forward.
-  const outcome = await callUpstream(c.req.method, parts, paywall.timeout);
-  if (outcome.kind === "timeout") {
-    await closeFailed(`upstream timed out after ${paywall.timeout} ms`, 504, outcome.ms);
-    return fail(c, "GATEWAY_TIMEOUT", "The upstream did not answer in time; the payment was not charged");
-  }
-  if (outcome.kind === "unreachable") {
-    await closeFailed("upstream unreachable", 502, outcome.ms);
-    return fail(c, "BAD_GATEWAY", "The upstream could not be reached; the payment was not charged");
-  }
-  if (outcome.status >= 400) {
-    await closeFailed(`upstream answered ${outcome.status}`, outcome.status, outcome.ms);
-    return new Response(outcome.body, { status: outcome.status, headers: buyerResponseHeaders(outcome.headers) });
-  }
-
-  // 4. Settle, only now.
-  const result = await settle();
-  if (!result.success) {
-    await closeFailed(`settlement failed: ${result.errorReason ?? "unknown"}`, outcome.status, outcome.ms);
-    return settlementFailedResponse(result);
-  }
-  await closeCompleted(result.transaction, outcome.status, outcome.ms);
-  const headers = buyerResponseHeaders(outcome.headers);
-  headers.set(PAYMENT_RESPONSE, paymentResponseHeader(result));
-  return new Response(outcome.body, { status: outcome.status, headers });
+  return fulfilPayment(c, target, parts, {
+    protocol: "x402",
+    network: matched.network,
+    payer: matched.payer,
+    nonce: matched.nonce,
+    amount: matched.requirements.amount,
+    settle: async () => {
+      let result: SettleResponse;
+      try {
+        result = await session.server.settlePayment(payload, matched.requirements);
+      } catch (err) {
+        result = { success: false, transaction: "", network: matched.requirements.network, errorReason: errorName(err) };
+      }
+      return result.success
+        ? { ok: true, txHash: result.transaction, headers: { [PAYMENT_RESPONSE]: paymentResponseHeader(result) } }
+        : {
+            ok: false,
+            reason: `settlement failed: ${result.errorReason ?? "unknown"}`,
+            response: settlementFailedResponse(result),
+          };
+    },
+    alreadyUsed: () => paymentRequiredResponse(session, "This payment was already used", payload),
+  });
 }
 
-const errorName = (err: unknown) => (err instanceof Error ? err.name : "settle_error");
+/** The paywall's MPP terms: its tempo network from the network table, the tenant's Tempo wallet (else its primary). */
+function mppTerms(c: Ctx, t: PaymentTarget): MppTerms {
+  const table = networkTable(c.env);
+  const network = (t.paywall.networks as NetworkId[]).find((n) => table[n]?.kind === "tempo") as NetworkId;
+  const entry = table[network];
+  return {
+    secret: encryptionSecret(c.env),
+    amount: t.paywall.price,
+    currency: entry.asset,
+    recipient: t.tenant.tempoWalletAddress ?? t.tenant.walletAddress,
+    chainId: entry.chainId,
+    rpcUrl: entry.rpcUrl as string,
+    testnet: network !== "tempo",
+    realm: new URL(getConfig(c.env).paymentBaseUrl).host,
+    description: t.paywall.description ?? t.paywall.name,
+    scope: t.paywall.id,
+    validitySeconds: VALIDITY_WINDOW_SECONDS,
+  };
+}
+
+/** The first line of a payment error's message (mppx's carry details on later lines), bounded. */
+const mppReason = (err: unknown) =>
+  err instanceof Error && err.name !== "Error" ? `${err.name}: ${err.message.split("\n")[0]}`.slice(0, 200) : errorName(err);
 
 async function payMpp(c: Ctx): Promise<Response> {
   const target = await resolveTarget(c, "mpp");
   if (target instanceof Response) return target;
+  const terms = mppTerms(c, target);
+  const authorization = c.req.header("authorization") ?? "";
+  if (!/(^|,)\s*payment\s/i.test(authorization)) return mppChallenge(terms);
+
+  const parts = await upstreamParts(c, target, c.req.raw);
+  if (parts instanceof Response) return parts;
+
+  // Validate: mppx checks the challenge and simulates the transaction; nothing is sent.
+  const validated = await validateMpp(terms, authorization);
+  if (validated instanceof Response) return validated;
+
   const table = networkTable(c.env);
   const network = (target.paywall.networks as NetworkId[]).find((n) => table[n]?.kind === "tempo") as NetworkId;
-  if (/^payment\s/i.test(c.req.header("authorization") ?? "")) {
-    // Not yet: mppx's tempo charge settles while verifying, which would charge before the upstream answers.
-    return fail(c, "SERVICE_UNAVAILABLE", "MPP credentials are not accepted yet; pay through the x402 URL");
-  }
-  return mppChallenge({
-    secret: encryptionSecret(c.env),
-    amount: target.paywall.price,
-    currency: table[network].asset,
-    recipient: target.tenant.tempoWalletAddress ?? target.tenant.walletAddress,
-    chainId: table[network].chainId,
-    realm: new URL(getConfig(c.env).paymentBaseUrl).host,
-    description: target.paywall.description ?? target.paywall.name,
-    validitySeconds: VALIDITY_WINDOW_SECONDS,
+  return fulfilPayment(c, target, parts, {
+    protocol: "mpp",
+    network,
+    payer: validated.payer,
+    nonce: validated.challengeId,
+    amount: terms.amount,
+    settle: async () => {
+      try {
+        const { txHash, receiptHeader } = await validated.broadcast();
+        return { ok: true, txHash, headers: { "Payment-Receipt": receiptHeader } };
+      } catch (err) {
+        return { ok: false, reason: `settlement failed: ${mppReason(err)}`, response: await mppRefusal(terms, err as Error) };
+      }
+    },
+    alreadyUsed: () => mppRefusal(terms, "This payment was already used"),
   });
 }
 

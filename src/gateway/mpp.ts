@@ -1,5 +1,19 @@
 import { formatUnits } from "viem/utils";
 
+/**
+ * The MPP side of the gateway, built from mppx's own server (`Mppx.create` with its tempo `charge` method): mppx
+ * issues the challenge, checks a credential against it and broadcasts it; nothing here writes the wire format.
+ *
+ * The charge is split the way mppx's server allows: `validate` (the challenge's HMAC, expiry and binding to this
+ * paywall, the signed transaction's transfer call — amount, currency, recipient, the challenge-bound memo — and an
+ * `eth_call` simulation; nothing is sent) before the upstream call, `broadcast` (re-validate, send, wait for the
+ * receipt) only after the upstream answered below 400. So an upstream failure never charges the buyer.
+ *
+ * Only `pull` mode is offered (`supportedModes: ["pull"]` in the challenge, which the HMAC binds): the buyer signs
+ * the transaction and the gateway sends it. A `push` credential (`{ type: "hash" }`) names a transaction the buyer
+ * already broadcast, i.e. money already moved before the upstream answered, which this gateway never accepts; mppx's
+ * client does not produce one for a pull-only challenge, and one made by hand is refused with a 402.
+ */
 export interface MppTerms {
   /** HMAC secret binding the challenge id to its contents (the Worker's ENCRYPTION_KEY). */
   secret: string;
@@ -8,38 +22,131 @@ export interface MppTerms {
   currency: `0x${string}`;
   recipient: string;
   chainId: number;
+  /** The chain's JSON-RPC endpoint (the network table's `rpcUrl`). */
+  rpcUrl: string;
+  testnet: boolean;
   realm: string;
   description: string;
+  /** The paywall the challenge is for: carried (HMAC-bound) in the challenge, checked on the credential. */
+  scope: string;
   /** Seconds the challenge stays valid. */
   validitySeconds: number;
 }
 
+const mppx = () => import("./mppx.ts");
+type Lib = Awaited<ReturnType<typeof mppx>>;
+
+/** mppx's server for one paywall's terms: the tempo charge in pull mode, its chain reached at `rpcUrl`. */
+function serverFor(lib: Lib, terms: MppTerms) {
+  const base = terms.testnet ? lib.tempoModerato : lib.tempoMainnet;
+  const chain = { ...base, id: terms.chainId, rpcUrls: { default: { http: [terms.rpcUrl] } } };
+  return lib.Mppx.create({
+    methods: [
+      lib.tempo.charge({
+        currency: terms.currency,
+        recipient: terms.recipient as `0x${string}`,
+        decimals: 6,
+        supportedModes: ["pull"],
+        getClient: () => lib.createClient({ chain, transport: lib.http(terms.rpcUrl, { retryCount: 0 }) }),
+      }),
+    ],
+    secretKey: terms.secret,
+    realm: terms.realm,
+  });
+}
+
 /**
- * The MPP `402`: `WWW-Authenticate: Payment` with method `tempo`, intent `charge`, built and serialized by mppx's
- * own `Challenge.fromMethod` over its tempo `charge` method schema (the same code mppx's server runs, without
- * its MCP and HTML transports). The schema takes the amount in whole units with `decimals`; the micro-USDC string
- * is shifted by viem's `formatUnits`, string arithmetic on a bigint (no floating point), and the wire carries the
- * atomic amount again.
+ * The route's request: the schema takes the amount in whole units with `decimals`; the micro-USDC string is shifted
+ * by viem's `formatUnits`, string arithmetic on a bigint (no floating point), and the wire carries the atomic amount.
  */
+const routeRequest = (terms: MppTerms) => ({ amount: formatUnits(BigInt(terms.amount), 6), chainId: terms.chainId });
+
+const NO_STORE = { "Cache-Control": "no-store" };
+
+async function challengeHeader(lib: Lib, terms: MppTerms): Promise<string> {
+  const challenge = await serverFor(lib, terms).challenge.tempo.charge({
+    ...routeRequest(terms),
+    description: terms.description,
+    scope: terms.scope,
+    expires: new Date(Date.now() + terms.validitySeconds * 1000).toISOString(),
+  });
+  return lib.Challenge.serialize(challenge);
+}
+
+/** The MPP `402`: `WWW-Authenticate: Payment` with method `tempo`, intent `charge`, pull mode only. */
 export async function mppChallenge(terms: MppTerms): Promise<Response> {
   // Loaded on the first MPP request only: mppx's modules are large and, loaded eagerly, they end the test runtime's
   // isolate between test files (every later file of a run fails to start).
-  const { Challenge, Methods } = await import("./mppx.ts");
-  const challenge = Challenge.fromMethod(Methods.charge, {
-    secretKey: terms.secret,
-    realm: terms.realm,
-    description: terms.description,
-    expires: new Date(Date.now() + terms.validitySeconds * 1000).toISOString(),
-    request: {
-      amount: formatUnits(BigInt(terms.amount), 6),
-      currency: terms.currency,
-      decimals: 6,
-      recipient: terms.recipient,
-      chainId: terms.chainId,
+  const lib = await mppx();
+  return new Response(null, { status: 402, headers: { "WWW-Authenticate": await challengeHeader(lib, terms), ...NO_STORE } });
+}
+
+/**
+ * A refused credential, as mppx's HTTP transport answers it: `402` with a fresh challenge and an RFC 9457 problem
+ * (`application/problem+json`) saying why.
+ */
+export async function mppRefusal(terms: MppTerms, reason: string | Error): Promise<Response> {
+  const lib = await mppx();
+  const error =
+    reason instanceof lib.Errors.PaymentError
+      ? reason
+      : new lib.Errors.VerificationFailedError({ reason: typeof reason === "string" ? reason : "the payment is not valid" });
+  const header = await challengeHeader(lib, terms);
+  const challengeId = /id="([^"]+)"/.exec(header)?.[1] ?? "";
+  return new Response(JSON.stringify(error.toProblemDetails(challengeId)), {
+    status: error.status ?? 402,
+    headers: { "WWW-Authenticate": header, "Content-Type": "application/problem+json", ...NO_STORE },
+  });
+}
+
+export interface ValidatedMpp {
+  /** The challenge id: HMAC-bound to one issued challenge, and what makes this payment unique (one challenge, one payment). */
+  challengeId: string;
+  /** The transaction's sender. */
+  payer: string;
+  /** Sends the validated transaction and waits for its receipt; returns the hash and the `Payment-Receipt` value. */
+  broadcast(): Promise<{ txHash: string; receiptHeader: string }>;
+}
+
+/**
+ * Checks a `Payment` credential against this paywall's terms without broadcasting anything. Returns the refusal
+ * (a `Response`) when it is not acceptable: malformed, not issued by us or not for this paywall, expired, push mode,
+ * or a transaction that would not pay exactly these terms.
+ */
+export async function validateMpp(terms: MppTerms, authorization: string): Promise<ValidatedMpp | Response> {
+  const lib = await mppx();
+  const scheme = lib.Credential.extractPaymentScheme(authorization);
+  let credential: ReturnType<typeof lib.Credential.deserialize>;
+  try {
+    credential = lib.Credential.deserialize(scheme ?? "");
+  } catch (err) {
+    return mppRefusal(terms, err instanceof Error ? err : "The credential is not a valid MPP credential");
+  }
+  const payload = credential.payload as { type?: unknown } | undefined;
+  if (payload?.type !== "transaction") {
+    return mppRefusal(
+      terms,
+      payload?.type === "hash"
+        ? "Push-mode (transaction hash) credentials are not accepted: pay in pull mode, the gateway broadcasts after the upstream answers"
+        : "Only a signed transaction (pull mode) pays this charge",
+    );
+  }
+  const server = serverFor(lib, terms);
+  const options = { request: routeRequest(terms), realm: terms.realm, scope: terms.scope };
+  let payer: string;
+  try {
+    const validation = await server.validateCredential(credential, options);
+    payer = (validation.details as { sender?: string }).sender ?? "";
+  } catch (err) {
+    return mppRefusal(terms, err instanceof Error ? err : String(err));
+  }
+  if (!/^0x[0-9a-fA-F]{40}$/.test(payer)) return mppRefusal(terms, "The transaction names no sender");
+  return {
+    challengeId: credential.challenge.id,
+    payer,
+    broadcast: async () => {
+      const receipt = await server.broadcastCredential(credential, options);
+      return { txHash: receipt.reference, receiptHeader: lib.Receipt.serialize(receipt) };
     },
-  });
-  return new Response(null, {
-    status: 402,
-    headers: { "WWW-Authenticate": Challenge.serialize(challenge), "Cache-Control": "no-store" },
-  });
+  };
 }

@@ -7,9 +7,12 @@ export interface PaymentRecordIds {
 }
 
 /**
- * Record ids derived from the payment itself: protocol, network, payer and the authorization's nonce (unique per
- * payer and token on a chain). The same payment always maps to the same transaction id, so the transaction's
- * primary key decides that a payment is used at most once. Letter case of the hex values does not matter.
+ * Record ids derived from the payment itself: protocol, network, payer and what makes the payment unique — x402:
+ * the EIP-3009 authorization's nonce (unique per payer and token on a chain); MPP: the challenge id (an HMAC over
+ * the challenge we issued, bound by the transaction's memo, so one challenge is paid at most once, whatever
+ * re-encoding of the signed transaction is sent). The same payment always maps to the same transaction id, so the
+ * transaction's primary key decides that a payment is used at most once. Letter case of hex values does not matter
+ * (a challenge id is base64url, where it does).
  */
 export async function paymentRecordIds(
   protocol: "x402" | "mpp",
@@ -17,6 +20,8 @@ export async function paymentRecordIds(
   payer: string,
   nonce: string,
 ): Promise<PaymentRecordIds> {
-  const ref = (await sha256Hex(`${protocol}|${network}|${payer.toLowerCase()}|${nonce.toLowerCase()}`)).slice(0, 40);
+  const ref = (
+    await sha256Hex(`${protocol}|${network}|${payer.toLowerCase()}|${/^0x[0-9a-f]+$/i.test(nonce) ? nonce.toLowerCase() : nonce}`)
+  ).slice(0, 40);
   return { transactionId: `txn_${protocol}_${ref}`, requestEventId: `evt_${ref}_request`, outcomeEventId: `evt_${ref}_outcome` };
 }

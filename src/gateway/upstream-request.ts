@@ -3,14 +3,15 @@ import type { AuthMethod } from "../lib/auth-config.ts";
 /**
  * How a paid request becomes the upstream request: pure functions, no I/O.
  *
- * Precedence, lowest first: the buyer's headers and query, then the paywall's `headers` and `queryParams`,
- * then the service's credentials. Headers are case-insensitive, so a later layer replaces an earlier one's
+ * Precedence, lowest first: the buyer's headers (only those the paywall allows) and query, then the paywall's
+ * `headers` and `queryParams`, then the service's credentials. Headers are case-insensitive, so a later layer replaces an earlier one's
  * value of the same name.
  */
 
 /**
- * Buyer headers never forwarded: the buyer's own credentials (except the bearer of `bearer-customer`), the
- * payment itself, cookies for the payment domain, hop-by-hop and proxy headers, and the platform's own.
+ * Buyer headers never forwarded, even when a paywall lists them in `allowedHeaders`: the buyer's own credentials
+ * (the bearer of `bearer-customer` goes its own way, see `injectAuth`), the payment itself, cookies for the payment
+ * domain, hop-by-hop and proxy headers, and the platform's own.
  */
 const STRIPPED_REQUEST_HEADERS = new Set([
   "authorization",
@@ -36,13 +37,24 @@ const STRIPPED_REQUEST_HEADERS = new Set([
 ]);
 const STRIPPED_REQUEST_PREFIXES = ["cf-", "x-forwarded-", "proxy-"];
 
-/** The buyer headers that go to the upstream. */
-export function forwardableHeaders(buyer: Headers): Headers {
+/**
+ * Buyer headers every paywall forwards: `Content-Type` describes the body that is forwarded, `Accept` the answer
+ * wanted; neither says who the buyer is.
+ */
+export const ALWAYS_FORWARDED_HEADERS: readonly string[] = ["accept", "content-type"];
+
+const isStripped = (name: string) =>
+  STRIPPED_REQUEST_HEADERS.has(name) || STRIPPED_REQUEST_PREFIXES.some((p) => name.startsWith(p));
+
+/**
+ * The buyer headers that go to the upstream: the paywall's `allowedHeaders` (names, case-insensitive) and
+ * `Accept` / `Content-Type`; nothing else. A stripped header is never forwarded, listed or not.
+ */
+export function forwardableHeaders(buyer: Headers, allowedHeaders: readonly string[]): Headers {
+  const allowed = new Set([...ALWAYS_FORWARDED_HEADERS, ...allowedHeaders.map((h) => h.toLowerCase())]);
   const out = new Headers();
   for (const [name, value] of buyer) {
-    if (STRIPPED_REQUEST_HEADERS.has(name)) continue;
-    if (STRIPPED_REQUEST_PREFIXES.some((p) => name.startsWith(p))) continue;
-    out.set(name, value);
+    if (allowed.has(name) && !isStripped(name)) out.set(name, value);
   }
   return out;
 }

@@ -113,6 +113,7 @@ export function settlementFailedResponse(result: SettleResponse): Response {
 }
 
 export const paymentResponseHeader = (result: SettleResponse) => encodePaymentResponseHeader(result);
+export type { SettleResponse };
 
 /** The payment in `PAYMENT-SIGNATURE`, or `undefined` when it does not decode. */
 export function decodePayment(header: string): PaymentPayload | undefined {

@@ -2,6 +2,7 @@ import { inArray } from "drizzle-orm";
 import type { z } from "zod";
 import type { Db } from "../db/client.ts";
 import { findEventsByIds, insertEvents } from "../db/events.ts";
+import { insertPaymentStart, settlePaymentWithEvent } from "../db/gateway.ts";
 import { type EventRow, type PaywallRow, paywalls, type TransactionRow } from "../db/schema.ts";
 import { findTransaction, findTransactionsByIds, insertTransactions, settlePending } from "../db/transactions.ts";
 import type { ErrorCode } from "../errors.ts";
@@ -195,4 +196,68 @@ export async function settleTransaction(db: Db, id: unknown, input: unknown): Pr
   return fail("CONFLICT", `Transaction is ${current.status}; only a PENDING transaction can be settled`, {
     status: current.status,
   });
+}
+
+/** The first problem of a record against its schema, or its parsed value. */
+function parseOne<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+): { ok: true; value: z.output<S> } | { ok: false; result: IngestResult<never> } {
+  const parsed = schema.safeParse(input);
+  return parsed.success
+    ? { ok: true, value: parsed.data }
+    : { ok: false, result: fail("VALIDATION_ERROR", "The record is not valid", issuesOf(parsed.error)) };
+}
+
+/**
+ * The gateway's start of a payment: a PENDING transaction and its REQUEST event, validated like every ingested
+ * record and written in one atomic batch. `created` is false when the transaction id was already stored (the same
+ * payment again): then nothing was written. The paywall is the one the gateway resolved from the payment URL.
+ */
+export async function recordPaymentStart(
+  db: Db,
+  paywall: PaywallRow,
+  transaction: unknown,
+  event: unknown,
+): Promise<IngestResult<{ created: boolean }>> {
+  const t = parseOne(TransactionInputSchema, transaction);
+  if (!t.ok) return t.result;
+  const e = parseOne(EventInputSchema, event);
+  if (!e.ok) return e.result;
+  if (t.value.paywallId !== paywall.id || e.value.paywallId !== paywall.id) return fail("VALIDATION_ERROR", "paywallId mismatch");
+  const problem = transactionKind.check?.(t.value, paywall);
+  if (problem) return fail("VALIDATION_ERROR", problem);
+  const now = new Date();
+  const created = await insertPaymentStart(
+    db,
+    transactionKind.toRow(t.value, paywall, now),
+    eventKind.toRow(e.value, paywall, now),
+  );
+  return { ok: true, data: { created } };
+}
+
+/**
+ * The gateway's outcome of a payment: the PENDING transaction settled (COMPLETED with its hash, or FAILED with the
+ * reason) and its SUCCESS or ERROR event, in one atomic batch. Refused (CONFLICT) when the transaction was not PENDING.
+ */
+export async function recordPaymentOutcome(
+  db: Db,
+  paywall: PaywallRow,
+  id: string,
+  settlement: unknown,
+  event: unknown,
+): Promise<IngestResult<void>> {
+  const s = parseOne(SettlementSchema, settlement);
+  if (!s.ok) return s.result;
+  const e = parseOne(EventInputSchema, event);
+  if (!e.ok) return e.result;
+  if (e.value.paywallId !== paywall.id) return fail("VALIDATION_ERROR", "paywallId mismatch");
+  const change = {
+    status: s.value.status,
+    txHash: s.value.txHash ?? null,
+    settledAt: s.value.settledAt ?? new Date(),
+    failureReason: s.value.failureReason ?? null,
+  };
+  const settled = await settlePaymentWithEvent(db, id, change, eventKind.toRow(e.value, paywall, new Date()));
+  return settled ? { ok: true, data: undefined } : fail("CONFLICT", "Only a PENDING transaction can be settled");
 }

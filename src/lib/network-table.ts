@@ -17,8 +17,17 @@ import { NETWORK_IDS, type NetworkId } from "./networks.ts";
  *             `tempoModerato`) for the chain ids
  * - [mppx]    mppx `tempo/internal/defaults` (`usdc` on Tempo mainnet 4217, `pathUsd` on Tempo testnet 42431)
  *
- * The EIP-712 domain of the HyperEVM and Arc tokens is Circle's FiatToken v2 domain (`USDC`/`2`, as on every
- * native USDC deployment since Base Sepolia); read `name()`/`version()` on chain before taking real money there.
+ * UNVERIFIED: the EIP-712 domain (`USDC`/`2`) of the HyperEVM, HyperEVM testnet and Arc testnet tokens. It is assumed
+ * from Circle's FiatToken v2 (the domain of Base Sepolia's USDC), not read from a source: @x402/evm's
+ * `DEFAULT_ASSETS` and coinbase/x402's network configs (snapshot of 2026-04-21) list no HyperEVM or Arc asset, Circle's
+ * address page gives addresses but no domain, and these machines cannot call the chains' `name()`/`version()`. Only
+ * third-party code was found (one HyperEVM-testnet x402 example signs with `USDC`/`2`). A wrong domain makes every
+ * x402 signature on that network fail verification (no money moves); read `name()`/`version()` on chain before
+ * enabling these networks for real payments, and correct the entry (or override it with `NETWORK_OVERRIDES`).
+ *
+ * `rpcUrl` (Tempo networks): the JSON-RPC endpoint the gateway's MPP verification simulates and broadcasts through.
+ * Default: [viem] the chain's public RPC (`rpcUrls.default.http[0]`); a local chain overrides it with
+ * `NETWORK_OVERRIDES`, e.g. `{"tempo-testnet":{"rpcUrl":"http://127.0.0.1:9463"}}`.
  */
 export interface NetworkEntry {
   kind: "evm" | "tempo";
@@ -27,6 +36,8 @@ export interface NetworkEntry {
   asset: `0x${string}`;
   /** EIP-712 domain of the token, for EIP-3009 signatures (EVM networks only). */
   eip712: { name: string; version: string } | null;
+  /** JSON-RPC endpoint (Tempo networks: what MPP verification and broadcast use); `null` where the gateway needs none. */
+  rpcUrl: string | null;
 }
 
 export const NETWORK_TABLE: Record<NetworkId, NetworkEntry> = {
@@ -36,6 +47,7 @@ export const NETWORK_TABLE: Record<NetworkId, NetworkEntry> = {
     chainId: 84532,
     asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
     eip712: { name: "USDC", version: "2" },
+    rpcUrl: null,
   },
   // [viem] base.id; [circle][x402] USDC on Base, domain "USD Coin"/2 [x402]
   base: {
@@ -43,32 +55,48 @@ export const NETWORK_TABLE: Record<NetworkId, NetworkEntry> = {
     chainId: 8453,
     asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
     eip712: { name: "USD Coin", version: "2" },
+    rpcUrl: null,
   },
-  // [viem] hyperliquidEvmTestnet.id; [circle] USDC on HyperEVM testnet
+  // [viem] hyperliquidEvmTestnet.id; [circle] USDC on HyperEVM testnet; domain UNVERIFIED (see above)
   "hyperevm-testnet": {
     kind: "evm",
     chainId: 998,
     asset: "0x2B3370eE501B4a559b57D449569354196457D8Ab",
     eip712: { name: "USDC", version: "2" },
+    rpcUrl: null,
   },
-  // [viem] hyperEvm.id; [circle] USDC on HyperEVM
+  // [viem] hyperEvm.id; [circle] USDC on HyperEVM; domain UNVERIFIED (see above)
   hyperevm: {
     kind: "evm",
     chainId: 999,
     asset: "0xb88339CB7199b77E23DB6E890353E22632Ba630f",
     eip712: { name: "USDC", version: "2" },
+    rpcUrl: null,
   },
-  // [viem] arcTestnet.id; [arc][circle] USDC's ERC-20 interface on Arc testnet
+  // [viem] arcTestnet.id; [arc][circle] USDC's ERC-20 interface on Arc testnet; domain UNVERIFIED (see above)
   "arc-testnet": {
     kind: "evm",
     chainId: 5042002,
     asset: "0x3600000000000000000000000000000000000000",
     eip712: { name: "USDC", version: "2" },
+    rpcUrl: null,
   },
-  // [viem] tempoModerato.id; [mppx] pathUSD, the testnet's default MPP currency
-  "tempo-testnet": { kind: "tempo", chainId: 42431, asset: "0x20c0000000000000000000000000000000000000", eip712: null },
-  // [viem] tempo.id; [mppx] USDC on Tempo mainnet
-  tempo: { kind: "tempo", chainId: 4217, asset: "0x20C000000000000000000000b9537d11c60E8b50", eip712: null },
+  // [viem] tempoModerato.id and public RPC; [mppx] pathUSD, the testnet's default MPP currency
+  "tempo-testnet": {
+    kind: "tempo",
+    chainId: 42431,
+    asset: "0x20c0000000000000000000000000000000000000",
+    eip712: null,
+    rpcUrl: "https://rpc.moderato.tempo.xyz",
+  },
+  // [viem] tempo.id and public RPC; [mppx] USDC on Tempo mainnet
+  tempo: {
+    kind: "tempo",
+    chainId: 4217,
+    asset: "0x20C000000000000000000000b9537d11c60E8b50",
+    eip712: null,
+    rpcUrl: "https://rpc.tempo.xyz",
+  },
 };
 
 const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "a 0x-prefixed 20-byte address");
@@ -84,6 +112,7 @@ const OverridesSchema = z.partialRecord(
     chainId: z.int().positive().optional(),
     asset: Address.optional(),
     eip712: z.strictObject({ name: z.string().min(1), version: z.string().min(1) }).optional(),
+    rpcUrl: z.url({ protocol: /^https?$/ }).optional(),
   }),
 );
 

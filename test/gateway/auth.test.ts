@@ -52,6 +52,7 @@ describe("the service's credentials reach the upstream, never the buyer", () => 
         authConfig: config,
         route: "/text/done",
         price: "100",
+        allowedHeaders: ["X-Buyer", "x-conflict", "Cookie"],
         paywall: {
           headers: [
             { key: "X-Paywall", value: paywallSecret },
@@ -69,6 +70,7 @@ describe("the service's credentials reach the upstream, never the buyer", () => 
           cookie: "session=buyer",
           "x-conflict": "from-buyer",
           "x-buyer": "kept",
+          "x-not-allowed": "dropped",
         },
         body: JSON.stringify({ question: "rain?" }),
       });
@@ -80,7 +82,11 @@ describe("the service's credentials reach the upstream, never the buyer", () => 
       expect(got).toBeDefined();
       check(got!, config);
       // Layering: buyer < paywall headers and queryParams < service credentials; payment and buyer auth stripped.
+      // Buyer headers: the allowed ones and Content-Type only; Cookie never, listed or not (Authorization cannot be
+      // listed; bearer-customer forwards the buyer's bearer on its own).
       expect(got!.headers["x-buyer"]).toBe("kept");
+      expect(got!.headers["x-not-allowed"]).toBeUndefined();
+      expect(got!.headers["content-type"]).toBe("application/json");
       expect(got!.headers["x-paywall"]).toBe(paywallSecret);
       if (authMethod !== "custom-header") expect(got!.headers["x-conflict"]).toBe("from-paywall");
       expect(new URLSearchParams(got!.query).get("units")).toBe("metric");

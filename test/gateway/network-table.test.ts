@@ -23,6 +23,7 @@ describe("network table", () => {
       chainId: 31337,
       asset: `0x${"ab".repeat(20)}`,
       eip712: { name: "USDC", version: "2" },
+      rpcUrl: null,
     });
     expect(table.base).toEqual(NETWORK_TABLE.base);
     expect(networkTable(env)).toBe(table);
@@ -31,8 +32,16 @@ describe("network table", () => {
     expect(NETWORK_TABLE["base-sepolia"].chainId).toBe(84532);
   });
 
-  it("refuses an override naming an unknown network or a malformed address", () => {
+  it("refuses an override naming an unknown network, a malformed address or a non-HTTP RPC URL", () => {
     expect(() => networkTable({ NETWORK_OVERRIDES: '{"mars":{"chainId":1}}' })).toThrow();
     expect(() => networkTable({ NETWORK_OVERRIDES: '{"base":{"asset":"0x12"}}' })).toThrow();
+    expect(() => networkTable({ NETWORK_OVERRIDES: '{"tempo":{"rpcUrl":"ftp://rpc.example.com"}}' })).toThrow();
+  });
+
+  it("Tempo networks name a public RPC by default, which an override replaces", () => {
+    expect(NETWORK_TABLE["tempo-testnet"].rpcUrl).toBe("https://rpc.moderato.tempo.xyz");
+    expect(NETWORK_TABLE.tempo.rpcUrl).toBe("https://rpc.tempo.xyz");
+    const table = networkTable({ NETWORK_OVERRIDES: '{"tempo-testnet":{"rpcUrl":"http://127.0.0.1:9463"}}' });
+    expect(table["tempo-testnet"]).toMatchObject({ chainId: 42431, rpcUrl: "http://127.0.0.1:9463" });
   });
 });

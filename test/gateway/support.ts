@@ -71,6 +71,8 @@ export interface ShopOptions {
   route?: string;
   paywall?: Record<string, unknown>;
   networks?: string[];
+  /** The paywall's `allowedHeaders` (set by PATCH: create does not take them). */
+  allowedHeaders?: string[];
 }
 
 let counter = 0;
@@ -118,6 +120,14 @@ export async function openShop(options: ShopOptions = {}): Promise<Shop> {
   });
   expect(paywall.status, paywall.text).toBe(201);
   expect(paywall.body.data.merchantWallet).toBe(merchant);
+  if (options.allowedHeaders) {
+    const patched = await api(`/v1/paywalls/${paywall.body.data.id}`, {
+      key,
+      method: "PATCH",
+      body: { allowedHeaders: options.allowedHeaders },
+    });
+    expect(patched.status, patched.text).toBe(200);
+  }
   return {
     actor,
     merchant,

@@ -104,25 +104,42 @@ describe("target URL and query", () => {
   });
 });
 
-describe("header stripping", () => {
-  it("never forwards the buyer's credentials, the payment, cookies, hop-by-hop or platform headers", () => {
-    const out = forwardableHeaders(
-      new Headers({
-        authorization: "Bearer b",
-        "x-api-key": "k",
-        cookie: "c=1",
-        "payment-signature": "p",
-        "x-payment": "p1",
-        host: "pay.example.com",
-        connection: "keep-alive",
-        "cf-connecting-ip": "1.2.3.4",
-        "x-forwarded-for": "1.2.3.4",
-        "proxy-authorization": "Basic x",
-        accept: "application/json",
-        "x-buyer-trace": "t1",
-      }),
-    );
-    expect([...out.keys()].sort()).toEqual(["accept", "x-buyer-trace"]);
+describe("buyer headers: the paywall's allowedHeaders, Accept and Content-Type, never a stripped one", () => {
+  const buyerHeaders = () =>
+    new Headers({
+      authorization: "Bearer b",
+      "x-api-key": "k",
+      cookie: "c=1",
+      "payment-signature": "p",
+      "x-payment": "p1",
+      host: "pay.example.com",
+      connection: "keep-alive",
+      "cf-connecting-ip": "1.2.3.4",
+      "x-forwarded-for": "1.2.3.4",
+      "proxy-authorization": "Basic x",
+      accept: "application/json",
+      "content-type": "text/plain",
+      "x-buyer-trace": "t1",
+      "x-other": "o",
+    });
+
+  it("with no allowedHeaders, only Accept and Content-Type", () => {
+    expect([...forwardableHeaders(buyerHeaders(), []).keys()].sort()).toEqual(["accept", "content-type"]);
+  });
+
+  it("listed names are forwarded case-insensitively; stripped ones never, even when listed", () => {
+    const out = forwardableHeaders(buyerHeaders(), [
+      "X-Buyer-Trace",
+      "Authorization",
+      "Cookie",
+      "X-API-Key",
+      "Payment-Signature",
+      "CF-Connecting-IP",
+      "X-Forwarded-For",
+      "Host",
+    ]);
+    expect([...out.keys()].sort()).toEqual(["accept", "content-type", "x-buyer-trace"]);
+    expect(out.get("x-buyer-trace")).toBe("t1");
   });
 
   it("drops hop-by-hop headers and cookies of the upstream's answer", () => {

@@ -24,6 +24,7 @@ describe("gateway test wiring", () => {
     expect(net.chainId).toBe(84532);
     expect(JSON.parse(net.networkOverrides)).toEqual({
       "base-sepolia": { chainId: 84532, asset: net.usdc.address, eip712: { name: "USDC", version: "2" } },
+      "tempo-testnet": { rpcUrl: "https://tempo-rpc.gateway.test" },
     });
   });
 

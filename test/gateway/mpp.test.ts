@@ -1,0 +1,205 @@
+// MPP end to end on the local Tempo chain (anvil --network tempo): mppx's client pays the gateway's /api/mpp/pay URL,
+// the gateway validates (no broadcast), records, forwards, and broadcasts only after the upstream answered.
+import { env } from "cloudflare:workers";
+import { Challenge, Credential, Receipt } from "mppx";
+import { createClient, http } from "viem";
+import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
+import { tempoModerato } from "viem/chains";
+import { Actions } from "viem/tempo";
+import { describe, expect, it } from "vitest";
+import { createMppBuyer } from "../localnet/mpp-buyer.ts";
+import { gatewayFetch, history, net, openShop, type ShopOptions, upstreamRequests } from "./support.ts";
+
+const RPC = "https://tempo-rpc.gateway.test";
+const tempo = net.tempo!;
+const chain = { ...tempoModerato, id: tempo.chainId, rpcUrls: { default: { http: [RPC] } } };
+const client = createClient({ chain, transport: http(RPC, { retryCount: 0 }) });
+const balanceOf = async (address: string) =>
+  (await Actions.token.getBalance(client, { token: tempo.currency, account: address as `0x${string}` })).amount;
+
+let nextBuyer = 0;
+/** A fresh funded account per payment (anvil mines one expiring-nonce transaction per account: see tempo.ts). */
+const mppBuyer = (mode?: "pull" | "push") => {
+  const account = tempo.buyers[nextBuyer++];
+  if (!account || nextBuyer >= tempo.buyers.length) throw new Error("out of funded Tempo buyers (the last one is mpp-wiring's)");
+  return createMppBuyer({ privateKey: account.privateKey, rpcUrl: RPC, chainId: tempo.chainId, fetch: gatewayFetch, mode });
+};
+
+/** A shop on the Tempo testnet whose tenant's Tempo wallet is fresh (so balance assertions never race). */
+async function mppShop(options: ShopOptions = {}) {
+  const shop = await openShop({ networks: ["tempo-testnet"], ...options });
+  const recipient = privateKeyToAddress(generatePrivateKey());
+  await env.DB.prepare("UPDATE tenants SET tempo_wallet_address = ? WHERE id = ?").bind(recipient, shop.actor.tenant.id).run();
+  return { ...shop, mpp: shop.mpp as string, recipient };
+}
+
+/** A credential for the shop's current challenge, built by mppx's client (nothing is sent in pull mode). */
+async function credentialFor(url: string, buyer = mppBuyer()) {
+  const challenge = await gatewayFetch(url);
+  expect(challenge.status).toBe(402);
+  return { buyer, credential: await buyer.mppx.createCredential(challenge) };
+}
+
+const pay = (url: string, credential: string) => gatewayFetch(url, { headers: { Authorization: credential } });
+
+describe("MPP: challenge → credential → receipt", () => {
+  it("offers pull mode only, bound to this paywall", async () => {
+    const shop = await mppShop({ price: "2500" });
+    const challenge = Challenge.fromResponse(await gatewayFetch(shop.mpp));
+    expect(challenge).toMatchObject({ method: "tempo", intent: "charge" });
+    expect(challenge.request).toMatchObject({
+      amount: "2500",
+      currency: tempo.currency,
+      recipient: shop.recipient,
+      methodDetails: { chainId: tempo.chainId, supportedModes: ["pull"] },
+    });
+  }, 60_000); // the first MPP request loads mppx
+
+  it("a paid call returns the upstream body with Payment-Receipt; the recipient gains exactly the price; COMPLETED with the hash", async () => {
+    const shop = await mppShop({ price: "12345", route: "/hang/800/echo" });
+    const res = await mppBuyer().fetch(`${shop.mpp}?city=Oslo`);
+    const text = await res.text();
+    expect(res.status, text).toBe(200);
+    expect(JSON.parse(text)).toEqual({ hungMs: 800 });
+    const receipt = Receipt.fromResponse(res);
+    expect(receipt).toMatchObject({ method: "tempo", status: "success" });
+    expect(receipt.reference).toMatch(/^0x[0-9a-f]{64}$/);
+    const [received] = await upstreamRequests(shop.prefix);
+    expect(received).toMatchObject({ method: "GET", query: "city=Oslo" });
+    expect(received?.headers.authorization).toBeUndefined();
+
+    expect(await balanceOf(shop.recipient)).toBe(12_345n);
+    const { transactions, events } = await history(shop);
+    expect(transactions).toHaveLength(1);
+    expect(transactions[0]).toMatchObject({
+      status: "COMPLETED",
+      protocol: "mpp",
+      network: "tempo-testnet",
+      amount: "12345",
+      txHash: receipt.reference,
+    });
+    expect(events.map((e) => e.eventType).sort()).toEqual(["REQUEST", "SUCCESS"]);
+    expect(events.find((e) => e.eventType === "SUCCESS")?.responseTime).toBeGreaterThanOrEqual(800);
+  });
+});
+
+describe("MPP: a payment is used once", () => {
+  it("a replayed credential is refused, never forwarded twice, charged once", async () => {
+    const shop = await mppShop({ price: "2000" });
+    const { credential } = await credentialFor(shop.mpp);
+    expect((await pay(shop.mpp, credential)).status).toBe(200);
+    const again = await pay(shop.mpp, credential);
+    expect(again.status).toBe(402);
+    expect(again.headers.get("content-type")).toBe("application/problem+json");
+    expect(Challenge.fromResponse(again).method).toBe("tempo");
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
+    expect(await balanceOf(shop.recipient)).toBe(2000n);
+    expect((await history(shop)).transactions).toHaveLength(1);
+  });
+
+  it("concurrent sends of one credential: one upstream call, one transfer", async () => {
+    const shop = await mppShop({ price: "3000", route: "/hang/300/echo" });
+    const { credential } = await credentialFor(shop.mpp);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => pay(shop.mpp, credential)));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 402, 402, 402, 402, 402]);
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
+    expect(await balanceOf(shop.recipient)).toBe(3000n);
+  });
+});
+
+describe("MPP: an upstream failure is never charged", () => {
+  it("a 5xx: the upstream's status, FAILED + ERROR, nothing broadcast", async () => {
+    const shop = await mppShop({ price: "4000", route: "/status/503" });
+    const { credential } = await credentialFor(shop.mpp);
+    const res = await pay(shop.mpp, credential);
+    expect(res.status).toBe(503);
+    expect(res.headers.get("payment-receipt")).toBeNull();
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
+    expect(await balanceOf(shop.recipient)).toBe(0n);
+    const { transactions, events } = await history(shop);
+    expect(transactions[0]).toMatchObject({ status: "FAILED", failureReason: "upstream answered 503", txHash: null });
+    expect(events.find((e) => e.eventType === "ERROR")).toMatchObject({ statusCode: 503 });
+  });
+
+  it("a timeout: 504 in the envelope, FAILED, nothing broadcast", async () => {
+    const shop = await mppShop({ price: "5000", route: "/hang/3000/echo" });
+    await env.DB.prepare("UPDATE paywalls SET timeout = 500 WHERE id = ?").bind(shop.paywallId).run();
+    const { credential } = await credentialFor(shop.mpp);
+    const res = await pay(shop.mpp, credential);
+    expect(res.status).toBe(504);
+    expect(await res.json()).toMatchObject({ code: "GATEWAY_TIMEOUT" });
+    expect(await balanceOf(shop.recipient)).toBe(0n);
+    expect((await history(shop)).transactions[0]).toMatchObject({
+      status: "FAILED",
+      failureReason: "upstream timed out after 500 ms",
+    });
+  });
+});
+
+describe("MPP: a credential for other terms is refused and never forwarded", () => {
+  /** Pays a challenge whose terms were changed (mppx's client signs what the challenge says). */
+  async function tampered(url: string, change: (request: Record<string, unknown>) => void) {
+    const res = await gatewayFetch(url);
+    const challenge = Challenge.fromResponse(res);
+    change(challenge.request as Record<string, unknown>);
+    const forged = new Response(null, { status: 402, headers: { "WWW-Authenticate": Challenge.serialize(challenge) } });
+    return mppBuyer().mppx.createCredential(forged);
+  }
+
+  it("a smaller amount, another recipient, a credential from another paywall", async () => {
+    const shop = await mppShop({ price: "6000" });
+    const other = await mppShop({ price: "1" });
+    const { credential: cheap } = await credentialFor(other.mpp);
+    const credentials = [
+      await tampered(shop.mpp, (r) => (r.amount = "1")),
+      await tampered(shop.mpp, (r) => (r.recipient = tempo.merchant.address)),
+      cheap,
+    ];
+    for (const credential of credentials) {
+      const res = await pay(shop.mpp, credential);
+      expect(res.status).toBe(402);
+      expect(res.headers.get("content-type")).toBe("application/problem+json");
+    }
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
+    expect(await balanceOf(shop.recipient)).toBe(0n);
+    expect((await history(shop)).transactions).toHaveLength(0);
+  });
+
+  it("a push-mode credential (a transaction the buyer already broadcast) is refused with a 402", async () => {
+    const shop = await mppShop({ price: "7000" });
+    const res = await gatewayFetch(shop.mpp);
+    const challenge = Challenge.fromResponse(res);
+    // mppx's client refuses push for a pull-only challenge; pay the same challenge id in push mode by hand.
+    const { methodDetails, ...request } = challenge.request as Record<string, unknown> & { methodDetails: object };
+    const pushable = {
+      ...challenge,
+      request: { ...request, methodDetails: { ...methodDetails, supportedModes: ["push", "pull"] } },
+    };
+    const pushed = await mppBuyer("push").mppx.createCredential(
+      new Response(null, { status: 402, headers: { "WWW-Authenticate": Challenge.serialize(pushable as never) } }),
+    );
+    const paid = Credential.deserialize(pushed);
+    expect(paid.payload).toMatchObject({ type: "hash" });
+    expect(await balanceOf(shop.recipient)).toBe(7000n); // the buyer's own broadcast moved the money
+    const credential = Credential.serialize({ ...paid, challenge });
+    const refused = await pay(shop.mpp, credential);
+    expect(refused.status).toBe(402);
+    expect((await refused.json()) as { detail?: string }).toMatchObject({ detail: expect.stringMatching(/push/i) });
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
+    expect((await history(shop)).transactions).toHaveLength(0);
+  });
+});
+
+describe("MPP: SIGNED_URL", () => {
+  it("broadcasts, then hands out a single-use URL with the Payment-Receipt", async () => {
+    const shop = await mppShop({ price: "800", paywall: { fulfillmentMode: "SIGNED_URL" } });
+    const res = await mppBuyer().fetch(shop.mpp);
+    expect(res.status).toBe(200);
+    expect(Receipt.fromResponse(res)).toMatchObject({ status: "success" });
+    const { data } = (await res.json()) as { data: { url: string } };
+    expect(await balanceOf(shop.recipient)).toBe(800n);
+    expect((await gatewayFetch(data.url)).status).toBe(200);
+    expect((await gatewayFetch(data.url)).status).toBe(404);
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
+  });
+});
