@@ -10,10 +10,10 @@
  *    public-looking `.test` URLs. Vars for this run only (never written to wrangler.toml or .dev.vars):
  *    `NETWORK_OVERRIDES` (base-sepolia → the local token), `FACILITATOR_URL_TESTNET`, `PAYMENT_BASE_URL`.
  * 3. The demo tenant gets a demo service ("Local payment demo", `https://upstream.gateway.test`, bearer credential)
- *    and a paywall `local-demo` (0.01 USDC on base-sepolia, paid to the tenant's wallet), created through the
- *    management API itself with a key that exists only for those calls.
- * 4. It prints the ready command, `npm run buy`, which pays that paywall with the funded local buyer
- *    (test/localnet/buy.ts reads .wrangler/dev-payments.json).
+ *    and a paywall `local-demo` (0.01 USDC on base-sepolia and, with the Tempo chain, tempo-testnet; paid to the
+ *    tenant's wallets), created through the management API itself with a key that exists only for those calls.
+ * 4. It prints the ready commands, `npm run buy` (x402) and `npm run buy -- --mpp` (MPP), which pay that paywall
+ *    with funded local buyers (test/localnet/buy.ts reads .wrangler/dev-payments.json).
  *
  * Ctrl-C stops the Worker, then the chain, facilitator and upstream: nothing is left running.
  */
@@ -43,6 +43,8 @@ export interface DevPaymentsInfo {
   buyerPrivateKey: string;
   upstreamUrl: string;
   apiBase: string;
+  /** MPP on the local Tempo chain (absent without it): one buyer key per payment (see tempo.ts). */
+  mpp?: { paymentUrl: string; rpcUrl: string; chainId: number; currency: string; buyerPrivateKeys: string[] };
 }
 
 const say = (text: string) => process.stdout.write(`${text}\n`);
@@ -87,8 +89,11 @@ async function api<T>(base: string, key: string, method: string, path: string, b
   return json.data as T;
 }
 
-/** Creates (once) the demo service and paywall through the management API; returns the paywall's x402 URL. */
-async function ensureDemoPaywall(apiBase: string): Promise<{ paymentUrl: string; merchantWallet: string }> {
+/** Creates (once) the demo service and paywall through the management API; returns the paywall's payment URLs. */
+async function ensureDemoPaywall(
+  apiBase: string,
+  withTempo: boolean,
+): Promise<{ paymentUrl: string; mppUrl: string; merchantWallet: string }> {
   const handle = await openD1({ remote: false });
   let keyId: string | undefined;
   let key: string;
@@ -117,10 +122,13 @@ async function ensureDemoPaywall(apiBase: string): Promise<{ paymentUrl: string;
       name: string;
     }
     interface Paywall {
+      id: string;
       slug: string;
       serviceId: string;
       merchantWallet: string;
+      networks: string[];
     }
+    const networks = withTempo ? ["base-sepolia", "tempo-testnet"] : ["base-sepolia"];
     const services = await api<Service[]>(apiBase, key, "GET", "/v1/services?limit=100");
     const service =
       services.find((s) => s.name === DEMO_SERVICE_NAME) ??
@@ -142,15 +150,21 @@ async function ensureDemoPaywall(apiBase: string): Promise<{ paymentUrl: string;
         description: "0.01 USDC per call, paid on the local chain",
         serviceId: service.id,
         targetType: "ROUTE",
-        targetRoute: "/demo/text/Hello%20from%20the%20demo%20upstream%2C%20paid%20over%20x402.",
+        targetRoute: "/demo/text/Hello%20from%20the%20demo%20upstream%2C%20paid%20through%20the%20gateway.",
         price: DEMO_PRICE,
         currency: "USDC",
-        networks: ["base-sepolia"],
+        networks,
         fulfillmentMode: "PROXY",
         allowedMethods: ["GET", "POST"],
       }));
+    // A demo paywall from an earlier run without the Tempo network gets it.
+    if (withTempo && !paywall.networks.includes("tempo-testnet")) {
+      await api<Paywall>(apiBase, key, "PATCH", `/v1/paywalls/${paywall.id}`, { networks });
+    }
+    const path = `${encodeURIComponent(service.id)}/${DEMO_SLUG}`;
     return {
-      paymentUrl: `${apiBase}/api/x402/pay/${encodeURIComponent(service.id)}/${DEMO_SLUG}`,
+      paymentUrl: `${apiBase}/api/x402/pay/${path}`,
+      mppUrl: `${apiBase}/api/mpp/pay/${path}`,
       merchantWallet: paywall.merchantWallet,
     };
   } finally {
@@ -213,9 +227,21 @@ export async function runDevPaymentLoop(port: number): Promise<void> {
       ),
     ]);
     const apiBase = `http://localhost:${port}`;
-    const demo = await ensureDemoPaywall(apiBase);
+    const { mppUrl, ...demo } = await ensureDemoPaywall(apiBase, stack.info.tempo !== undefined);
+    const tempo = stack.info.tempo;
     const info: DevPaymentsInfo = {
       ...demo,
+      ...(tempo
+        ? {
+            mpp: {
+              paymentUrl: mppUrl,
+              rpcUrl: tempo.rpcUrl,
+              chainId: tempo.chainId,
+              currency: tempo.currency,
+              buyerPrivateKeys: tempo.buyers.map((b) => b.privateKey),
+            },
+          }
+        : {}),
       price: DEMO_PRICE,
       network: stack.info.network,
       rpcUrl: stack.info.rpcUrl,
@@ -233,12 +259,13 @@ export async function runDevPaymentLoop(port: number): Promise<void> {
     );
     say(`  facilitator ${stack.info.facilitatorUrl}  (the Worker reaches it as https://${GATEWAY_TEST_HOSTS.facilitator})`);
     say(`  upstream    ${stack.info.upstreamUrl}  (the Worker reaches it as https://${GATEWAY_TEST_HOSTS.upstream})`);
-    if (stack.info.tempo) say(`  tempo chain ${stack.info.tempo.rpcUrl}  (chain id ${stack.info.tempo.chainId}, tempo-testnet)`);
+    if (tempo) say(`  tempo chain ${tempo.rpcUrl}  (chain id ${tempo.chainId}, tempo-testnet)`);
     say(`  Worker      ${apiBase}  with NETWORK_OVERRIDES for base-sepolia and FACILITATOR_URL_TESTNET for this run only`);
     say(`  demo paywall ${demo.paymentUrl}  (0.01 USDC to ${demo.merchantWallet})`);
     say("");
-    say("Buy from it with the funded local buyer (in another terminal):");
-    say("  npm run buy");
+    say("Buy from it with a funded local buyer (in another terminal):");
+    say("  npm run buy             (x402 on the local chain)");
+    if (tempo) say("  npm run buy -- --mpp    (MPP on the local Tempo chain)");
     say("=".repeat(100));
     say("");
   } catch (err) {
