@@ -1,8 +1,10 @@
 // Drives one scenario: a closed-loop load over keep-alive connections for the throughput figures (runLoad), then a
 // short pass on the accounting worker.
 import { Agent, request as httpRequest } from "node:http";
+import type { Traced } from "./overhead.ts";
 import type { Scenario, Seeded, Step, Vars } from "./scenarios.ts";
 import { parseServerTiming } from "./server-timing-header.ts";
+import { clockMs } from "./stand-ins.ts";
 
 export interface LoadResult {
   requests: number;
@@ -36,13 +38,13 @@ export interface Accounting {
 }
 
 export const stepsOf = (scenario: Scenario, seeded: Seeded): Step[] =>
-  seeded.steps ?? [{ method: scenario.method, path: scenario.path, body: scenario.body }];
+  seeded.steps ?? [{ method: scenario.method, path: seeded.path ?? scenario.path, body: scenario.body }];
 
 /** A seeded "key" that is a dashboard session: sent as the Cookie header instead of a bearer key. */
 export const COOKIE_KEY = "cookie:";
 
-function headersFor(key: string | undefined, step: Step): Record<string, string> {
-  const headers: Record<string, string> = {};
+function headersFor(key: string | undefined, step: Step, vars: Vars): Record<string, string> {
+  const headers: Record<string, string> = step.headers ? step.headers(vars) : {};
   if (key?.startsWith(COOKIE_KEY)) headers.cookie = key.slice(COOKIE_KEY.length);
   else if (key) headers.authorization = `Bearer ${key}`;
   if (step.body !== undefined) headers["content-type"] = "application/json";
@@ -73,6 +75,8 @@ export interface RawLoad {
   errors: number;
   non2xx: number;
   statusCounts: Record<string, number>;
+  /** Per request, when the seed tags requests (`Seeded.tagOf`): the tag, sent and answered (stand-ins.ts clockMs). */
+  traced?: Traced[];
 }
 
 interface Answer {
@@ -135,6 +139,9 @@ export async function runLoad(
   const keys = seeded.keys;
   const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
   const out: RawLoad = { latencies: [], cpuMs: undefined, requests: 0, seconds: 0, errors: 0, non2xx: 0, statusCounts: {} };
+  const traced: Traced[] | undefined = seeded.tagOf ? [] : undefined;
+  if (traced) out.traced = traced;
+  const origin = clockMs() - performance.now(); // + performance.now(): the clock the stand-ins log in (stand-ins.ts)
   let nextKey = 0;
   const cpuBefore = options.cpu?.();
   const start = performance.now();
@@ -147,10 +154,14 @@ export async function runLoad(
       for (const step of steps) {
         const path = typeof step.path === "string" ? step.path : step.path(vars);
         if (path === undefined) break;
+        const headers = headersFor(key, step, vars);
+        const body = bodyOf(step, vars);
         const sent = performance.now();
         try {
-          const answer = await request(agent, url, step.method, path, headersFor(key, step), bodyOf(step, vars));
-          out.latencies.push(performance.now() - sent);
+          const answer = await request(agent, url, step.method, path, headers, body);
+          const done = performance.now();
+          out.latencies.push(done - sent);
+          if (traced) traced.push({ tag: seeded.tagOf!(vars), sent: origin + sent, done: origin + done });
           out.requests++;
           out.statusCounts[answer.status] = (out.statusCounts[answer.status] ?? 0) + 1;
           if (answer.status < 200 || answer.status >= 300) out.non2xx++;
@@ -203,7 +214,11 @@ export function summarize(slices: RawLoad[]): LoadResult {
 async function send(baseUrl: string, step: Step, key: string | undefined, vars: Vars) {
   const path = typeof step.path === "string" ? step.path : step.path(vars);
   if (path === undefined) return undefined;
-  const res = await fetch(baseUrl + path, { method: step.method, headers: headersFor(key, step), body: bodyOf(step, vars) });
+  const res = await fetch(baseUrl + path, {
+    method: step.method,
+    headers: headersFor(key, step, vars),
+    body: bodyOf(step, vars),
+  });
   const body = await res.text();
   if (step.capture) {
     try {
@@ -215,14 +230,15 @@ async function send(baseUrl: string, step: Step, key: string | undefined, vars: 
   return { res, body };
 }
 
-/** Probes the scenario's endpoint once (first step, first key): 404 means the endpoint does not exist yet. */
-export async function probe(baseUrl: string, scenario: Scenario, key: string | undefined): Promise<number> {
-  const step: Step = {
-    method: scenario.method,
-    path: scenario.path,
-    body: scenario.body ?? (scenario.method === "GET" ? undefined : {}),
-  };
-  const out = await send(baseUrl, step, key, newVars());
+/**
+ * Probes the scenario's endpoint once (first step, first key): 404 means the endpoint does not exist yet. A scenario
+ * whose path names seeded ids (`pathFromSeed`) is probed after seeding, with its first step and the seed's first key.
+ */
+export async function probe(baseUrl: string, scenario: Scenario, key: string | undefined, seeded?: Seeded): Promise<number> {
+  const step: Step = seeded
+    ? stepsOf(scenario, seeded)[0]!
+    : { method: scenario.method, path: scenario.path, body: scenario.body ?? (scenario.method === "GET" ? undefined : {}) };
+  const out = await send(baseUrl, step, seeded ? seeded.keys[0] : key, newVars());
   return out?.res.status ?? 0;
 }
 

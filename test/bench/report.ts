@@ -1,7 +1,9 @@
 // The benchmark's output: a text table (default) or the same figures as JSON (`--json`).
 import type { QueryPlan } from "./explain.ts";
 import type { Accounting, LoadResult } from "./load.ts";
-import type { Scenario, Verdict } from "./scenarios.ts";
+import type { Overhead } from "./overhead.ts";
+import type { Scenario } from "./scenarios.ts";
+import type { Verdict } from "./targets.ts";
 
 export interface ScenarioReport {
   name: string;
@@ -21,6 +23,12 @@ export interface ScenarioReport {
   load?: LoadResult;
   /** The storage floor measured in slices interleaved with this scenario's (app scenarios). */
   pairedFloor?: LoadResult;
+  /** Which reference that was (`Scenario.floor`). */
+  floorName?: string;
+  /** The paid scenario: latency without the stand-ins' own time, and where it goes. */
+  overhead?: Overhead;
+  /** The same, one request at a time (no queueing). */
+  overheadAlone?: Overhead;
   /** The `compareWith` scenario measured in slices interleaved with this one's (the scale pair). */
   companion?: { name: string; load: LoadResult };
   accounting?: Accounting;
@@ -95,8 +103,16 @@ export function renderTable(report: BenchReport): string {
     "×ceiling: req/s over the ceiling's. floor req/s: the storage floor measured in slices interleaved with the scenario's;",
     "×floor, p99×floor and CPU×floor compare with it (with the standalone floor run for the reference rows).",
     "CPU ms/req: CPU time of the workerd process (all workers, D1 and DO included) per request. Latencies: all responses.",
-    "",
   );
+  const otherFloors = report.scenarios.filter((s) => s.floorName && s.floorName !== "ref: storage floor");
+  for (const s of otherFloors) {
+    const f = s.pairedFloor!;
+    out.push(
+      `${s.name}: measured alongside "${s.floorName}" (${num(f.rps, 0)} req/s, p50 ${num(f.p50)} ms, p99 ${num(f.p99)} ms, ` +
+        `${num(f.cpuMsPerReq)} CPU ms/req).`,
+    );
+  }
+  out.push("");
   const b = report.bundle;
   out.push(
     `bundle (${b.bundler}, then wrangler deploy --dry-run): ${num(b.bytes / 1024, 1)} KiB, gzip ${num(b.wranglerGzipKiB ?? b.gzipKiB)} KiB` +
@@ -120,6 +136,26 @@ export function renderTable(report: BenchReport): string {
           `    ${step.step}: ${num(step.statementsPerReq)} D1 statements, ${num(step.doCallsPerReq)} DO calls (${step.requests} requests)`,
         );
       }
+    }
+  }
+  for (const s of report.scenarios.filter((r) => r.overhead)) {
+    const o = s.overhead!;
+    out.push(
+      "",
+      `${s.name}: its own overhead (stand-in facilitator and upstream answer at once in their own process; their handlers' time is subtracted per request):`,
+      `  ${o.requests} requests: latency p50 ${num(o.latency.p50)} / p99 ${num(o.latency.p99)} ms; stand-ins' own time p50 ${num(o.standIns.p50)} / p99 ${num(o.standIns.p99)} ms;` +
+        ` added by the gateway p50 ${num(o.added.p50)} / p99 ${num(o.added.p99)} ms; ${num(s.load?.cpuMsPerReq)} workerd CPU ms/req` +
+        (s.pairedFloor ? ` (${s.floorName}: ${num(s.pairedFloor.cpuMsPerReq)})` : ""),
+      "  where it goes (p50 / mean ms; each phase includes the loopback hops to the next call):",
+      ...o.phases.map((p) => `    ${num(p.p50).padStart(7)} / ${num(p.mean).padStart(7)}  ${p.phase}`),
+    );
+    const a = s.overheadAlone;
+    if (a) {
+      out.push(
+        `  one at a time (1 connection, ${a.requests} requests): latency p50 ${num(a.latency.p50)} / p99 ${num(a.latency.p99)} ms;` +
+          ` stand-ins p50 ${num(a.standIns.p50)} ms; added by the gateway p50 ${num(a.added.p50)} / p99 ${num(a.added.p99)} ms`,
+        ...a.phases.map((p) => `    ${num(p.p50).padStart(7)} / ${num(p.mean).padStart(7)}  ${p.phase}`),
+      );
     }
   }
   const paired = report.scenarios.filter((s) => s.companion);

@@ -15,9 +15,12 @@ import { buildApp, bundleFixture } from "./build.ts";
 import { cpuSampler, findWorkerd } from "./cpu.ts";
 import { explain } from "./explain.ts";
 import { account, prime, probe, type RawLoad, runLoad, summarize, unexpectedIn } from "./load.ts";
+import { overhead, type Traced } from "./overhead.ts";
 import { type BenchReport, renderTable, type ScenarioReport } from "./report.ts";
-import { DEFAULTS, REFERENCES, SCENARIOS, type Scenario, type Seeded, TARGETS } from "./scenarios.ts";
+import { DEFAULT_FLOOR, DEFAULTS, REFERENCES, SCENARIOS, type Scenario, type Seeded } from "./scenarios.ts";
 import { createContext, remoteD1, seedBase } from "./seed.ts";
+import { type StandIns, startStandIns } from "./stand-ins.ts";
+import { TARGETS } from "./targets.ts";
 import { applyMigrations, readVars, startWorkers } from "./workers.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -32,6 +35,7 @@ const { values: args } = parseArgs({
     connections: { type: "string" },
     strict: { type: "boolean", default: false },
     out: { type: "string" },
+    "stand-in-port": { type: "string" },
   },
 });
 
@@ -42,8 +46,11 @@ const log = (msg: string) => process.stderr.write(`[bench ${((Date.now() - start
 
 let mf: Miniflare | undefined;
 let tmp: string | undefined;
+let standIns: StandIns | undefined;
 
 async function cleanup() {
+  standIns?.stop();
+  standIns = undefined;
   const m = mf;
   mf = undefined;
   await m?.dispose().catch(() => {});
@@ -82,29 +89,36 @@ async function main(): Promise<number> {
   };
   const durationOverride = positive("duration", args.duration, false);
   const connectionsOverride = positive("connections", args.connections, true);
+  // The paid scenario's facilitator and upstream; any free port unless given.
+  const standInPort = args["stand-in-port"] === undefined ? 0 : positive("stand-in-port", args["stand-in-port"], true)!;
 
   // On tmpfs when there is one: storage then costs what workerd's D1/DO machinery costs, not what the disk's fsync costs.
   tmp = await mkdtemp(join(existsSync("/dev/shm") ? "/dev/shm" : tmpdir(), "bench-"));
   log("building the production bundle and the fixtures");
   const fixture = (name: string) =>
     bundleFixture(join(import.meta.dirname, `fixtures/${name}.ts`), join(tmp!, `${name}/index.js`));
-  const [app, ceilingScript, floorScript, d1Script, vars] = await Promise.all([
+  const [app, ceilingScript, floorScript, d1Script, outboundScript, vars] = await Promise.all([
     buildApp(ROOT, join(tmp, "app")),
     fixture("ceiling"),
     fixture("storage-floor"),
     fixture("d1-remote"),
+    fixture("outbound"),
     readVars(ROOT),
   ]);
   log(
     `bundle (${app.bundler}) ${(app.bytes / 1024).toFixed(1)} KiB, gzip ${app.wranglerGzipKiB ?? app.gzipKiB} KiB (${app.ms} ms)`,
   );
 
+  const stand = await startStandIns(standInPort);
+  standIns = stand;
   const workers = await startWorkers({
+    standIns: stand.address,
     storageDir: join(tmp, "storage"),
     appScript: app.scriptPath,
     ceilingScript,
     floorScript,
     d1Script,
+    outboundScript,
     vars,
   });
   mf = workers.mf;
@@ -122,15 +136,30 @@ async function main(): Promise<number> {
 
   const reports: ScenarioReport[] = [];
   const seededOf = new Map<string, Seeded>();
-  let floorSeeded: Seeded | undefined;
-  const floorScenario = REFERENCES.find((r) => r.target === "floor")!;
-  const queue = [...REFERENCES, ...scenarios];
+  /**
+   * The reference an app scenario is measured alongside (`floor`, default the storage floor), seeded once. A pair-only
+   * reference is primed and warmed up the first time it is needed (the standalone ones were, in their own run).
+   */
+  const floorOf = async (scenario: Scenario, connections: number) => {
+    if (scenario.target !== "app") return undefined;
+    const ref = REFERENCES.find((r) => r.name === (scenario.floor ?? DEFAULT_FLOOR));
+    if (!ref) throw new Error(`${scenario.name}: no reference named ${scenario.floor}`);
+    let seeded = seededOf.get(ref.name);
+    if (!seeded && ref.pairOnly) {
+      seeded = ref.seed ? await ref.seed(ctx) : { keys: [] };
+      await prime(workers.urls.floor, ref, seeded);
+      await runLoad(workers.urls.floor, ref, seeded, { connections, duration: DEFAULTS.warmup / 2 });
+      seededOf.set(ref.name, seeded);
+    }
+    return seeded ? { scenario: ref, seeded } : undefined;
+  };
+  const queue = [...REFERENCES.filter((r) => !r.pairOnly), ...scenarios];
   for (const scenario of queue) {
     const connections = connectionsOverride ?? scenario.connections ?? DEFAULTS.connections;
     const duration = durationOverride ?? scenario.duration ?? DEFAULTS.duration;
     const warmup = Math.min(DEFAULTS.warmup, duration);
     const rounds = Math.max(1, Math.min(DEFAULTS.rounds, Math.floor(duration)));
-    const paired = scenario.target === "app" && floorSeeded !== undefined;
+    const paired = scenario.target === "app" && (scenario.floor !== undefined || seededOf.has(DEFAULT_FLOOR));
     const floorSlice = (duration / rounds) * DEFAULTS.floorShare;
     const companion = scenario.compareWith ? SCENARIOS.find((s) => s.name === scenario.compareWith) : undefined;
     const companionSeeded = companion ? seededOf.get(companion.name) : undefined;
@@ -157,19 +186,23 @@ async function main(): Promise<number> {
       continue;
     }
     const url = workers.urls[scenario.target];
-    if (scenario.target === "app") {
-      const status = await probe(url, scenario, ctx.keys[0]);
-      if (status === 404) {
-        report.skipped = "endpoint missing";
-        log(`${scenario.name}: skipped (endpoint missing)`);
-        continue;
-      }
+    const missing = () => {
+      report.skipped = "endpoint missing";
+      log(`${scenario.name}: skipped (endpoint missing)`);
+    };
+    if (scenario.target === "app" && !scenario.pathFromSeed && (await probe(url, scenario, ctx.keys[0])) === 404) {
+      missing();
+      continue;
     }
     const seedStart = Date.now();
     const seeded: Seeded = scenario.seed ? await scenario.seed(ctx) : { keys: [] };
+    const floor = paired ? await floorOf(scenario, connections) : undefined;
     report.seedMs = Date.now() - seedStart;
     seededOf.set(scenario.name, seeded);
-    if (scenario.target === "floor") floorSeeded = seeded;
+    if (scenario.target === "app" && scenario.pathFromSeed && (await probe(url, scenario, undefined, seeded)) === 404) {
+      missing();
+      continue;
+    }
     if (remaining() < (needed - 3) * 1000) {
       report.skipped = "time budget (after seeding)";
       log(`${scenario.name}: skipped (time budget, after ${report.seedMs} ms of seeding)`);
@@ -178,7 +211,7 @@ async function main(): Promise<number> {
 
     log(
       `${scenario.name}: ${warmup} s warm-up + ${duration} s` +
-        (paired ? ` in ${rounds} slices, each followed by ${floorSlice} s of storage floor` : "") +
+        (floor ? ` in ${rounds} slices, each followed by ${floorSlice} s of "${floor.scenario.name}"` : "") +
         (companionSeeded ? ` and ${duration / rounds} s of "${companion!.name}"` : "") +
         `, ${connections} connections, ${seeded.keys.length} keys${report.seedMs > 50 ? `, seeded in ${report.seedMs} ms` : ""}`,
     );
@@ -197,19 +230,34 @@ async function main(): Promise<number> {
     phase("prime");
     await runLoad(url, scenario, seeded, { connections, duration: warmup });
     phase("warm-up");
-    if (paired) {
+    // The paid scenario: the stand-ins' log of the measured slices only (prime and warm-up calls dropped).
+    if (seeded.tagOf) await stand.takeLog();
+    if (floor) {
       // Interleaved with the storage floor (and the companion), so all see the same machine: the ratios use these.
       const own: RawLoad[] = [];
-      const floor: RawLoad[] = [];
+      const floorLoads: RawLoad[] = [];
       const other: RawLoad[] = [];
       for (let i = 0; i < rounds; i++) {
         own.push(await runLoad(url, scenario, seeded, { connections, duration: duration / rounds, cpu }));
-        floor.push(await runLoad(workers.urls.floor, floorScenario, floorSeeded!, { connections, duration: floorSlice, cpu }));
+        floorLoads.push(
+          await runLoad(workers.urls.floor, floor.scenario, floor.seeded, { connections, duration: floorSlice, cpu }),
+        );
         if (companionSeeded)
           other.push(await runLoad(url, companion!, companionSeeded, { connections, duration: duration / rounds, cpu }));
       }
       report.load = summarize(own);
-      report.pairedFloor = summarize(floor);
+      report.pairedFloor = summarize(floorLoads);
+      report.floorName = floor.scenario.name;
+      if (seeded.tagOf) {
+        report.overhead = overhead(
+          own.flatMap((l) => l.traced ?? ([] as Traced[])),
+          await stand.takeLog(),
+        );
+        // One at a time: the same split without the 32 connections' queueing (each phase is then its own work). No
+        // CPU figure: at a few requests per second, workerd's own idle work would weigh on each request.
+        const alone = await runLoad(url, scenario, seeded, { connections: 1, duration: DEFAULTS.alone });
+        report.overheadAlone = overhead(alone.traced ?? [], await stand.takeLog());
+      }
       if (companionSeeded) report.companion = { name: companion!.name, load: summarize(other) };
     } else {
       report.load = summarize([await runLoad(url, scenario, seeded, { connections, duration, cpu })]);
@@ -288,6 +336,9 @@ async function main(): Promise<number> {
       : {}),
     ratioToFloor: r.ratioToFloor,
     p99ToFloor: r.p99ToFloor,
+    floorName: r.floorName,
+    floorP99: r.pairedFloor?.p99,
+    overhead: r.overhead,
     statementsPerReq: r.accounting?.statementsPerReq,
     doCallsPerReq: r.accounting?.doCallsPerReq,
   }));

@@ -1,6 +1,8 @@
 // The benchmark's scenarios and targets, as data. Adding a scenario is one entry in SCENARIOS (plus, if it needs data,
 // a seed function); a scenario whose endpoint answers 404 is skipped ("skipped: endpoint missing").
 
+import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
+import type { PaymentPayload } from "@x402/core/types";
 import { SESSION_COOKIE, SESSION_MAX_MS } from "../../src/dashboard/session.ts";
 import { findKeyWithTenantByHash } from "../../src/db/api-keys.ts";
 import type { Db } from "../../src/db/client.ts";
@@ -25,6 +27,8 @@ import { sealHeaders } from "../../src/lib/secret-fields.ts";
 import { lastUtcDays } from "../../src/lib/utc-days.ts";
 import { COOKIE_KEY } from "./load.ts";
 import { type ApiResponse, type BenchContext, cloneSeries, inPool } from "./seed.ts";
+import { STAND_IN_HOSTS } from "./stand-ins.ts";
+import { MPP_CHALLENGE, X402_CHALLENGE, X402_PAID } from "./targets.ts";
 import { BENCH_CAPS, BENCH_ENCRYPTION_KEY, type WorkerName } from "./workers.ts";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -42,6 +46,8 @@ export interface Step {
   body?: unknown | ((vars: Vars) => unknown);
   /** Reads the response (status, body) into `vars` for the next steps of the same sequence. */
   capture?: (status: number, body: string, vars: Vars) => void;
+  /** Request headers built per request (e.g. a fresh payment); the key's header is added to them. */
+  headers?: (vars: Vars) => Record<string, string>;
 }
 
 /** What a seed returns: the keys to rotate across request sequences, and optionally the steps of one sequence. */
@@ -51,6 +57,13 @@ export interface Seeded {
   /** The tenant the keys belong to, when they all belong to one, and its service if it has one (for `explain`). */
   tenantId?: string;
   serviceId?: string;
+  /** The request path, when it names seeded ids (a scenario with `pathFromSeed`). */
+  path?: string;
+  /**
+   * Tags each measured request (the payment nonce of the paid scenario): the load records when each tagged request was
+   * sent and answered, joined afterwards with the stand-ins' log (stand-ins.ts `overhead`).
+   */
+  tagOf?: (vars: Vars) => string;
 }
 
 export interface Scenario {
@@ -79,6 +92,15 @@ export interface Scenario {
    * compared on the same machine state (the scale pair: the target uses these paired figures).
    */
   compareWith?: string;
+  /**
+   * The `path` shown is a template (`/api/x402/pay/{serviceId}/{slug}`): the seed returns the real one (`Seeded.path`,
+   * or its steps), and the probe runs after seeding.
+   */
+  pathFromSeed?: boolean;
+  /** The reference measured in slices alongside this scenario (default: "ref: storage floor"). */
+  floor?: string;
+  /** A reference that is only measured alongside the scenarios naming it as `floor`, never on its own. */
+  pairOnly?: boolean;
 }
 
 /**
@@ -88,9 +110,10 @@ export interface Scenario {
  * under 32 connections). 3 s in 2 slices and a 0.5 s warm-up keep the 12 measured rows (≈ 6–9 s each with probe,
  * prime, warm-up, paired slices, drains, accounting and explain; 12 s for the scale row and its companion slices), the
  * build and ≈ 10 s of seeding within ≈ 100–120 s on the shared 2-core machine: a margin under the 170 s budget for a
- * machine twice as loaded.
+ * machine twice as loaded. `alone`: seconds of the one-request-at-a-time pass of the paid scenario (its phases without
+ * queueing).
  */
-export const DEFAULTS = { connections: 32, duration: 3, warmup: 0.5, rounds: 2, floorShare: 0.5 };
+export const DEFAULTS = { connections: 32, duration: 3, warmup: 0.5, rounds: 2, floorShare: 0.5, alone: 1 };
 
 const manyKeys = async (ctx: BenchContext): Promise<Seeded> => ({ keys: ctx.keys });
 const hotKey = async (ctx: BenchContext): Promise<Seeded> => ({ keys: ctx.keys.slice(0, 1) });
@@ -117,7 +140,7 @@ const paywallBody = (serviceId: string, slug: string) => ({
   slug,
   name: `Paywall ${slug}`,
   targetType: "ROUTE",
-  targetRoute: `/v1/${slug}/{id}`,
+  targetRoute: `/v1/${slug}/items`, // a template like `{id}` is not a valid route (URL path characters only)
   serviceId,
   price: "10000",
   currency: "USDC",
@@ -293,7 +316,7 @@ const paywallTenant = (count: number) => (ctx: BenchContext) =>
         id: cloneId("pw"),
         slug: "'bench-' || n", // paywalls_service_slug_unique
         name: "'Paywall ' || n",
-        target_route: "'/v1/bench-' || n || '/{id}'",
+        target_route: "'/v1/bench-' || n || '/items'",
         created_at: "?4 + n",
         updated_at: "?4 + n",
       },
@@ -345,6 +368,97 @@ const writePath = async (ctx: BenchContext): Promise<Seeded> => {
   };
 };
 
+// ---- The payment gateway's buyer-facing URLs ----
+
+/**
+ * The gateway tenant: one service whose upstream is the stand-in (`https://upstream.gateway.test`, bearer credentials
+ * encrypted at rest) and one ROUTE paywall on it (base-sepolia for x402, tempo-testnet for MPP, one encrypted
+ * header), both through the API. No API key is used by the buyer-facing scenarios: buyers are anonymous.
+ */
+const gatewayTenant = (ctx: BenchContext) =>
+  ctx.once("gateway tenant", async () => {
+    const { tenant, keys } = await ctx.newTenant({ keys: 1 });
+    const body = { ...serviceBody(0), baseUrl: `https://${STAND_IN_HOSTS.upstream}` };
+    const serviceId = createdId(await ctx.api("POST", "/v1/services", keys[0]!, body), "the gateway service");
+    await createPaywall(ctx, keys[0]!, serviceId, "quote");
+    return { tenantId: tenant.id, serviceId, slug: "quote" };
+  });
+
+const payPath = (protocol: "x402" | "mpp", t: { serviceId: string; slug: string }) =>
+  `/api/${protocol}/pay/${t.serviceId}/${t.slug}`;
+
+const challengeOf =
+  (protocol: "x402" | "mpp") =>
+  async (ctx: BenchContext): Promise<Seeded> => {
+    const t = await gatewayTenant(ctx);
+    return { keys: [], tenantId: t.tenantId, serviceId: t.serviceId, path: payPath(protocol, t) };
+  };
+
+/** A payment nonce unique over the run (and across runs): 20 random bytes per run, then the 12-byte sequence number. */
+const RUN_NONCE = randomHex(20);
+const seqHex = (vars: Vars) =>
+  BigInt(vars.seq ?? 0)
+    .toString(16)
+    .padStart(24, "0");
+const nonceOf = (vars: Vars) => `0x${RUN_NONCE}${seqHex(vars)}`;
+
+/**
+ * A paid x402 request per sequence: a fresh, well-formed `PAYMENT-SIGNATURE` each time (x402 v2, `exact`, an EIP-3009
+ * authorization for the challenge's first requirement with a unique nonce; the stand-in facilitator checks no
+ * signature, so the signature is a fixed 65-byte value). The terms come from the gateway's own 402 challenge, decoded
+ * by @x402/core. The nonce also goes in the query (`n`), which the gateway forwards: the stand-in upstream logs it.
+ */
+const paidX402 = async (ctx: BenchContext): Promise<Seeded> => {
+  const t = await gatewayTenant(ctx);
+  const path = payPath("x402", t);
+  const res = await fetch(ctx.appUrl + path);
+  const header = res.headers.get("PAYMENT-REQUIRED");
+  if (res.status !== 402 || !header) throw new Error(`seeding the paid scenario: the challenge answered ${res.status}`);
+  const required = decodePaymentRequiredHeader(header);
+  const accepted = required.accepts[0]!;
+  const payer = `0x${randomHex(20)}`;
+  const signature = `0x${"1b".repeat(65)}`;
+  const payment = (vars: Vars): PaymentPayload => ({
+    x402Version: 2,
+    resource: required.resource,
+    accepted,
+    payload: {
+      signature,
+      authorization: {
+        from: payer,
+        to: accepted.payTo,
+        value: accepted.amount,
+        validAfter: "0",
+        validBefore: String(Math.floor(Date.now() / 1000) + accepted.maxTimeoutSeconds),
+        nonce: nonceOf(vars),
+      },
+    },
+  });
+  return {
+    keys: [],
+    tenantId: t.tenantId,
+    serviceId: t.serviceId,
+    tagOf: nonceOf,
+    steps: [
+      {
+        method: "GET",
+        path: (vars) => `${path}?n=${nonceOf(vars)}`,
+        headers: (vars) => ({ "PAYMENT-SIGNATURE": encodePaymentSignatureHeader(payment(vars)) }),
+      },
+    ],
+  };
+};
+
+/** The storage floors of the gateway's URLs (fixtures/storage-floor.ts): the same paywall, the same read. */
+const paywallReadFloor = async (ctx: BenchContext): Promise<Seeded> => {
+  const t = await gatewayTenant(ctx);
+  return { keys: [], path: `/paywall/${t.serviceId}/${t.slug}` };
+};
+const paidFloor = async (ctx: BenchContext): Promise<Seeded> => {
+  const t = await gatewayTenant(ctx);
+  return { keys: [], steps: [{ method: "GET", path: (vars) => `/paid/${t.serviceId}/${t.slug}?n=${vars.seq}` }] };
+};
+
 // ---- What each list handler asks D1 (explain.ts): the handler's db call, with the handler's arguments ----
 
 const tenantOf = (seeded: Seeded) => {
@@ -377,9 +491,34 @@ const explainEarnings = async (db: Db, seeded: Seeded) => {
   await findEventsPage(db, tenantId, page, {});
 };
 
+/** The reference app scenarios are measured alongside unless they name another (`floor`). */
+export const DEFAULT_FLOOR = "ref: storage floor";
+const PAYWALL_READ_FLOOR = "ref: paywall-read floor";
+const PAID_FLOOR = "ref: paid-request floor";
+
 export const REFERENCES: Scenario[] = [
   { name: "ref: ceiling", target: "ceiling", method: "GET", path: "/", read: true },
-  { name: "ref: storage floor", target: "floor", method: "GET", path: "/", read: true, seed: manyKeys },
+  { name: DEFAULT_FLOOR, target: "floor", method: "GET", path: "/", read: true, seed: manyKeys },
+  {
+    name: PAYWALL_READ_FLOOR,
+    target: "floor",
+    method: "GET",
+    path: "/paywall/{serviceId}/{slug}",
+    pathFromSeed: true,
+    read: true,
+    seed: paywallReadFloor,
+    pairOnly: true,
+  },
+  {
+    name: PAID_FLOOR,
+    target: "floor",
+    method: "GET",
+    path: "/paid/{serviceId}/{slug}",
+    pathFromSeed: true,
+    read: false,
+    seed: paidFloor,
+    pairOnly: true,
+  },
 ];
 
 export const SCENARIOS: Scenario[] = [
@@ -480,159 +619,38 @@ export const SCENARIOS: Scenario[] = [
     explain: explainEarnings,
     compareWith: "earnings page, 1,000 records",
   },
-];
-
-export interface Verdict {
-  status: "PASS" | "FAIL" | "SKIP";
-  detail: string;
-}
-
-export interface Measured {
-  name: string;
-  target: Scenario["target"];
-  read: boolean;
-  skipped?: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  non2xx: number;
-  /** Responses whose status is not one the scenario expects (`expect`, default 200): a 201 where 200 is due counts. */
-  unexpected: number;
-  /** Errors and unexpected statuses in the slices measured alongside it (paired floor, companion). */
-  alongsideBad: number;
-  /** The `compareWith` scenario measured in slices interleaved with this one's. */
-  companion?: { name: string; rps: number; p50: number; p99: number; cpuMsPerReq?: number };
-  cpuMsPerReq?: number;
-  /** req/s and p99 relative to the storage floor measured alongside (paired slices; the standalone floor otherwise). */
-  ratioToFloor?: number;
-  p99ToFloor?: number;
-  statementsPerReq?: number;
-  doCallsPerReq?: number;
-}
-
-export interface TargetInput {
-  scenarios: Measured[];
-  bundleGzipKiB: number;
-}
-
-const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : String(n));
-
-/** The issue's targets. Each names the scenarios it needs; a target whose scenario was skipped is SKIP. */
-export const TARGETS: { name: string; check: (input: TargetInput) => Verdict }[] = [
+  // The payment gateway's buyer-facing URLs (no key). Not API reads (`read: false`): held to their own targets, each
+  // measured alongside the storage floor of the same work (fixtures/storage-floor.ts).
   {
-    name: "GET /v1/me (200 keys) ≥ 80% of storage-floor req/s",
-    check: ratioTarget("GET /v1/me (200 keys)", 0.8),
+    name: X402_CHALLENGE,
+    target: "app",
+    method: "GET",
+    path: "/api/x402/pay/{serviceId}/{slug}",
+    pathFromSeed: true,
+    read: false,
+    expect: [402],
+    seed: challengeOf("x402"),
+    floor: PAYWALL_READ_FLOOR,
   },
   {
-    name: "GET /v1/me (200 keys) ≤ 1 D1 statement + 1 DO call per request",
-    check: accountingTarget("GET /v1/me (200 keys)", 1, 1),
+    name: MPP_CHALLENGE,
+    target: "app",
+    method: "GET",
+    path: "/api/mpp/pay/{serviceId}/{slug}",
+    pathFromSeed: true,
+    read: false,
+    expect: [402],
+    seed: challengeOf("mpp"),
+    floor: PAYWALL_READ_FLOOR,
   },
   {
-    name: "GET /v1/services?limit=20 ≥ 60% of storage-floor req/s",
-    check: ratioTarget("GET /v1/services?limit=20", 0.6),
-  },
-  {
-    name: "GET /v1/services?limit=20 ≤ 3 D1 statements per request",
-    check: accountingTarget("GET /v1/services?limit=20", 3, undefined),
-  },
-  {
-    name: "list p50, 100,000-paywall tenant ≤ 1.5× the 1,000-paywall tenant",
-    check: scaleTarget("list, 1,000 paywalls", "list, 100,000 paywalls"),
-  },
-  {
-    name: "earnings page p50, 100,000-record tenant ≤ 1.5× the 1,000-record tenant",
-    check: scaleTarget("earnings page, 1,000 records", "earnings page, 100,000 records"),
-  },
-  {
-    name: "p99 of every read scenario ≤ 3× the storage floor's p99",
-    check: (input) => {
-      const reads = input.scenarios.filter((s) => s.target === "app" && s.read && !s.skipped && s.p99ToFloor !== undefined);
-      if (reads.length === 0) return skip("no read scenario measured against the floor");
-      const worst = reads.reduce((a, b) => (b.p99ToFloor! > a.p99ToFloor! ? b : a));
-      return result(
-        worst.p99ToFloor! <= 3,
-        `worst: ${worst.name}, p99 ${fmt(worst.p99)} ms = ${fmt(worst.p99ToFloor!)}× the floor's p99`,
-      );
-    },
-  },
-  {
-    name: "zero errors and zero unexpected non-2xx",
-    check: (input) => {
-      const measured = input.scenarios.filter((s) => !s.skipped);
-      const bad = measured.filter((s) => s.errors > 0 || s.non2xx > 0 || s.unexpected > 0 || s.alongsideBad > 0);
-      return result(
-        bad.length === 0,
-        bad.length === 0
-          ? `${measured.length} scenarios clean (load, prime, accounting, and the slices measured alongside)`
-          : bad
-              .map(
-                (s) =>
-                  `${s.name}: ${s.errors} errors, ${s.non2xx} non-2xx, ${s.unexpected} unexpected status, ${s.alongsideBad} bad alongside`,
-              )
-              .join("; "),
-      );
-    },
-  },
-  {
-    // Issue 11 lets the dashboard grow the budget to 300 KiB gzip for the whole Worker.
-    name: "bundle ≤ 300 KiB gzip",
-    check: (input) => result(input.bundleGzipKiB <= 300, `${fmt(input.bundleGzipKiB)} KiB gzip`),
+    name: X402_PAID,
+    target: "app",
+    method: "GET",
+    path: "/api/x402/pay/{serviceId}/{slug}",
+    pathFromSeed: true,
+    read: false,
+    seed: paidX402,
+    floor: PAID_FLOOR,
   },
 ];
-
-function find(input: TargetInput, name: string) {
-  return input.scenarios.find((s) => s.name === name);
-}
-function skip(detail: string): Verdict {
-  return { status: "SKIP", detail };
-}
-function result(ok: boolean, detail: string): Verdict {
-  return { status: ok ? "PASS" : "FAIL", detail };
-}
-/** p50 of `large` ≤ 1.5× that of `small`, preferably `small` measured in slices interleaved with `large` (same machine state). */
-function scaleTarget(smallName: string, largeName: string) {
-  return (input: TargetInput): Verdict => {
-    const small = find(input, smallName);
-    const large = find(input, largeName);
-    if (!large || large.skipped) return skip(`${largeName} not measured`);
-    const paired = large.companion?.name === smallName ? large.companion : undefined;
-    const base = paired ?? (small && !small.skipped ? small : undefined);
-    if (!base) return skip(`${smallName} not measured`);
-    const r = large.p50 / base.p50;
-    const separate =
-      paired && small && !small.skipped ? `; measured separately: ${fmt(small.p50)} ms = ${fmt(large.p50 / small.p50)}×` : "";
-    // CPU per request, the least noise-sensitive view of the same comparison (informative only).
-    const cpu =
-      large.cpuMsPerReq && base.cpuMsPerReq
-        ? `; workerd CPU/req ${fmt(large.cpuMsPerReq)} vs ${fmt(base.cpuMsPerReq)} ms = ${fmt(large.cpuMsPerReq / base.cpuMsPerReq)}×`
-        : "";
-    return result(
-      r <= 1.5,
-      `p50 ${fmt(large.p50)} ms vs ${fmt(base.p50)} ms = ${fmt(r)}×${paired ? " (interleaved slices)" : ""}${separate}${cpu}`,
-    );
-  };
-}
-
-function ratioTarget(scenario: string, min: number) {
-  return (input: TargetInput): Verdict => {
-    const s = find(input, scenario);
-    if (!s || s.skipped) return skip(`${scenario}: ${s?.skipped ?? "not in this run"}`);
-    if (s.ratioToFloor === undefined) return skip("storage floor not measured");
-    return result(
-      s.ratioToFloor >= min,
-      `${fmt(s.rps, 0)} req/s = ${fmt(s.ratioToFloor * 100, 0)}% of the floor measured alongside`,
-    );
-  };
-}
-function accountingTarget(scenario: string, maxStatements: number, maxDoCalls: number | undefined) {
-  return (input: TargetInput): Verdict => {
-    const s = find(input, scenario);
-    if (!s || s.skipped) return skip(`${scenario}: ${s?.skipped ?? "not in this run"}`);
-    if (s.statementsPerReq === undefined) return skip("no Server-Timing accounting");
-    const okStatements = s.statementsPerReq <= maxStatements;
-    const okDo = maxDoCalls === undefined || (s.doCallsPerReq ?? Number.POSITIVE_INFINITY) <= maxDoCalls;
-    const doText = maxDoCalls === undefined ? "" : `, ${fmt(s.doCallsPerReq ?? Number.NaN)} DO calls/req`;
-    return result(okStatements && okDo, `${fmt(s.statementsPerReq)} statements/req${doText}`);
-  };
-}

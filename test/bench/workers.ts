@@ -4,6 +4,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { convertV4MiniflareOptions, Miniflare, type V4WorkerOptions } from "miniflare";
+import { STAND_IN_HOSTS } from "./stand-ins.ts";
 
 export const BENCH_ENCRYPTION_KEY = "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 /**
@@ -41,7 +42,10 @@ export async function startWorkers(options: {
   ceilingScript: string;
   floorScript: string;
   d1Script: string;
+  outboundScript: string;
   vars: Record<string, string>;
+  /** `127.0.0.1:<port>` of the stand-in facilitator and upstream (stand-ins.ts). */
+  standIns: string;
 }): Promise<Workers> {
   const socket = { unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }] };
   const appBindings = {
@@ -50,7 +54,13 @@ export async function startWorkers(options: {
     // Throughput runs must never meet the limit: a 429 would count as a non-2xx.
     RATE_LIMIT_MAX: "100000000",
     ...BENCH_CAPS,
+    // The gateway's facilitator for testnet paywalls: the stand-in, by a name the SSRF rules accept.
+    FACILITATOR_URL_TESTNET: `https://${STAND_IN_HOSTS.facilitator}`,
   };
+  // The app's outbound fetch (facilitator, upstream) goes to the stand-in server whatever the URL, through the
+  // `outbound` worker (fixtures/outbound.ts): Miniflare takes only a worker or a Node function as an outbound service,
+  // and a Node function would add a hop through this (loaded) process.
+  const outboundService = "outbound";
   const workers: V4WorkerOptions[] = [
     {
       name: "app",
@@ -61,6 +71,7 @@ export async function startWorkers(options: {
       d1Databases: { DB: D1_ID },
       durableObjects: { RATE_LIMITER: { className: "RateLimiter", useSQLite: true } },
       bindings: { ...appBindings, SERVER_TIMING: "off" },
+      outboundService,
       ...socket,
     },
     {
@@ -73,6 +84,7 @@ export async function startWorkers(options: {
       d1Databases: { DB: D1_ID },
       durableObjects: { RATE_LIMITER: { className: "RateLimiter", scriptName: "app", useSQLite: true } },
       bindings: { ...appBindings, SERVER_TIMING: "on" },
+      outboundService,
       ...socket,
     },
     {
@@ -92,6 +104,14 @@ export async function startWorkers(options: {
       d1Databases: { DB: D1_ID },
       durableObjects: { RATE_LIMITER: { className: "RateLimiter", useSQLite: true } },
       ...socket,
+    },
+    {
+      name: "outbound",
+      modules: true,
+      scriptPath: options.outboundScript,
+      modulesRoot: dirname(options.outboundScript),
+      ...COMPAT,
+      serviceBindings: { STAND_IN: { external: { address: options.standIns, http: {} } } },
     },
     {
       // Executes the runner's seeding statements (seed.ts remoteD1). Takes no load.

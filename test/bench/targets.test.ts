@@ -1,0 +1,59 @@
+// The gateway's targets as the bench asserts them, over made-up measurements: what passes, what fails, and that a
+// scenario's expected 402s are not errors.
+import { describe, expect, it } from "vitest";
+import type { Overhead } from "./overhead.ts";
+import { type Measured, TARGETS, type TargetInput, X402_CHALLENGE, X402_PAID } from "./targets.ts";
+
+const measured = (name: string, fields: Partial<Measured>): Measured => ({
+  name,
+  target: "app",
+  read: false,
+  rps: 100,
+  p50: 10,
+  p99: 20,
+  errors: 0,
+  non2xx: 0,
+  unexpected: 0,
+  alongsideBad: 0,
+  ...fields,
+});
+
+const overheadOf = (addedP99: number): Overhead => ({
+  requests: 50,
+  latency: { p50: addedP99 / 2 + 1, p99: addedP99 + 1 },
+  standIns: { p50: 1, p99: 1 },
+  added: { p50: addedP99 / 2, p99: addedP99 },
+  phases: [],
+});
+
+const verdict = (name: string, scenarios: Measured[]) => {
+  const target = TARGETS.find((t) => t.name.startsWith(name));
+  if (!target) throw new Error(`no target ${name}`);
+  return target.check({ scenarios, bundleGzipKiB: 200 } satisfies TargetInput);
+};
+
+describe("gateway targets", () => {
+  it("the 402 challenge passes at 80% of the paywall-read floor's req/s and fails below", () => {
+    const at = (ratio: number) => verdict(X402_CHALLENGE, [measured(X402_CHALLENGE, { ratioToFloor: ratio })]).status;
+    expect(at(0.8)).toBe("PASS");
+    expect(at(0.79)).toBe("FAIL");
+    expect(verdict(X402_CHALLENGE, []).status).toBe("SKIP");
+  });
+
+  it("the paid request compares its p99 without the stand-ins' time with 3× the paid-request floor's p99", () => {
+    const at = (addedP99: number) =>
+      verdict(X402_PAID, [measured(X402_PAID, { floorP99: 100, p99: 1_000, overhead: overheadOf(addedP99) })]);
+    expect(at(300).status).toBe("PASS");
+    expect(at(301).status).toBe("FAIL");
+    expect(at(301).detail).toContain("3.01× the floor's p99 100.00 ms");
+    // Without requests joined with the stand-ins' log there is nothing to compare: SKIP, never a PASS.
+    expect(verdict(X402_PAID, [measured(X402_PAID, { floorP99: 100 })]).status).toBe("SKIP");
+  });
+
+  it("counts unexpected statuses, not a scenario's expected 402s, as errors", () => {
+    const clean = measured(X402_CHALLENGE, { non2xx: 700 });
+    expect(verdict("zero errors", [clean]).status).toBe("PASS");
+    expect(verdict("zero errors", [{ ...clean, unexpected: 1 }]).status).toBe("FAIL");
+    expect(verdict("zero errors", [{ ...clean, alongsideBad: 1 }]).status).toBe("FAIL");
+  });
+});

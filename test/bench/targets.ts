@@ -1,0 +1,189 @@
+// The issue's targets, checked over the measured figures (PASS / FAIL / SKIP with numbers). Kept apart from the scenarios
+// (which need Node and Miniflare) so that their unit tests run anywhere.
+import type { Overhead } from "./overhead.ts";
+import type { Scenario } from "./scenarios.ts";
+
+export const X402_CHALLENGE = "GET /api/x402/pay (402 challenge)";
+export const MPP_CHALLENGE = "GET /api/mpp/pay (402 challenge)";
+export const X402_PAID = "GET /api/x402/pay (paid)";
+
+export interface Verdict {
+  status: "PASS" | "FAIL" | "SKIP";
+  detail: string;
+}
+
+export interface Measured {
+  name: string;
+  target: Scenario["target"];
+  read: boolean;
+  skipped?: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  /** Responses whose status is not one the scenario expects (`expect`, default 200): a 201 where 200 is due counts. */
+  unexpected: number;
+  /** Errors and unexpected statuses in the slices measured alongside it (paired floor, companion). */
+  alongsideBad: number;
+  /** The `compareWith` scenario measured in slices interleaved with this one's. */
+  companion?: { name: string; rps: number; p50: number; p99: number; cpuMsPerReq?: number };
+  cpuMsPerReq?: number;
+  /** req/s and p99 relative to the storage floor measured alongside (paired slices; the standalone floor otherwise). */
+  ratioToFloor?: number;
+  p99ToFloor?: number;
+  /** The reference measured alongside (`floor`) and its p99 there. */
+  floorName?: string;
+  floorP99?: number;
+  /** The paid scenario: its latency without the stand-ins' own time (stand-ins.ts). */
+  overhead?: Overhead;
+  statementsPerReq?: number;
+  doCallsPerReq?: number;
+}
+
+export interface TargetInput {
+  scenarios: Measured[];
+  bundleGzipKiB: number;
+}
+
+const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : String(n));
+
+/** The issue's targets. Each names the scenarios it needs; a target whose scenario was skipped is SKIP. */
+export const TARGETS: { name: string; check: (input: TargetInput) => Verdict }[] = [
+  {
+    name: "GET /v1/me (200 keys) ≥ 80% of storage-floor req/s",
+    check: ratioTarget("GET /v1/me (200 keys)", 0.8),
+  },
+  {
+    name: "GET /v1/me (200 keys) ≤ 1 D1 statement + 1 DO call per request",
+    check: accountingTarget("GET /v1/me (200 keys)", 1, 1),
+  },
+  {
+    name: "GET /v1/services?limit=20 ≥ 60% of storage-floor req/s",
+    check: ratioTarget("GET /v1/services?limit=20", 0.6),
+  },
+  {
+    name: "GET /v1/services?limit=20 ≤ 3 D1 statements per request",
+    check: accountingTarget("GET /v1/services?limit=20", 3, undefined),
+  },
+  {
+    name: "list p50, 100,000-paywall tenant ≤ 1.5× the 1,000-paywall tenant",
+    check: scaleTarget("list, 1,000 paywalls", "list, 100,000 paywalls"),
+  },
+  {
+    name: "earnings page p50, 100,000-record tenant ≤ 1.5× the 1,000-record tenant",
+    check: scaleTarget("earnings page, 1,000 records", "earnings page, 100,000 records"),
+  },
+  {
+    name: "p99 of every read scenario ≤ 3× the storage floor's p99",
+    check: (input) => {
+      const reads = input.scenarios.filter((s) => s.target === "app" && s.read && !s.skipped && s.p99ToFloor !== undefined);
+      if (reads.length === 0) return skip("no read scenario measured against the floor");
+      const worst = reads.reduce((a, b) => (b.p99ToFloor! > a.p99ToFloor! ? b : a));
+      return result(
+        worst.p99ToFloor! <= 3,
+        `worst: ${worst.name}, p99 ${fmt(worst.p99)} ms = ${fmt(worst.p99ToFloor!)}× the floor's p99`,
+      );
+    },
+  },
+  {
+    name: `${X402_CHALLENGE} ≥ 80% of the paywall-read floor's req/s`,
+    check: ratioTarget(X402_CHALLENGE, 0.8),
+  },
+  {
+    name: `${X402_PAID}: p99 without the stand-ins' time ≤ 3× the paid-request floor's p99`,
+    check: (input) => {
+      const s = find(input, X402_PAID);
+      if (!s || s.skipped) return skip(`${X402_PAID}: ${s?.skipped ?? "not in this run"}`);
+      const o = s.overhead;
+      if (!o || o.requests === 0 || s.floorP99 === undefined) return skip("no request joined with the stand-ins' log");
+      const r = o.added.p99 / s.floorP99;
+      return result(
+        r <= 3,
+        `p99 ${fmt(o.added.p99)} ms (latency ${fmt(o.latency.p99)} ms − stand-ins ${fmt(o.standIns.p99)} ms at p99, ` +
+          `${o.requests} requests) = ${fmt(r)}× the floor's p99 ${fmt(s.floorP99)} ms; p50 ${fmt(o.added.p50)} ms` +
+          (s.cpuMsPerReq === undefined ? "" : `; ${fmt(s.cpuMsPerReq)} workerd CPU ms/req`),
+      );
+    },
+  },
+  {
+    // A scenario's expected statuses are not errors (a 402 challenge is the answer due): `unexpected` counts the rest.
+    name: "zero errors and zero unexpected statuses",
+    check: (input) => {
+      const measured = input.scenarios.filter((s) => !s.skipped);
+      const bad = measured.filter((s) => s.errors > 0 || s.unexpected > 0 || s.alongsideBad > 0);
+      return result(
+        bad.length === 0,
+        bad.length === 0
+          ? `${measured.length} scenarios clean (load, prime, accounting, and the slices measured alongside)`
+          : bad
+              .map(
+                (s) =>
+                  `${s.name}: ${s.errors} errors, ${s.unexpected} unexpected status (${s.non2xx} non-2xx), ${s.alongsideBad} bad alongside`,
+              )
+              .join("; "),
+      );
+    },
+  },
+  {
+    // Issue 11 lets the dashboard grow the budget to 300 KiB gzip for the whole Worker.
+    name: "bundle ≤ 300 KiB gzip",
+    check: (input) => result(input.bundleGzipKiB <= 300, `${fmt(input.bundleGzipKiB)} KiB gzip`),
+  },
+];
+
+function find(input: TargetInput, name: string) {
+  return input.scenarios.find((s) => s.name === name);
+}
+function skip(detail: string): Verdict {
+  return { status: "SKIP", detail };
+}
+function result(ok: boolean, detail: string): Verdict {
+  return { status: ok ? "PASS" : "FAIL", detail };
+}
+/** p50 of `large` ≤ 1.5× that of `small`, preferably `small` measured in slices interleaved with `large` (same machine state). */
+function scaleTarget(smallName: string, largeName: string) {
+  return (input: TargetInput): Verdict => {
+    const small = find(input, smallName);
+    const large = find(input, largeName);
+    if (!large || large.skipped) return skip(`${largeName} not measured`);
+    const paired = large.companion?.name === smallName ? large.companion : undefined;
+    const base = paired ?? (small && !small.skipped ? small : undefined);
+    if (!base) return skip(`${smallName} not measured`);
+    const r = large.p50 / base.p50;
+    const separate =
+      paired && small && !small.skipped ? `; measured separately: ${fmt(small.p50)} ms = ${fmt(large.p50 / small.p50)}×` : "";
+    // CPU per request, the least noise-sensitive view of the same comparison (informative only).
+    const cpu =
+      large.cpuMsPerReq && base.cpuMsPerReq
+        ? `; workerd CPU/req ${fmt(large.cpuMsPerReq)} vs ${fmt(base.cpuMsPerReq)} ms = ${fmt(large.cpuMsPerReq / base.cpuMsPerReq)}×`
+        : "";
+    return result(
+      r <= 1.5,
+      `p50 ${fmt(large.p50)} ms vs ${fmt(base.p50)} ms = ${fmt(r)}×${paired ? " (interleaved slices)" : ""}${separate}${cpu}`,
+    );
+  };
+}
+
+function ratioTarget(scenario: string, min: number) {
+  return (input: TargetInput): Verdict => {
+    const s = find(input, scenario);
+    if (!s || s.skipped) return skip(`${scenario}: ${s?.skipped ?? "not in this run"}`);
+    if (s.ratioToFloor === undefined) return skip("storage floor not measured");
+    return result(
+      s.ratioToFloor >= min,
+      `${fmt(s.rps, 0)} req/s = ${fmt(s.ratioToFloor * 100, 0)}% of the floor measured alongside`,
+    );
+  };
+}
+function accountingTarget(scenario: string, maxStatements: number, maxDoCalls: number | undefined) {
+  return (input: TargetInput): Verdict => {
+    const s = find(input, scenario);
+    if (!s || s.skipped) return skip(`${scenario}: ${s?.skipped ?? "not in this run"}`);
+    if (s.statementsPerReq === undefined) return skip("no Server-Timing accounting");
+    const okStatements = s.statementsPerReq <= maxStatements;
+    const okDo = maxDoCalls === undefined || (s.doCallsPerReq ?? Number.POSITIVE_INFINITY) <= maxDoCalls;
+    const doText = maxDoCalls === undefined ? "" : `, ${fmt(s.doCallsPerReq ?? Number.NaN)} DO calls/req`;
+    return result(okStatements && okDo, `${fmt(s.statementsPerReq)} statements/req${doText}`);
+  };
+}
