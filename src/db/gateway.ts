@@ -37,7 +37,10 @@ const targetQuery = (db: Db, where: SQL | undefined) =>
     .limit(1);
 
 const targetByUrl = (db: Db) =>
-  targetQuery(db, and(eq(paywalls.serviceId, sql.placeholder("serviceId")), eq(paywalls.slug, sql.placeholder("slug")))).prepare();
+  targetQuery(
+    db,
+    and(eq(paywalls.serviceId, sql.placeholder("serviceId")), eq(paywalls.slug, sql.placeholder("slug"))),
+  ).prepare();
 
 /** Built once per drizzle instance: every buyer request (each 402 challenge included) runs this query. */
 const preparedTargets = new WeakMap<Db, ReturnType<typeof targetByUrl>>();
