@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, type SQL } from "drizzle-orm";
+import { and, eq, gt, isNull, type SQL, sql } from "drizzle-orm";
 import type { Db } from "./client.ts";
 import type { NewEvent } from "./events.ts";
 import {
@@ -20,28 +20,46 @@ export interface PaymentTarget {
   tenant: { walletAddress: string; tempoWalletAddress: string | null };
 }
 
+const targetColumns = {
+  paywall: paywalls,
+  service: services,
+  tenant: { walletAddress: tenants.walletAddress, tempoWalletAddress: tenants.tempoWalletAddress },
+};
+
 /** A paywall with its service and the tenant's wallets, in one query. */
-async function findTarget(db: Db, where: SQL | undefined): Promise<PaymentTarget | undefined> {
-  const [row] = await db
-    .select({
-      paywall: paywalls,
-      service: services,
-      tenant: { walletAddress: tenants.walletAddress, tempoWalletAddress: tenants.tempoWalletAddress },
-    })
+const targetQuery = (db: Db, where: SQL | undefined) =>
+  db
+    .select(targetColumns)
     .from(paywalls)
     .innerJoin(services, eq(services.id, paywalls.serviceId))
     .innerJoin(tenants, eq(tenants.id, paywalls.tenantId))
     .where(where)
     .limit(1);
-  return row;
-}
+
+const targetByUrl = (db: Db) =>
+  targetQuery(
+    db,
+    and(eq(paywalls.serviceId, sql.placeholder("serviceId")), eq(paywalls.slug, sql.placeholder("slug"))),
+  ).prepare();
+
+/** Built once per drizzle instance: every buyer request (each 402 challenge included) runs this query. */
+const preparedTargets = new WeakMap<Db, ReturnType<typeof targetByUrl>>();
 
 /** The paywall behind a payment URL. */
-export const findPaymentTarget = (db: Db, serviceId: string, slug: string) =>
-  findTarget(db, and(eq(paywalls.serviceId, serviceId), eq(paywalls.slug, slug)));
+export async function findPaymentTarget(db: Db, serviceId: string, slug: string): Promise<PaymentTarget | undefined> {
+  let query = preparedTargets.get(db);
+  if (!query) {
+    query = targetByUrl(db);
+    preparedTargets.set(db, query);
+  }
+  return query.get({ serviceId, slug });
+}
 
 /** The paywall a signed URL was paid for (it may have been deleted or detached from its service since). */
-export const findPaymentTargetOfPaywall = (db: Db, paywallId: string) => findTarget(db, eq(paywalls.id, paywallId));
+export async function findPaymentTargetOfPaywall(db: Db, paywallId: string): Promise<PaymentTarget | undefined> {
+  const [row] = await targetQuery(db, eq(paywalls.id, paywallId));
+  return row;
+}
 
 export type NewSignedUrl = typeof signedUrls.$inferInsert;
 

@@ -65,8 +65,34 @@ export interface X402Session {
   terms: X402Terms;
 }
 
-/** A resource server for one paywall and the requirements it accepts: one `exact` requirement per EVM network. */
-export async function x402Session(terms: X402Terms, facilitatorTimeoutMs: number): Promise<X402Session> {
+/** Sessions kept per isolate, by everything they are built from (least recently used dropped first). */
+const SESSION_CACHE_LIMIT = 256;
+const sessions = new Map<string, Promise<X402Session>>();
+/** The `PAYMENT-REQUIRED` header of a session's plain challenge (no error, no payment), built once per session. */
+const challengeHeaders = new WeakMap<X402Session, Promise<string>>();
+
+/**
+ * A resource server for one paywall and the requirements it accepts: one `exact` requirement per EVM network.
+ * Built once per isolate for the same terms and timeout: the key is all of them (price, payee, networks and
+ * their table entries, resource URL, description, facilitator), so a paywall whose terms changed gets a new session.
+ */
+export function x402Session(terms: X402Terms, facilitatorTimeoutMs: number): Promise<X402Session> {
+  const key = JSON.stringify([terms, facilitatorTimeoutMs]);
+  let session = sessions.get(key);
+  if (session) {
+    sessions.delete(key);
+  } else {
+    session = buildSession(terms, facilitatorTimeoutMs);
+    session.catch(() => {
+      if (sessions.get(key) === session) sessions.delete(key);
+    });
+    if (sessions.size >= SESSION_CACHE_LIMIT) sessions.delete(sessions.keys().next().value!);
+  }
+  sessions.set(key, session);
+  return session;
+}
+
+async function buildSession(terms: X402Terms, facilitatorTimeoutMs: number): Promise<X402Session> {
   const kinds = terms.offers.map((o) => ({ x402Version: 2, scheme: "exact", network: caip2(o.entry) }) as SupportedKind);
   const server = new x402ResourceServer(
     new PaywallFacilitator(new HTTPFacilitatorClient({ url: terms.facilitatorUrl, timeoutMs: facilitatorTimeoutMs }), kinds),
@@ -88,8 +114,7 @@ export async function x402Session(terms: X402Terms, facilitatorTimeoutMs: number
   return { server, requirements, terms };
 }
 
-/** The `402` answer: `PAYMENT-REQUIRED` carries the challenge (base64 JSON), the body is `{}` as the SDK's own server sends. */
-export async function paymentRequiredResponse(session: X402Session, error?: string, payload?: PaymentPayload): Promise<Response> {
+async function paymentRequiredHeader(session: X402Session, error?: string, payload?: PaymentPayload): Promise<string> {
   const paymentRequired = await session.server.createPaymentRequiredResponse(
     session.requirements,
     { url: session.terms.resourceUrl, description: session.terms.description, mimeType: "" },
@@ -98,13 +123,26 @@ export async function paymentRequiredResponse(session: X402Session, error?: stri
     undefined,
     payload,
   );
-  return Response.json(
-    {},
-    {
-      status: 402,
-      headers: { [PAYMENT_REQUIRED]: encodePaymentRequiredHeader(paymentRequired), "Cache-Control": "no-store" },
-    },
-  );
+  return encodePaymentRequiredHeader(paymentRequired);
+}
+
+/**
+ * The `402` answer: `PAYMENT-REQUIRED` carries the challenge (base64 JSON), the body is `{}` as the SDK's own server
+ * sends. The plain challenge (no payment sent) is the same for every request of a session: encoded once.
+ */
+export async function paymentRequiredResponse(session: X402Session, error?: string, payload?: PaymentPayload): Promise<Response> {
+  let header: Promise<string> | undefined;
+  if (error === undefined && payload === undefined) {
+    header = challengeHeaders.get(session);
+    if (!header) {
+      header = paymentRequiredHeader(session);
+      challengeHeaders.set(session, header);
+      header.catch(() => challengeHeaders.delete(session));
+    }
+  } else {
+    header = paymentRequiredHeader(session, error, payload);
+  }
+  return Response.json({}, { status: 402, headers: { [PAYMENT_REQUIRED]: await header, "Cache-Control": "no-store" } });
 }
 
 /** The `402` answer after a failed settlement: `PAYMENT-RESPONSE` carries the failed settle result. */

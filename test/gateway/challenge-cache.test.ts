@@ -1,0 +1,87 @@
+// The x402 challenge is built once per isolate for the same terms (src/gateway/x402.ts): what a buyer sees must still
+// follow every change of the paywall at once, and a 402 that names an error is never reused for another request.
+import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { describe, expect, it } from "vitest";
+import { api } from "../support/client.ts";
+import { balanceOf, gatewayFetch, history, net, openShop, signedPayment, upstreamRequests } from "./support.ts";
+
+const challengeOf = async (url: string, init?: RequestInit) => {
+  const res = await gatewayFetch(url, init);
+  expect(res.status).toBe(402);
+  return decodePaymentRequiredHeader(res.headers.get("PAYMENT-REQUIRED") as string);
+};
+
+const patch = async (shop: Awaited<ReturnType<typeof openShop>>, body: Record<string, unknown>) => {
+  const res = await api(`/v1/paywalls/${shop.paywallId}`, { key: shop.actor.key, method: "PATCH", body });
+  expect(res.status, res.text).toBe(200);
+};
+
+describe("the x402 challenge after the paywall changed", () => {
+  it("names the new price at once, and a payment signed for the old price is refused without a charge", async () => {
+    const shop = await openShop({ price: "1000" });
+    const old = await signedPayment(shop.x402); // the challenge at 1000 is now built (and kept)
+    expect(old.required.accepts[0]?.amount).toBe("1000");
+
+    await patch(shop, { price: "2000" });
+    const next = await challengeOf(shop.x402);
+    expect(next.accepts.map((a) => a.amount)).toEqual(["2000"]);
+
+    const res = await gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": old.header } });
+    expect(res.status).toBe(402);
+    const refusal = decodePaymentRequiredHeader(res.headers.get("PAYMENT-REQUIRED") as string);
+    expect(refusal.error).toMatch(/matches none/);
+    expect(refusal.accepts.map((a) => a.amount)).toEqual(["2000"]);
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
+    expect((await history(shop)).transactions).toHaveLength(0);
+    expect(await balanceOf(shop.merchant)).toBe(0n);
+  });
+
+  it("names the new networks and description at once", async () => {
+    const shop = await openShop({ price: "1000" });
+    expect((await challengeOf(shop.x402)).accepts.map((a) => a.network)).toEqual(["eip155:84532"]);
+    await patch(shop, { networks: ["base-sepolia", "arc-testnet"], description: "Now on Arc too" });
+    const next = await challengeOf(shop.x402);
+    expect(next.accepts.map((a) => a.network)).toEqual(["eip155:84532", "eip155:5042002"]);
+    expect(next.resource.description).toBe("Now on Arc too");
+    expect(next.accepts[0]).toMatchObject({ amount: "1000", asset: net.usdc.address, payTo: shop.merchant });
+  });
+
+  it("is its own for each paywall: two paywalls of one tenant with the same terms name their own URLs", async () => {
+    const shop = await openShop({ price: "1000", paywall: { name: "Twin", description: "Same terms" } });
+    const twin = await api("/v1/paywalls", {
+      key: shop.actor.key,
+      method: "POST",
+      body: {
+        slug: `${shop.slug}-twin`,
+        name: "Twin",
+        description: "Same terms",
+        targetType: "ROUTE",
+        targetRoute: "/echo",
+        serviceId: shop.serviceId,
+        price: "1000",
+        currency: "USDC",
+        networks: ["base-sepolia"],
+        fulfillmentMode: "PROXY",
+      },
+    });
+    expect(twin.status, twin.text).toBe(201);
+    const twinUrl = twin.body.data.paymentUrls.x402 as string;
+    const [first, second] = [await challengeOf(shop.x402), await challengeOf(twinUrl)];
+    expect(first.accepts).toEqual(second.accepts);
+    expect([first.resource.url, second.resource.url]).toEqual([shop.x402, twinUrl]);
+  });
+});
+
+describe("the plain challenge and the refusals", () => {
+  it("a refusal's error is never in the next plain challenge, and the plain one never hides a refusal's error", async () => {
+    const shop = await openShop({ price: "1000" });
+    const bad = { headers: { "PAYMENT-SIGNATURE": "not a payment" } };
+    expect((await challengeOf(shop.x402)).error).toBeUndefined();
+    expect((await challengeOf(shop.x402, bad)).error).toMatch(/not a valid x402 payment/);
+    expect((await challengeOf(shop.x402)).error).toBeUndefined();
+
+    const other = await openShop({ price: "1000" });
+    expect((await challengeOf(other.x402, bad)).error).toMatch(/not a valid x402 payment/);
+    expect((await challengeOf(other.x402)).error).toBeUndefined();
+  });
+});
