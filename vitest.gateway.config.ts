@@ -10,10 +10,30 @@
  * A separate config so the main suite (`npm test`) never pays the chain start-up; .ci/run runs both.
  */
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
+import { moduleSubstitutions } from "./src/cli/build.ts";
 import { mppxHtmlStub } from "./test/localnet/mppx-html-stub.ts";
 import { createOutboundRouter, GATEWAY_TEST_HOSTS } from "./test/localnet/outbound.ts";
 import type { StackInfo } from "./test/localnet/stack.ts";
+
+/** The production build's module substitutions (src/cli/build.ts), so the MPP tests pay through the shape that ships. */
+function productionSubstitutions(): Plugin {
+  const PREFIX = "\0module-substitution:";
+  return {
+    name: "module-substitutions",
+    enforce: "pre",
+    resolveId(source, importer) {
+      const i = moduleSubstitutions.findIndex(
+        (s) => s.specifier === source && importer !== undefined && s.importer.test(importer.replaceAll("\\", "/")),
+      );
+      return i === -1 ? undefined : `${PREFIX}${i}`;
+    },
+    load(id) {
+      return id.startsWith(PREFIX) ? moduleSubstitutions[Number(id.slice(PREFIX.length))]?.contents() : undefined;
+    },
+  };
+}
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
@@ -23,6 +43,7 @@ export default defineConfig(async () => {
         {
           plugins: [
             mppxHtmlStub(),
+            productionSubstitutions(),
             cloudflareTest(({ inject }) => {
               const net = inject<StackInfo>("localnet");
               return {
