@@ -5,7 +5,7 @@ import { ApiError } from "../errors.ts";
 import { hashApiKey, readApiKey } from "../lib/api-key.ts";
 import { isIpAllowed } from "../lib/ip-allowlist.ts";
 import { hasScope, type Scope } from "../lib/scopes.ts";
-import { countClient, refuseClientOverLimit } from "../rate-limit/middleware.ts";
+import { countClient } from "../rate-limit/middleware.ts";
 import type { AccessLogVariables } from "./access-log.ts";
 import type { DatabaseVariables } from "./database.ts";
 
@@ -51,8 +51,8 @@ function unauthorized(error: ApiError, keySent: boolean): ApiError {
  * request, so a pause or revocation holds from the next request on.
  *
  * A request refused with 401 is counted against its client address (`countClient`) before it is answered: over the
- * address's limit it gets `429` instead, and from then on, until the window resets, a request from that address is
- * refused before its key is looked up (`refuseClientOverLimit`). A key that authenticates costs no extra call.
+ * address's limit it gets `429` instead. A key that authenticates costs no extra call and is served even from an
+ * address over its limit (addresses are shared: strangers' bad keys must not lock a tenant out).
  */
 export function authenticate(): MiddlewareHandler<{
   Bindings: Env;
@@ -66,7 +66,6 @@ export function authenticate(): MiddlewareHandler<{
     const read = readApiKey(c.req.header("authorization"), c.req.header("x-api-key"));
     if (!read.ok) return refuse(new ApiError("INVALID_API_KEY", KEY_MESSAGES[read.reason]), read.reason !== "missing");
 
-    refuseClientOverLimit(c);
     const found = await findKeyWithTenantByHash(c.var.db, await hashApiKey(read.key));
     if (!found) return refuse(new ApiError("INVALID_API_KEY", KEY_MESSAGES.malformed), true);
 

@@ -106,21 +106,6 @@ export async function countClient<E extends ClientEnv>(c: Context<E>): Promise<v
   enforce(c, bucket, decision, Date.now(), clientMessage(ipMax));
 }
 
-/**
- * Refuses, before its key is looked up, a request from a client address this isolate has seen go over its limit,
- * until the window resets: `429`, valid key or not, so a guessed key that happens to be right cannot stand out
- * from the wrong ones. Reads an in-memory note only: no Durable Object call and no query.
- */
-export function refuseClientOverLimit<E extends ClientEnv>(c: Context<E>): void {
-  const { ipMax } = getConfig(c.env).rateLimit;
-  const now = Date.now();
-  const bucket = clientBucket(c.req.header("cf-connecting-ip"));
-  const decision = notedDenial(bucket, ipMax, now);
-  if (!decision) return;
-  c.set("errorCode", "CLIENT_RATE_LIMITED");
-  enforce(c, bucket, decision, now, clientMessage(ipMax));
-}
-
 /** Counts every request it sees against its client address (operations without a key, `/openapi.json`). */
 export function clientRateLimit(): MiddlewareHandler<{ Bindings: Env; Variables: AccessLogVariables }> {
   return async function clientRateLimit(c, next) {

@@ -8,7 +8,7 @@ import { clientBucket, UNKNOWN_CLIENT_BUCKET } from "../../src/rate-limit/client
 import { api } from "../support/client.ts";
 import { captureConsole } from "../support/console.ts";
 import { createApiKey, unknownKey } from "../support/factories.ts";
-import { fakeLimiter, recordingDb } from "../support/fake-bindings.ts";
+import { fakeLimiter } from "../support/fake-bindings.ts";
 
 beforeEach(() => {
   vi.restoreAllMocks();
@@ -170,19 +170,19 @@ describe("failed authentications are counted per client address", () => {
     }
   });
 
-  it("once an address is over its limit, its requests are refused before any key lookup, a valid key's too", async () => {
+  it("once an address is over its limit, its failed attempts are 429 while a valid key from it is still served (a shared address cannot lock a tenant out)", async () => {
     const { key } = await createApiKey();
     const ip = freshAddress();
     const limits = { IP_RATE_LIMIT_MAX: "2" };
     for (let i = 0; i < 3; i++) await api("/v1/me", { ip, key: unknownKey(), env: limits });
-    const recorder = recordingDb();
-    const guess = await api("/v1/me", { ip, key: unknownKey(), env: { ...limits, DB: recorder.db } });
-    const right = await api("/v1/me", { ip, key, env: { ...limits, DB: recorder.db } });
-    expect([guess.status, right.status]).toEqual([429, 429]);
-    expect(right.body.code).toBe("RATE_LIMITED");
-    expect(rateHeaders(right.headers)).toMatchObject({ limit: "2", remaining: "0" });
-    expect(recorder.calls).toEqual([]); // no key was looked up
-    // The same valid key from another address is served, with its own (key) numbers.
+    const guess = await api("/v1/me", { ip, key: unknownKey(), env: limits });
+    expect(guess.status).toBe(429);
+    expect(guess.body.code).toBe("RATE_LIMITED");
+    expect(rateHeaders(guess.headers)).toMatchObject({ limit: "2", remaining: "0" });
+    const right = await api("/v1/me", { ip, key, env: limits });
+    expect(right.status, right.text).toBe(200);
+    expect(right.headers.get("RateLimit-Limit")).toBe("1000");
+    // The same valid key from another address is served too, with its own (key) numbers.
     const elsewhere = await api("/v1/me", { ip: freshAddress(), key, env: limits });
     expect(elsewhere.status).toBe(200);
     expect(elsewhere.headers.get("RateLimit-Limit")).toBe("1000");
