@@ -49,6 +49,10 @@ import {
 const MAX_BUYER_BODY_BYTES = 1024 * 1024;
 /** How long verify and settle may take at the facilitator. */
 const FACILITATOR_TIMEOUT_MS = 30_000;
+/** Kept free before a payment expires, to settle it after the upstream answered. */
+const SETTLE_MARGIN_MS = FACILITATOR_TIMEOUT_MS;
+/** The shortest upstream call a payment may leave room for; less is refused before anything is recorded. */
+const MIN_UPSTREAM_MS = 1_000;
 
 type Ctx = Context<AppEnv>;
 
@@ -136,10 +140,12 @@ interface VerifiedPayment {
   nonce: string;
   /** Integer micro-USDC. */
   amount: string;
+  /** Past this instant the money can no longer be moved (x402: the authorization's `validBefore`; MPP: the challenge's expiry). */
+  expiresAt: Date;
   /** Moves the money, now. */
   settle(): Promise<Settlement>;
-  /** The standard's answer to a payment that was already used. */
-  alreadyUsed(): Promise<Response>;
+  /** The standard's refusal of this payment (already used, or expiring before the upstream could answer). */
+  refuse(reason: string): Promise<Response>;
 }
 
 type Settlement =
@@ -157,6 +163,13 @@ async function fulfilPayment(c: Ctx, target: PaymentTarget, parts: UpstreamParts
   const db = getDb(c.env.DB);
   const { paywall } = target;
   const { protocol, network, amount } = payment;
+  // The upstream call ends in time to settle before the payment expires: an upstream answer the buyer could then not
+  // pay for would be work done for free. A payment that leaves too little time is refused before anything happens.
+  const budget = payment.expiresAt.getTime() - Date.now() - SETTLE_MARGIN_MS;
+  const upstreamTimeout = Math.min(paywall.timeout, budget);
+  if (budget < Math.min(paywall.timeout, MIN_UPSTREAM_MS)) {
+    return payment.refuse("The payment expires too soon for the upstream to answer and the payment to settle: pay again");
+  }
   const ids = await paymentRecordIds(protocol, network, payment.payer, payment.nonce);
   const { created } = must(
     await recordPaymentStart(
@@ -172,7 +185,7 @@ async function fulfilPayment(c: Ctx, target: PaymentTarget, parts: UpstreamParts
       },
     ),
   );
-  if (!created) return payment.alreadyUsed();
+  if (!created) return payment.refuse("This payment was already used");
 
   let closed = false;
   let charged: { txHash: string; statusCode: number; responseTime: number | null } | undefined;
@@ -243,9 +256,9 @@ async function fulfilPayment(c: Ctx, target: PaymentTarget, parts: UpstreamParts
     }
 
     // Forward.
-    const outcome = await callUpstream(c.req.method, parts, paywall.timeout);
+    const outcome = await callUpstream(c.req.method, parts, upstreamTimeout);
     if (outcome.kind === "timeout") {
-      await closeFailed(`upstream timed out after ${paywall.timeout} ms`, 504, outcome.ms);
+      await closeFailed(`upstream timed out after ${upstreamTimeout} ms`, 504, outcome.ms);
       return fail(c, "GATEWAY_TIMEOUT", "The upstream did not answer in time; the payment was not charged");
     }
     if (outcome.kind === "unreachable") {
@@ -330,7 +343,8 @@ async function payX402(c: Ctx): Promise<Response> {
             response: settlementFailedResponse(result),
           };
     },
-    alreadyUsed: () => paymentRequiredResponse(session, "This payment was already used", payload),
+    expiresAt: new Date(Number(matched.validBefore) * 1000),
+    refuse: (reason) => paymentRequiredResponse(session, reason, payload),
   });
 }
 
@@ -390,7 +404,8 @@ async function payMpp(c: Ctx): Promise<Response> {
         return { ok: false, reason: `settlement failed: ${mppReason(err)}`, response: await mppRefusal(terms, err as Error) };
       }
     },
-    alreadyUsed: () => mppRefusal(terms, "This payment was already used"),
+    expiresAt: validated.expiresAt,
+    refuse: (reason) => mppRefusal(terms, reason),
   });
 }
 

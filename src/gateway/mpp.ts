@@ -104,6 +104,8 @@ export interface ValidatedMpp {
   challengeId: string;
   /** The transaction's sender. */
   payer: string;
+  /** When the challenge expires: mppx refuses to broadcast after it. */
+  expiresAt: Date;
   /** Sends the validated transaction and waits for its receipt; returns the hash and the `Payment-Receipt` value. */
   broadcast(): Promise<{ txHash: string; receiptHeader: string }>;
 }
@@ -146,6 +148,7 @@ export async function validateMpp(terms: MppTerms, authorization: string): Promi
   return {
     challengeId: credential.challenge.id,
     payer,
+    expiresAt: new Date(credential.challenge.expires ?? 0),
     broadcast: async () => {
       const receipt = await server.broadcastCredential(credential, options);
       return { txHash: receipt.reference, receiptHeader: lib.Receipt.serialize(receipt) };

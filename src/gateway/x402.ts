@@ -169,6 +169,8 @@ export interface MatchedPayment {
   /** The EIP-3009 authorization's signer and nonce: what makes this payment unique on its chain. */
   payer: string;
   nonce: string;
+  /** The authorization's `validBefore` (unix seconds, decimal): settlement must happen before it. */
+  validBefore: string;
 }
 
 /** The requirement the payment was made for, and who signed which authorization; `undefined` if none matches. */
@@ -181,10 +183,13 @@ export function matchPayment(session: X402Session, payload: PaymentPayload, tabl
     session.terms.offers.map((o) => o.network),
     requirements.network,
   );
-  const authorization = (payload.payload as { authorization?: { from?: unknown; nonce?: unknown } }).authorization;
+  const authorization = (payload.payload as { authorization?: { from?: unknown; nonce?: unknown; validBefore?: unknown } })
+    .authorization;
   const payer = authorization?.from;
   const nonce = authorization?.nonce;
+  const validBefore = authorization?.validBefore;
   if (!network || typeof payer !== "string" || typeof nonce !== "string") return undefined;
+  if (typeof validBefore !== "string" || !/^[0-9]{1,15}$/.test(validBefore)) return undefined;
   if (!/^0x[0-9a-fA-F]{40}$/.test(payer) || !/^0x[0-9a-fA-F]{64}$/.test(nonce)) return undefined;
-  return { requirements, network, payer, nonce } satisfies MatchedPayment;
+  return { requirements, network, payer, nonce, validBefore } satisfies MatchedPayment;
 }

@@ -148,6 +148,48 @@ describe("an upstream failure is never charged", () => {
   });
 });
 
+describe("a payment's expiry bounds the upstream call: the gateway never forwards what it could not then settle", () => {
+  /** A payment of the shop's terms whose authorization is valid for `seconds` only (signed with that validity). */
+  async function expiringIn(shop: { x402: string }, seconds: number) {
+    const b = buyer();
+    const challenge = await gatewayFetch(shop.x402);
+    const required = b.http.getPaymentRequiredResponse((n) => challenge.headers.get(n), await challenge.json());
+    const original = structuredClone(required.accepts[0]!);
+    required.accepts[0]!.maxTimeoutSeconds = seconds;
+    const payload = await b.http.createPaymentPayload(required);
+    payload.accepted = original;
+    const nonce = (payload.payload as { authorization: { nonce: string } }).authorization.nonce;
+    return { header: b.http.encodePaymentSignatureHeader(payload)["PAYMENT-SIGNATURE"] as string, nonce };
+  }
+
+  it("a payment expiring before the upstream could answer and the payment settle: 402, nothing forwarded or recorded", async () => {
+    const shop = await openShop({ price: "6100" });
+    const { header } = await expiringIn(shop, 20); // 20 s < the 30 s kept to settle
+    const res = await gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": header } });
+    expect(res.status).toBe(402);
+    const required = new x402HTTPClient(new x402Client()).getPaymentRequiredResponse((n) => res.headers.get(n), {});
+    expect(required.error).toMatch(/expires too soon/);
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
+    expect((await history(shop)).transactions).toHaveLength(0);
+    expect(await balanceOf(shop.merchant)).toBe(0n);
+  });
+
+  it("the upstream gets only the time the payment leaves (here ≈3 s of a 60 s paywall timeout): 504, FAILED, no transfer", async () => {
+    const shop = await openShop({ price: "6200", route: "/hang/8000/echo" });
+    const { header, nonce } = await expiringIn(shop, 33);
+    const started = Date.now();
+    const res = await gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": header } });
+    expect(res.status).toBe(504);
+    expect(Date.now() - started).toBeLessThan(7_000);
+    expect(await settlementsOf(nonce)).toHaveLength(0);
+    expect(await balanceOf(shop.merchant)).toBe(0n);
+    expect((await history(shop)).transactions[0]).toMatchObject({
+      status: "FAILED",
+      failureReason: expect.stringMatching(/^upstream timed out after [1-3][0-9]{3} ms$/),
+    });
+  });
+});
+
 describe("verification refuses a payment for other terms, and nothing is forwarded", () => {
   /** Signs for tampered terms, then claims the shop's own terms in `accepted` (which the signature does not cover). */
   async function tampered(shop: { x402: string }, change: (r: Record<string, unknown>) => void) {
