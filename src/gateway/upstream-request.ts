@@ -110,7 +110,7 @@ export class BodyFieldError extends Error {}
  * | `x-api-key`        | `X-API-Key: <apiKey>`                                                      |
  * | `custom-header`    | `<headerName>: <headerValue>`                                              |
  * | `query-param`      | `?<paramName>=<paramValue>` (replacing any buyer or paywall value)         |
- * | `bearer-customer`  | the buyer's own `Authorization: Bearer …`, unchanged (nothing if absent)   |
+ * | `bearer-customer`  | the buyer's own `Authorization: Bearer <token>`, that credential only      |
  * | `x-api-key-secret` | `X-API-Key: <apiKey>` and `X-API-Secret: <apiSecret>`                      |
  * | `json-body-field`  | top-level field `<fieldName>: <fieldValue>` of the JSON object body (an    |
  * |                    | empty body becomes `{"<fieldName>": …}`); GET sends no body, so no field   |
@@ -144,9 +144,13 @@ export function injectAuth(
     case "query-param":
       url.searchParams.set(config.paramName as string, config.paramValue as string);
       break;
-    case "bearer-customer":
-      if (buyer.authorization && /^bearer\s+\S/i.test(buyer.authorization)) headers.set("authorization", buyer.authorization);
+    case "bearer-customer": {
+      // Only the Bearer credential itself: a header that also carries an MPP `Payment` credential
+      // (`Bearer x, Payment …`) must not hand the buyer's signed transaction to the upstream.
+      const bearer = /^bearer\s+([^\s,]+)\s*(,|$)/i.exec(buyer.authorization ?? "");
+      if (bearer) headers.set("authorization", `Bearer ${bearer[1]}`);
       break;
+    }
     case "x-api-key-secret":
       headers.set("x-api-key", config.apiKey as string);
       headers.set("x-api-secret", config.apiSecret as string);

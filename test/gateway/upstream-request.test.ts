@@ -72,6 +72,17 @@ describe("auth injection, one row per authMethod", () => {
     expect(out.headers.get("authorization")).toBeNull();
   });
 
+  it("bearer-customer forwards the Bearer credential only, never an MPP Payment credential sent beside it", () => {
+    const forwarded = (authorization: string) =>
+      injectAuth("bearer-customer", {}, parts({ headers: new Headers() }), { authorization, method: "GET" }).headers.get(
+        "authorization",
+      );
+    expect(forwarded('Bearer buyer-token, Payment id="c1", method="tempo", credential="0x76signed"')).toBe("Bearer buyer-token");
+    expect(forwarded("bearer buyer-token")).toBe("Bearer buyer-token");
+    expect(forwarded('Payment id="c1", Bearer buyer-token')).toBeNull();
+    expect(forwarded("Bearer two words")).toBeNull();
+  });
+
   it("json-body-field: an empty body becomes the field alone; GET sends no body; a non-object body is refused", () => {
     const config = { fieldName: "k", fieldValue: "v" };
     expect(injectAuth("json-body-field", config, parts(), buyer).body).toBe('{"k":"v"}');
