@@ -3,6 +3,25 @@ import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { Db } from "./client.ts";
 import { type IdempotencyRecord, idempotencyKeys } from "./schema.ts";
 
+/** A claim as it is stored: the request's fingerprint, its token, its lease and the record's lifetime. */
+export type ClaimedRow = ClaimRef & RequestFingerprint & { now: Date; leaseUntil: Date; expiresAt: Date };
+
+const claimRow = (claim: ClaimedRow) => ({
+  tenantId: claim.tenantId,
+  key: claim.key,
+  method: claim.method,
+  path: claim.path,
+  bodyHash: claim.bodyHash,
+  state: "in_progress" as const,
+  claimToken: claim.token,
+  leaseUntil: claim.leaseUntil,
+  responseStatus: null,
+  responseBody: null,
+  responseHeaders: null,
+  createdAt: claim.now,
+  expiresAt: claim.expiresAt,
+});
+
 /** One tenant's key, and the token of the request that claimed it. */
 export interface ClaimRef {
   tenantId: string;
@@ -32,7 +51,25 @@ export interface StoredResponse {
  * lease ran out and a retry took the key over) makes the whole batch fail: `state` would become NULL, which the
  * column refuses, so that write never lands.
  */
-export type ResponseRecorder = (applied: SQL) => BatchItem<"sqlite">;
+type AnswerStore = (applied: SQL) => BatchItem<"sqlite">;
+
+/**
+ * A statement that fails the batch it is in when another request holds `claim`'s key: while the claim is ours it
+ * leaves the row as it is; when a retry took the key over it would set the row's `state` to NULL, which the column
+ * refuses. When a retry took the key and gave it back (its handler refused), the claim is taken again, so the write
+ * and its stored answer still land together.
+ */
+function claimGuard(db: Db, claim: ClaimedRow): BatchItem<"sqlite"> {
+  return db
+    .insert(idempotencyKeys)
+    .values(claimRow(claim))
+    .onConflictDoUpdate({
+      target: [idempotencyKeys.tenantId, idempotencyKeys.key],
+      set: {
+        state: sql`CASE WHEN ${idempotencyKeys.claimToken} = ${claim.token} AND ${idempotencyKeys.state} = 'in_progress' THEN ${idempotencyKeys.state} END`,
+      },
+    });
+}
 
 const ofKey = (tenantId: string, key: string) => and(eq(idempotencyKeys.tenantId, tenantId), eq(idempotencyKeys.key, key));
 
@@ -40,26 +77,11 @@ const ofKey = (tenantId: string, key: string) => and(eq(idempotencyKeys.tenantId
  * Claims the tenant's key for this request (`in_progress` until `leaseUntil`): a new key, an expired record, or an
  * abandoned claim of the same request whose lease has run out. Returns whether this request holds the key now.
  */
-export async function claimIdempotencyKey(
-  db: Db,
-  claim: ClaimRef & RequestFingerprint & { now: Date; leaseUntil: Date; expiresAt: Date },
-): Promise<boolean> {
-  const fresh = {
-    method: claim.method,
-    path: claim.path,
-    bodyHash: claim.bodyHash,
-    state: "in_progress" as const,
-    claimToken: claim.token,
-    leaseUntil: claim.leaseUntil,
-    responseStatus: null,
-    responseBody: null,
-    responseHeaders: null,
-    createdAt: claim.now,
-    expiresAt: claim.expiresAt,
-  };
+export async function claimIdempotencyKey(db: Db, claim: ClaimedRow): Promise<boolean> {
+  const { tenantId: _tenant, key: _key, ...fresh } = claimRow(claim);
   const rows = await db
     .insert(idempotencyKeys)
-    .values({ tenantId: claim.tenantId, key: claim.key, ...fresh })
+    .values(claimRow(claim))
     .onConflictDoUpdate({
       target: [idempotencyKeys.tenantId, idempotencyKeys.key],
       set: fresh,
@@ -107,8 +129,9 @@ export async function releaseIdempotencyKey(db: Db, claim: ClaimRef): Promise<vo
 }
 
 /** The recorder of `response` for the request holding `claim` (see `ResponseRecorder`). */
-export function responseRecorder(db: Db, claim: ClaimRef, response: StoredResponse): ResponseRecorder {
-  return (applied) =>
+export function responseRecorder(db: Db, claim: ClaimedRow, response: StoredResponse): ResponseRecorder {
+  const guard = claimGuard(db, claim);
+  const store: AnswerStore = (applied) =>
     db
       .update(idempotencyKeys)
       .set({
@@ -118,6 +141,13 @@ export function responseRecorder(db: Db, claim: ClaimRef, response: StoredRespon
         responseHeaders: response.headers,
       })
       .where(and(ofKey(claim.tenantId, claim.key), applied));
+  return { guard, store };
+}
+
+/** The two statements a recorded write adds to its batch: the claim's guard and the answer's store. */
+export interface ResponseRecorder {
+  guard: BatchItem<"sqlite">;
+  store: AnswerStore;
 }
 
 /** Deletes records that expired at or before `now`, `chunk` rows per statement; returns how many went. */
@@ -152,9 +182,11 @@ export async function batchRecording<T extends Statements>(
     if (statements.length === 1) return [await statements[0]] as BatchResponse<T>;
     return db.batch(statements);
   }
-  const statement = recorder(recording.applied);
-  if (recording.at === "last") return (await db.batch([...statements, statement])).slice(0, -1) as BatchResponse<T>;
-  return (await db.batch([statement, ...statements])).slice(1) as BatchResponse<T>;
+  const statement = recorder.store(recording.applied);
+  if (recording.at === "last") {
+    return (await db.batch([recorder.guard, ...statements, statement])).slice(1, -1) as BatchResponse<T>;
+  }
+  return (await db.batch([recorder.guard, statement, ...statements])).slice(2) as BatchResponse<T>;
 }
 
 /**

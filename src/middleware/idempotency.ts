@@ -6,6 +6,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Db } from "../db/client.ts";
 import { isDatabaseFailure } from "../db/errors.ts";
 import {
+  type ClaimedRow,
   type ClaimRef,
   claimIdempotencyKey,
   findIdempotencyRecord,
@@ -29,6 +30,8 @@ export const IDEMPOTENCY_LEASE_MS = 60_000;
 export interface IdempotencyClaim extends ClaimRef {
   /** Set once the handler has asked for its recorder: its write batch stores the answer. */
   recorded: boolean;
+  /** The claim as stored, once taken. */
+  row?: ClaimedRow;
 }
 export type IdempotencyVariables = { idempotency?: IdempotencyClaim };
 
@@ -90,14 +93,19 @@ export function idempotent<H extends (c: Context<ApiEnv>, next: () => Promise<vo
     // A record released or expired between the claim and the read is claimed again.
     for (let attempt = 0; ; attempt++) {
       const now = new Date();
-      const claimed = await claimIdempotencyKey(db, {
-        ...claim,
+      const row: ClaimedRow = {
+        tenantId: claim.tenantId,
+        key,
+        token: claim.token,
         ...fingerprint,
         now,
         leaseUntil: new Date(now.getTime() + IDEMPOTENCY_LEASE_MS),
         expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
-      });
-      if (claimed) break;
+      };
+      if (await claimIdempotencyKey(db, row)) {
+        claim.row = row;
+        break;
+      }
       const record = await findIdempotencyRecord(db, claim.tenantId, key, now);
       if (record) return answerFromRecord(c, record, fingerprint, now);
       if (attempt >= 2) throw inProgress(1);
@@ -108,8 +116,10 @@ export function idempotent<H extends (c: Context<ApiEnv>, next: () => Promise<vo
     try {
       res = (await handler(c, next)) as Response;
     } catch (err) {
+      // Asked before the release, which would otherwise make our own claim look lost.
+      const lost = isDatabaseFailure(err) && (await lostClaim(db, claim));
       await releaseIdempotencyKey(db, claim).catch(() => {});
-      if (isDatabaseFailure(err) && (await lostClaim(db, claim))) throw takenOver();
+      if (lost) throw takenOver();
       throw err;
     }
     if (res.status >= 400 || !claim.recorded) await releaseIdempotencyKey(db, claim).catch(() => {});
@@ -118,10 +128,17 @@ export function idempotent<H extends (c: Context<ApiEnv>, next: () => Promise<vo
   return wrapped as unknown as H;
 }
 
-/** Whether a retry took the key over (after the lease) while this request ran: its write batch was then refused. */
+/**
+ * Whether a retry took the key over (after the lease) while this request ran, and holds it or gave it back: its
+ * write batch was then refused by the claim's guard.
+ */
 async function lostClaim(db: Db, claim: IdempotencyClaim): Promise<boolean> {
-  const record = await findIdempotencyRecord(db, claim.tenantId, claim.key, new Date()).catch(() => undefined);
-  return record !== undefined && record.claimToken !== claim.token;
+  try {
+    const record = await findIdempotencyRecord(db, claim.tenantId, claim.key, new Date());
+    return record === undefined || record.claimToken !== claim.token;
+  } catch {
+    return false;
+  }
 }
 
 const takenOver = () =>
@@ -174,5 +191,5 @@ export function recordResponse(
   const claim = c.var.idempotency;
   if (!claim) return undefined;
   claim.recorded = true;
-  return responseRecorder(c.var.db, claim, { status, body: JSON.stringify(body), headers });
+  return responseRecorder(c.var.db, claim.row as ClaimedRow, { status, body: JSON.stringify(body), headers });
 }

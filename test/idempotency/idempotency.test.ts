@@ -284,6 +284,32 @@ describe("concurrent requests with one key", () => {
   });
 });
 
+describe("a write and its stored answer land together, whatever a retry did to the key meanwhile", () => {
+  it("the key taken over by a retry and given back (the retry was refused): the first request takes it again with its write, and a retry replays that answer", async () => {
+    const who = await actor();
+    const key = newKey();
+    const gated = gatedD1();
+    const held = api("/v1/services", {
+      key: who.key,
+      method: "POST",
+      body: serviceBody(),
+      headers: { "idempotency-key": key },
+      env: { DB: gated.db },
+    });
+    await gated.reached(1);
+    // What a retry after the lease leaves when its own handler refuses: it took the key, then released it.
+    await env.DB.prepare("DELETE FROM idempotency_keys WHERE tenant_id = ? AND key = ?").bind(who.tenant.id, key).run();
+    gated.release();
+    const first = await held;
+    expect(first.status, first.text).toBe(201);
+    expect(await count("services", who.tenant.id)).toBe(1);
+    expect((await record(who.tenant.id, key))?.state).toBe("done");
+    // Not a second service: the stored answer, replayed.
+    expectReplay(first, await write(who, "/v1/services", { body: serviceBody(), key }));
+    expect(await count("services", who.tenant.id)).toBe(1);
+  });
+});
+
 describe("an answer built before the write is the state the write leaves", () => {
   it("a keyed PATCH whose resource changed between its read and its write is 409 CONFLICT, stores nothing, and its retry answers the stored state", async () => {
     const who = await actor();
