@@ -205,6 +205,20 @@ describe("keys are the tenant's", () => {
   });
 });
 
+/** A keyed `POST /v1/services` that has claimed its key and waits at the gate before its write batch. */
+async function heldCreate(who: Actor, key: string) {
+  const gated = gatedD1();
+  const held = api("/v1/services", {
+    key: who.key,
+    method: "POST",
+    body: serviceBody(),
+    headers: { "idempotency-key": key },
+    env: { DB: gated.db },
+  });
+  await gated.reached(1);
+  return { held, gated };
+}
+
 describe("concurrent requests with one key", () => {
   it("8 at once → exactly one write; the others are 409 IDEMPOTENCY_IN_PROGRESS with Retry-After, or the replay", async () => {
     const who = await actor();
@@ -241,16 +255,8 @@ describe("concurrent requests with one key", () => {
     const clock = useTestClock();
     const who = await actor();
     const key = newKey();
-    const gated = gatedD1();
     // The first request claims the key, then its write batch waits at the gate.
-    const held = api("/v1/services", {
-      key: who.key,
-      method: "POST",
-      body: serviceBody(),
-      headers: { "idempotency-key": `${key}-held` },
-      env: { DB: gated.db },
-    });
-    await gated.reached(1);
+    const { held, gated } = await heldCreate(who, `${key}-held`);
     expect((await record(who.tenant.id, `${key}-held`))?.state).toBe("in_progress");
 
     const busy = await write(who, "/v1/services", { body: serviceBody(), key: `${key}-held` });
@@ -288,15 +294,7 @@ describe("a write and its stored answer land together, whatever a retry did to t
   it("the key taken over by a retry and given back (the retry was refused): the first request takes it again with its write, and a retry replays that answer", async () => {
     const who = await actor();
     const key = newKey();
-    const gated = gatedD1();
-    const held = api("/v1/services", {
-      key: who.key,
-      method: "POST",
-      body: serviceBody(),
-      headers: { "idempotency-key": key },
-      env: { DB: gated.db },
-    });
-    await gated.reached(1);
+    const { held, gated } = await heldCreate(who, key);
     // What a retry after the lease leaves when its own handler refuses: it took the key, then released it.
     await env.DB.prepare("DELETE FROM idempotency_keys WHERE tenant_id = ? AND key = ?").bind(who.tenant.id, key).run();
     gated.release();
