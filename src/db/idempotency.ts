@@ -47,9 +47,8 @@ export interface StoredResponse {
 /**
  * The statement that stores a write's response under its claimed key, for the write's own batch: it turns the claim
  * into `done` only where `applied` holds, the condition under which the batch's write takes effect (evaluated in the
- * same transaction, so the record is stored exactly when the write is). A request that lost its claim meanwhile (its
- * lease ran out and a retry took the key over) makes the whole batch fail: `state` would become NULL, which the
- * column refuses, so that write never lands.
+ * same transaction, so the record is stored exactly when the write is). That the claim is still this request's is
+ * the batch's `claimGuard`.
  */
 type AnswerStore = (applied: SQL) => BatchItem<"sqlite">;
 
@@ -135,7 +134,7 @@ export function responseRecorder(db: Db, claim: ClaimedRow, response: StoredResp
     db
       .update(idempotencyKeys)
       .set({
-        state: sql`CASE WHEN ${idempotencyKeys.claimToken} = ${claim.token} AND ${idempotencyKeys.state} = 'in_progress' THEN 'done' END`,
+        state: "done",
         responseStatus: response.status,
         responseBody: response.body,
         responseHeaders: response.headers,
