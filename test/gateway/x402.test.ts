@@ -148,20 +148,26 @@ describe("an upstream failure is never charged", () => {
   });
 });
 
-describe("a payment's expiry bounds the upstream call: the gateway never forwards what it could not then settle", () => {
-  /** A payment of the shop's terms whose authorization is valid for `seconds` only (signed with that validity). */
-  async function expiringIn(shop: { x402: string }, seconds: number) {
-    const b = buyer();
-    const challenge = await gatewayFetch(shop.x402);
-    const required = b.http.getPaymentRequiredResponse((n) => challenge.headers.get(n), await challenge.json());
-    const original = structuredClone(required.accepts[0]!);
-    required.accepts[0]!.maxTimeoutSeconds = seconds;
-    const payload = await b.http.createPaymentPayload(required);
-    payload.accepted = original;
-    const nonce = (payload.payload as { authorization: { nonce: string } }).authorization.nonce;
-    return { header: b.http.encodePaymentSignatureHeader(payload)["PAYMENT-SIGNATURE"] as string, nonce };
-  }
+/**
+ * A payment signed for the shop's terms as `change` alters them, claiming the shop's own terms in `accepted` (which
+ * the signature does not cover); with its authorization nonce.
+ */
+async function signedFor(shop: { x402: string }, change: (r: Record<string, unknown>) => void) {
+  const b = buyer();
+  const challenge = await gatewayFetch(shop.x402);
+  const required = b.http.getPaymentRequiredResponse((n) => challenge.headers.get(n), await challenge.json());
+  const original = structuredClone(required.accepts[0]!);
+  change(required.accepts[0] as unknown as Record<string, unknown>);
+  const payload = await b.http.createPaymentPayload(required);
+  payload.accepted = original;
+  const nonce = (payload.payload as { authorization: { nonce: string } }).authorization.nonce;
+  return { header: b.http.encodePaymentSignatureHeader(payload)["PAYMENT-SIGNATURE"] as string, nonce };
+}
 
+/** A payment of the shop's terms whose authorization is valid for `seconds` only. */
+const expiringIn = (shop: { x402: string }, seconds: number) => signedFor(shop, (r) => (r.maxTimeoutSeconds = seconds));
+
+describe("a payment's expiry bounds the upstream call: the gateway never forwards what it could not then settle", () => {
   it("a payment expiring before the upstream could answer and the payment settle: 402, nothing forwarded or recorded", async () => {
     const shop = await openShop({ price: "6100" });
     const { header } = await expiringIn(shop, 20); // 20 s < the 30 s kept to settle
@@ -191,18 +197,6 @@ describe("a payment's expiry bounds the upstream call: the gateway never forward
 });
 
 describe("verification refuses a payment for other terms, and nothing is forwarded", () => {
-  /** Signs for tampered terms, then claims the shop's own terms in `accepted` (which the signature does not cover). */
-  async function tampered(shop: { x402: string }, change: (r: Record<string, unknown>) => void) {
-    const b = buyer();
-    const challenge = await gatewayFetch(shop.x402);
-    const required = b.http.getPaymentRequiredResponse((n) => challenge.headers.get(n), await challenge.json());
-    const original = structuredClone(required.accepts[0]!);
-    change(required.accepts[0] as unknown as Record<string, unknown>);
-    const payload = await b.http.createPaymentPayload(required);
-    payload.accepted = original;
-    return b.http.encodePaymentSignatureHeader(payload)["PAYMENT-SIGNATURE"] as string;
-  }
-
   const cases: [string, (r: Record<string, unknown>) => void][] = [
     ["a smaller amount", (r) => (r.amount = "1")],
     ["another payTo", (r) => (r.payTo = net.merchant.address)],
@@ -211,7 +205,7 @@ describe("verification refuses a payment for other terms, and nothing is forward
   for (const [name, change] of cases) {
     it(name, async () => {
       const shop = await openShop({ price: "6000" });
-      const res = await gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": await tampered(shop, change) } });
+      const res = await gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": (await signedFor(shop, change)).header } });
       expect(res.status).toBe(402);
       const required = new x402HTTPClient(new x402Client()).getPaymentRequiredResponse((n) => res.headers.get(n), {});
       expect(required.error).toBeTruthy();
