@@ -1,7 +1,7 @@
 // Shared setup of the gateway's end-to-end tests: paywalls created through the management API, the Worker called
 // with the local facilitator as the testnet facilitator, buyers, the chain, and the upstream stub's records.
 import { env } from "cloudflare:workers";
-import { type Address, createPublicClient, http } from "viem";
+import { type Address, createPublicClient, erc20Abi, http } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { expect, inject } from "vitest";
 import type { Event, Transaction } from "../../src/history/records.ts";
@@ -23,17 +23,8 @@ export const buyer = () =>
   createX402Buyer({ privateKey: net.buyer.privateKey, network: net.network, usdc: net.usdc.address, fetch: gatewayFetch });
 
 const chain = createPublicClient({ transport: http("https://rpc.gateway.test") });
-const erc20 = [
-  {
-    type: "function",
-    name: "balanceOf",
-    stateMutability: "view",
-    inputs: [{ name: "a", type: "address" }],
-    outputs: [{ name: "", type: "uint256" }],
-  },
-] as const;
 export const balanceOf = (address: string) =>
-  chain.readContract({ address: net.usdc.address, abi: erc20, functionName: "balanceOf", args: [address as Address] });
+  chain.readContract({ address: net.usdc.address, abi: erc20Abi, functionName: "balanceOf", args: [address as Address] });
 export const receiptOf = (hash: `0x${string}`) => chain.getTransactionReceipt({ hash });
 
 export async function upstreamRequests(prefix: string): Promise<RecordedRequest[]> {

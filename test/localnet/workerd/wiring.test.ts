@@ -2,22 +2,13 @@
 // and an x402 payment verified and settled through the local facilitator by the standard's own client code.
 import { HTTPFacilitatorClient } from "@x402/core/server";
 import type { PaymentRequirements } from "@x402/core/types";
-import { createPublicClient, type Hex, http } from "viem";
+import { createPublicClient, erc20Abi, type Hex, http } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { describe, expect, inject, it } from "vitest";
 import { createX402Buyer } from "../buyer.ts";
 import type { RecordedRequest } from "../upstream.ts";
 
 const net = inject("localnet");
-const erc20 = [
-  {
-    type: "function",
-    name: "balanceOf",
-    stateMutability: "view",
-    inputs: [{ name: "a", type: "address" }],
-    outputs: [{ name: "", type: "uint256" }],
-  },
-] as const;
 
 describe("gateway test wiring", () => {
   it("provides the local stack", () => {
@@ -71,7 +62,7 @@ describe("gateway test wiring", () => {
     expect(settled).toMatchObject({ success: true, network: net.network });
 
     const chain = createPublicClient({ transport: http("https://rpc.gateway.test") });
-    expect(await chain.readContract({ address: net.usdc.address, abi: erc20, functionName: "balanceOf", args: [payTo] })).toBe(
+    expect(await chain.readContract({ address: net.usdc.address, abi: erc20Abi, functionName: "balanceOf", args: [payTo] })).toBe(
       777n,
     );
     const receipt = await chain.getTransactionReceipt({ hash: settled.transaction as Hex });
