@@ -23,8 +23,7 @@
 // Sizes: FUZZ_RUNS runs per property (default 30; see test/support/fuzz-env.ts for how to pass it). Prints one line,
 // `fuzz: N requests`.
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { captureConsole } from "../support/console.ts";
+import { describe, expect, it } from "vitest";
 import {
   countKind,
   DRIVERS,
@@ -33,7 +32,6 @@ import {
   entry,
   exchange,
   expectRefused,
-  fuzzSummary,
   GEN_OPTIONS,
   type Generated,
   MAX_BODY_BYTES,
@@ -43,24 +41,16 @@ import {
   RUNS,
   reader,
   requestArbitrary,
-  setUpFuzzing,
   TIMEOUT,
   thorough,
   tryBody,
+  useFuzzSuite,
 } from "../support/fuzz-driver.ts";
 import { fcParams } from "../support/fuzz-env.ts";
 import { requestSchema, resolveSchema, type Schema } from "../support/openapi-arbitraries.ts";
 import { type BodyMutation, bodyMutations, MALFORMED_BODIES } from "../support/openapi-mutations.ts";
 
-beforeAll(async () => {
-  captureConsole();
-  await setUpFuzzing();
-}, TIMEOUT);
-
-afterAll(() => {
-  vi.restoreAllMocks(); // captureConsole() silenced the access log
-  console.log(fuzzSummary());
-});
+useFuzzSuite();
 
 // ---------------------------------------------------------------------------------------------------------------
 

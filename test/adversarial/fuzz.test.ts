@@ -20,8 +20,7 @@
 // Sizes: FUZZ_RUNS runs per property (default 30; see test/support/fuzz-env.ts for how to pass it). Prints one line,
 // `fuzz: N requests`.
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { captureConsole } from "../support/console.ts";
+import { describe, expect, it } from "vitest";
 import {
   Actor,
   countKind,
@@ -32,7 +31,6 @@ import {
   entry,
   exchange,
   expectRefused,
-  fuzzSummary,
   OPERATION_IDS,
   ops,
   type Req,
@@ -40,27 +38,19 @@ import {
   reader,
   requestArbitrary,
   send,
-  setUpFuzzing,
   snapshot,
   stranger,
   strangerIds,
   successStatus,
   TIMEOUT,
+  useFuzzSuite,
   wellFormedFailures,
   withAnchors,
 } from "../support/fuzz-driver.ts";
 import { fcParams } from "../support/fuzz-env.ts";
 import { arbitraryFromSchema, resolveSchema, type Schema } from "../support/openapi-arbitraries.ts";
 
-beforeAll(async () => {
-  captureConsole();
-  await setUpFuzzing();
-}, TIMEOUT);
-
-afterAll(() => {
-  vi.restoreAllMocks(); // captureConsole() silenced the access log
-  console.log(fuzzSummary());
-});
+useFuzzSuite();
 
 // ---------------------------------------------------------------------------------------------------------------
 

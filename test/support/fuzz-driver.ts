@@ -3,7 +3,7 @@
 // fixtures (a reader tenant with data, a stranger, writers that rotate before the beta caps).
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect, vi } from "vitest";
 import type { Tenant } from "../../src/db/schema.ts";
 import { ERROR_STATUS } from "../../src/errors.ts";
 import { writeDemoData } from "../../src/ingest/demo-data.ts";
@@ -11,6 +11,7 @@ import { headerNameProblem, headerTokenProblem, paramNameProblem } from "../../s
 import { routePathProblem } from "../../src/lib/url-rules.ts";
 import { AUTH_FIELDS, AUTH_METHODS, NETWORKS, type SpecAuthMethod } from "../fixtures/spec.ts";
 import { api, read, send as sendRequest } from "./client.ts";
+import { captureConsole } from "./console.ts";
 import { createApiKey, db } from "./factories.ts";
 import { envInt } from "./fuzz-env.ts";
 import {
@@ -1056,4 +1057,16 @@ export async function tryBody(
     await wellFormedFailures(() => prepared.verify?.(ans, parsed.ok ? parsed.value : undefined));
   }
   return ans;
+}
+
+/** A fuzz suite's file: quiet access log, the fuzzing tenants set up once, and the run's summary printed at the end. */
+export function useFuzzSuite(): void {
+  beforeAll(async () => {
+    captureConsole();
+    await setUpFuzzing();
+  }, TIMEOUT);
+  afterAll(() => {
+    vi.restoreAllMocks(); // captureConsole() silenced the access log
+    console.log(fuzzSummary());
+  });
 }
