@@ -13,12 +13,18 @@ import { readFileSync } from "node:fs";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
-import { moduleSubstitutions } from "./src/cli/build.ts";
-import { mppxHtmlStub } from "./test/localnet/mppx-html-stub.ts";
+import { fileSubstitutions, moduleSubstitutions } from "./src/cli/build.ts";
 import { createOutboundRouter, GATEWAY_TEST_HOSTS } from "./test/localnet/outbound.ts";
 import type { StackInfo } from "./test/localnet/stack.ts";
 
-/** The production build's module substitutions (src/cli/build.ts), so the MPP tests pay through the shape that ships. */
+/**
+ * The production build's substitutions (src/cli/build.ts), so the MPP tests pay through the shape that ships, but for
+ * the `bundleOnly` ones, which the buyers these tests run in the same runtime need whole (test/localnet/bundle.test.ts
+ * pays through the whole production bundle). Its narrowed ox barrels are the same modules, and zod's English-only
+ * locales change no message: not repeated here.
+ * mppx's inlined payment page is one of them, and must be: at 720 KB it is larger than the 1 MiB WebSocket message the
+ * vitest pool ships modules into workerd with ("Message is too large").
+ */
 function productionSubstitutions(): Plugin {
   const PREFIX = "\0module-substitution:";
   return {
@@ -26,12 +32,16 @@ function productionSubstitutions(): Plugin {
     enforce: "pre",
     resolveId(source, importer) {
       const i = moduleSubstitutions.findIndex(
-        (s) => s.specifier === source && importer !== undefined && s.importer.test(importer.replaceAll("\\", "/")),
+        (s) =>
+          !s.bundleOnly && s.specifier === source && importer !== undefined && s.importer.test(importer.replaceAll("\\", "/")),
       );
       return i === -1 ? undefined : `${PREFIX}${i}`;
     },
     load(id) {
       if (id.startsWith(PREFIX)) return moduleSubstitutions[Number(id.slice(PREFIX.length))]?.contents();
+      const path = id.split("?")[0]?.replaceAll("\\", "/") ?? "";
+      const file = fileSubstitutions.find((s) => s.file.test(path));
+      if (file) return { code: file.contents(), map: null };
       // mppx's files, now transformed here rather than pre-bundled, name source maps its package does not ship:
       // loaded without them, so the run does not print a warning per file.
       if (/\/node_modules\/mppx\/dist\/.*\.js$/.test(id.replaceAll("\\", "/"))) {
@@ -49,7 +59,6 @@ export default defineConfig(async () => {
       projects: [
         {
           plugins: [
-            mppxHtmlStub(),
             productionSubstitutions(),
             cloudflareTest(({ inject }) => {
               const net = inject<StackInfo>("localnet");
