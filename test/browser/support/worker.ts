@@ -58,6 +58,8 @@ export interface StartOptions {
   port: number;
   /** Extra or overriding vars, e.g. `{ CORS_ALLOWED_ORIGINS: "https://app.example.com" }`. */
   vars?: Record<string, string>;
+  /** Where the Worker's outbound `fetch` goes (Miniflare's `outboundService`), e.g. the local payment stack's router. */
+  outboundService?: (request: Request) => Promise<Response>;
 }
 
 export async function startWorker(options: StartOptions): Promise<RunningWorker> {
@@ -80,6 +82,7 @@ export async function startWorker(options: StartOptions): Promise<RunningWorker>
       routerConfig: { has_user_worker: true },
       run_worker_first: ["/v1/*", "/openapi.json", "/api/*", "/dashboard", "/dashboard/*"],
     },
+    ...(options.outboundService ? { outboundService: options.outboundService as never } : {}),
   };
   const mf = new Miniflare(
     convertV4MiniflareOptions({
