@@ -63,8 +63,30 @@ const routeRequest = (terms: MppTerms) => ({ amount: formatUnits(BigInt(terms.am
 
 const NO_STORE = { "Cache-Control": "no-store" };
 
+/**
+ * Servers that only issue challenges, kept per isolate by what a server is built from (least recently used dropped
+ * first): a 402 then costs the challenge's HMAC, not a new server. Credentials are checked by a server of their own
+ * (`validateMpp`), whose replay store lives as long as its request.
+ */
+const CHALLENGE_SERVER_LIMIT = 256;
+const challengeServers = new Map<string, ReturnType<typeof serverFor>>();
+
+function challengeServer(lib: Lib, terms: MppTerms): ReturnType<typeof serverFor> {
+  const { secret, currency, recipient, chainId, rpcUrl, testnet, realm } = terms;
+  const key = JSON.stringify([secret, currency, recipient, chainId, rpcUrl, testnet, realm]);
+  let server = challengeServers.get(key);
+  if (server) {
+    challengeServers.delete(key);
+  } else {
+    server = serverFor(lib, terms);
+    if (challengeServers.size >= CHALLENGE_SERVER_LIMIT) challengeServers.delete(challengeServers.keys().next().value!);
+  }
+  challengeServers.set(key, server);
+  return server;
+}
+
 async function challengeHeader(lib: Lib, terms: MppTerms): Promise<string> {
-  const challenge = await serverFor(lib, terms).challenge.tempo.charge({
+  const challenge = await challengeServer(lib, terms).challenge.tempo.charge({
     ...routeRequest(terms),
     description: terms.description,
     scope: terms.scope,

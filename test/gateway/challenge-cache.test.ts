@@ -1,6 +1,10 @@
-// The x402 challenge is built once per isolate for the same terms (src/gateway/x402.ts): what a buyer sees must still
-// follow every change of the paywall at once, and a 402 that names an error is never reused for another request.
+// The x402 challenge is built once per isolate for the same terms (src/gateway/x402.ts), and so is the server that
+// issues MPP challenges (src/gateway/mpp.ts): what a buyer sees must still follow every change of the paywall and its
+// tenant at once, and a 402 that names an error is never reused for another request.
+import { env } from "cloudflare:workers";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { Challenge } from "mppx";
+import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import { api } from "../support/client.ts";
 import { balanceOf, gatewayFetch, history, net, openShop, signedPayment, upstreamRequests } from "./support.ts";
@@ -84,4 +88,44 @@ describe("the plain challenge and the refusals", () => {
     expect((await challengeOf(other.x402, bad)).error).toMatch(/not a valid x402 payment/);
     expect((await challengeOf(other.x402)).error).toBeUndefined();
   });
+});
+
+describe("the MPP challenge after the paywall or its tenant changed", () => {
+  const mppChallengeOf = async (url: string) => {
+    const res = await gatewayFetch(url);
+    expect(res.status).toBe(402);
+    return Challenge.fromResponse(res);
+  };
+
+  it("names the new price, description and recipient at once, and its own paywall", async () => {
+    const shop = await openShop({ networks: ["tempo-testnet"], price: "1000", paywall: { description: "First" } });
+    const mpp = shop.mpp as string;
+    const setTempoWallet = async (tenantId: string) => {
+      const address = privateKeyToAddress(generatePrivateKey());
+      await env.DB.prepare("UPDATE tenants SET tempo_wallet_address = ? WHERE id = ?").bind(address, tenantId).run();
+      return address;
+    };
+    const firstRecipient = await setTempoWallet(shop.actor.tenant.id);
+    const first = await mppChallengeOf(mpp);
+    expect(first.request).toMatchObject({ amount: "1000", recipient: firstRecipient });
+    expect(first.description).toBe("First");
+
+    await patch(shop, { price: "2000", description: "Second" });
+    const recipient = await setTempoWallet(shop.actor.tenant.id);
+    const next = await mppChallengeOf(mpp);
+    expect(next.request).toMatchObject({ amount: "2000", recipient });
+    expect(next.description).toBe("Second");
+    expect(next.id).not.toBe(first.id);
+
+    // Another tenant's paywall on the same terms gets challenges bound to its own paywall.
+    const other = await openShop({ networks: ["tempo-testnet"], price: "2000", paywall: { description: "Second" } });
+    await env.DB.prepare("UPDATE tenants SET tempo_wallet_address = ? WHERE id = ?").bind(recipient, other.actor.tenant.id).run();
+    const theirs = await mppChallengeOf(other.mpp as string);
+    expect(theirs.request).toMatchObject({ amount: "2000", recipient });
+    // The paywall a challenge is bound to travels in its `opaque` (base64url JSON, HMAC-bound with the rest).
+    const boundTo = (c: typeof next) => atob((c.opaque ?? "").replaceAll("-", "+").replaceAll("_", "/"));
+    expect(boundTo(next)).toContain(shop.paywallId);
+    expect(boundTo(theirs)).toContain(other.paywallId);
+    expect(boundTo(theirs)).not.toContain(shop.paywallId);
+  }, 60_000); // the first MPP request loads mppx
 });
