@@ -40,6 +40,7 @@ type Lib = Awaited<ReturnType<typeof mppx>>;
 function serverFor(lib: Lib, terms: MppTerms) {
   const base = terms.testnet ? lib.tempoModerato : lib.tempoMainnet;
   const chain = { ...base, id: terms.chainId, rpcUrls: { default: { http: [terms.rpcUrl] } } };
+  let client: ReturnType<Lib["createClient"]> | undefined;
   return lib.Mppx.create({
     methods: [
       lib.tempo.charge({
@@ -47,7 +48,8 @@ function serverFor(lib: Lib, terms: MppTerms) {
         recipient: terms.recipient as `0x${string}`,
         decimals: 6,
         supportedModes: ["pull"],
-        getClient: () => lib.createClient({ chain, transport: lib.http(terms.rpcUrl, { retryCount: 0 }) }),
+        // One viem client per server (mppx asks for it on every challenge and credential).
+        getClient: () => (client ??= lib.createClient({ chain, transport: lib.http(terms.rpcUrl, { retryCount: 0 }) })),
       }),
     ],
     secretKey: terms.secret,
