@@ -9,12 +9,6 @@
  * A request the facilitator cannot route (unknown scheme or network) answers 200 with `isValid: false` /
  * `success: false` and the reason, as the reference facilitators do. `GET /__facilitator/log` lists every verify and
  * settle call (nonce, payer, outcome) so tests can count settlements per payment.
- *
- * Faults, for a settlement whose answer is lost (use `<origin>/faults/<mode>` as the facilitator URL; `/verify`
- * under it is the normal one):
- * - `settle-then-drop`: settles on chain, then closes the connection without an answer.
- * - `settle-then-garbage`: settles on chain, then answers `200` with a body that is not JSON.
- * - `drop`: closes the connection without settling anything.
  */
 
 import { x402Facilitator } from "@x402/core/facilitator";
@@ -84,10 +78,7 @@ export async function startFacilitator(options: FacilitatorOptions): Promise<Loc
   const log: FacilitatorLogEntry[] = [];
 
   const server = await listen(async (req, res) => {
-    const fullPath = new URL(req.url ?? "/", "http://x").pathname;
-    const fault = /^\/faults\/(settle-then-drop|settle-then-garbage|drop)(\/.*)$/.exec(fullPath);
-    const path = fault ? (fault[2] as string) : fullPath;
-    const mode = path === "/settle" ? fault?.[1] : undefined;
+    const path = new URL(req.url ?? "/", "http://x").pathname;
     if (req.method === "GET" && path === "/supported") return sendJson(res, 200, facilitator.getSupported());
     if (req.method === "GET" && path === "/__facilitator/log") return sendJson(res, 200, log);
     if (req.method !== "POST" || (path !== "/verify" && path !== "/settle")) return sendJson(res, 404, { error: "not found" });
@@ -122,7 +113,6 @@ export async function startFacilitator(options: FacilitatorOptions): Promise<Loc
       entry(result.isValid, result.invalidReason, result.payer);
       return sendJson(res, 200, result);
     }
-    if (mode === "drop") return void res.destroy();
     let result: SettleResponse;
     try {
       result = await facilitator.settle(paymentPayload, paymentRequirements);
@@ -136,11 +126,6 @@ export async function startFacilitator(options: FacilitatorOptions): Promise<Loc
       };
     }
     entry(result.success, result.errorReason, result.payer, result.transaction || undefined);
-    if (mode === "settle-then-drop") return void res.destroy();
-    if (mode === "settle-then-garbage") {
-      res.writeHead(200, { "content-type": "text/html" });
-      return void res.end("<html>502 Bad Gateway</html>");
-    }
     return sendJson(res, 200, result);
   }, options.port ?? 0);
 
