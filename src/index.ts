@@ -1,15 +1,12 @@
 import { createApp } from "./app.ts";
 import { getDb } from "./db/client.ts";
 import { deleteExpiredIdempotencyKeys } from "./db/idempotency.ts";
-import { sweepPendingPayments } from "./gateway/reconcile.ts";
+import { PAYMENT_SWEEP_CRON, sweepPendingPayments } from "./gateway/reconcile.ts";
 
 export { Ingest } from "./ingest/entrypoint.ts";
 export { RateLimiter } from "./rate-limit/durable-object.ts";
 
 const app = createApp();
-
-/** wrangler.toml's every-five-minutes Cron Trigger: the payment sweep. Any other (the hourly one): the cleanup. */
-export const PAYMENT_SWEEP_CRON = "*/5 * * * *";
 
 export default {
   fetch: app.fetch,

@@ -24,7 +24,7 @@ import type { AppEnv } from "../types.ts";
 import { type ChainOutcome, tempoChainOutcome, x402ChainOutcome } from "./chain-outcome.ts";
 import { openAuthConfig, openPaywallHeaders } from "./credentials.ts";
 import { type MppTerms, mppChallenge, mppReceiptHeader, mppRefusal, validateMpp } from "./mpp.ts";
-import { paymentRecordIds } from "./payment-id.ts";
+import { type PaymentRecordIds, paymentRecordIds } from "./payment-id.ts";
 import { readToken, signToken } from "./signed-url.ts";
 import { callUpstream, upstreamAllowed } from "./upstream-call.ts";
 import {
@@ -255,7 +255,7 @@ async function settleAndRecord(
   target: PaymentTarget,
   parts: UpstreamParts,
   payment: VerifiedPayment,
-  ids: Awaited<ReturnType<typeof paymentRecordIds>>,
+  ids: PaymentRecordIds,
   upstreamTimeout: number,
 ): Promise<Response> {
   const db = getDb(c.env.DB);
@@ -306,7 +306,7 @@ async function settleAndRecord(
   };
   /** The settlement's answer was lost and the chain does not show it yet: PENDING stays, with the hash if known. */
   const leaveUnknown = async (result: { reason: string; txHash?: string }) => {
-    closed = true;
+    closed = true; // never closed FAILED on the way out: the money may have moved
     if (result.txHash) await notePendingHash(db, ids.transactionId, result.txHash);
     console.warn(JSON.stringify({ gateway: "settlement-unknown", transactionId: ids.transactionId, reason: result.reason }));
     return renderError(

@@ -6,6 +6,12 @@ import type { NetworkId } from "../lib/networks.ts";
 import { type ChainOutcome, tempoChainOutcome, x402ChainOutcome } from "./chain-outcome.ts";
 import { outcomeEventIdOf } from "./payment-id.ts";
 
+/**
+ * wrangler.toml's every-five-minutes Cron Trigger, which runs the sweep (src/index.ts `scheduled`; the Worker's
+ * main module may export handlers only, so the name lives here).
+ */
+export const PAYMENT_SWEEP_CRON = "*/5 * * * *";
+
 /** A payment younger than this is left to the request that started it (its upstream call may still run). */
 export const SWEEP_MIN_AGE_MS = 60_000;
 /** Payments looked at per run (each costs one to three RPC calls), oldest first. */

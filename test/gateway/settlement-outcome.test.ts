@@ -7,8 +7,8 @@ import { env } from "cloudflare:workers";
 import { HTTPFacilitatorClient } from "@x402/core/server";
 import { describe, expect, it } from "vitest";
 import { EXPIRY_MARGIN_MS } from "../../src/gateway/chain-outcome.ts";
-import { SWEEP_MIN_AGE_MS } from "../../src/gateway/reconcile.ts";
-import worker, { PAYMENT_SWEEP_CRON } from "../../src/index.ts";
+import { PAYMENT_SWEEP_CRON, SWEEP_MIN_AGE_MS } from "../../src/gateway/reconcile.ts";
+import worker from "../../src/index.ts";
 import { paymentResponseOf } from "../localnet/buyer.ts";
 import { send } from "../support/client.ts";
 import {
