@@ -1,9 +1,12 @@
 // The per-address limit on refused payment attempts (PAYMENT_REFUSAL_LIMIT per window): every credential costs a
 // verification (a facilitator /verify, an eth_call on the Tempo RPC), so an address whose payments keep being
 // refused gets 429 before anything is verified. Payments that verify never count; challenges are never limited.
+
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { createMppBuyer } from "../localnet/mpp-buyer.ts";
 import { send } from "../support/client.ts";
-import { FACILITATOR, GATEWAY_ENV, history, openShop, signedPayment, upstreamRequests } from "./support.ts";
+import { FACILITATOR, GATEWAY_ENV, gatewayFetch, history, net, openShop, signedPayment, upstreamRequests } from "./support.ts";
 
 const LIMITED = { ...GATEWAY_ENV, PAYMENT_REFUSAL_LIMIT: "3" } as Partial<Env>;
 let n = 0;
@@ -59,4 +62,32 @@ describe("refused payment attempts per client address", () => {
     expect((await pay(shop.x402, ip, header)).status).toBe(429);
     expect((await history(shop)).transactions).toHaveLength(5);
   });
+});
+
+describe("refused MPP payment attempts", () => {
+  it("count against the same address; over the limit, a genuine credential gets 429 before mppx validates it", async () => {
+    const shop = await openShop({ networks: ["tempo-testnet"], price: "1300" });
+    await env.DB.prepare("UPDATE tenants SET tempo_wallet_address = ? WHERE id = ?")
+      .bind(net.tempo!.merchant.address, shop.actor.tenant.id)
+      .run();
+    const url = shop.mpp as string;
+    const ip = address();
+    const payMpp = (authorization: string) =>
+      send(new Request(url, { headers: { "CF-Connecting-IP": ip, Authorization: authorization } }), LIMITED);
+    for (let i = 0; i < 3; i++) expect((await payMpp("Payment not-a-credential")).status).toBe(402);
+    const limited = await payMpp("Payment not-a-credential");
+    expect(limited.status).toBe(429);
+    expect(await limited.json()).toMatchObject({ code: "RATE_LIMITED" });
+
+    const buyer = createMppBuyer({
+      privateKey: net.tempo!.buyers[0]!.privateKey,
+      rpcUrl: "https://tempo-rpc.gateway.test",
+      chainId: net.tempo!.chainId,
+      fetch: gatewayFetch,
+    });
+    const credential = await buyer.mppx.createCredential(await gatewayFetch(url));
+    expect((await payMpp(credential)).status).toBe(429);
+    expect((await history(shop)).transactions).toHaveLength(0);
+    expect((await send(new Request(url, { headers: { "CF-Connecting-IP": ip } }), LIMITED)).status).toBe(402);
+  }, 60_000); // the first MPP request loads mppx
 });
