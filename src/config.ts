@@ -24,6 +24,7 @@ const ConfigSchema = z.object({
   RATE_LIMIT_MAX: positiveInt(1000),
   RATE_LIMIT_WINDOW_SECONDS: positiveInt(60),
   IP_RATE_LIMIT_MAX: positiveInt(120),
+  PAYMENT_REFUSAL_LIMIT: positiveInt(30),
   MAX_SERVICES_PER_TENANT: positiveInt(50),
   MAX_PAYWALLS_PER_TENANT: positiveInt(500),
   PAYMENT_BASE_URL: z.url().default("https://pay.example.com"),
@@ -35,8 +36,11 @@ const ConfigSchema = z.object({
 });
 
 export interface Config {
-  /** `max` per API key; `ipMax` per client address for requests without an authenticated key; one window length. */
-  rateLimit: { max: number; ipMax: number; windowMs: number };
+  /**
+   * `max` per API key; `ipMax` per client address for requests without an authenticated key; `paymentRefusalMax`
+   * refused payment attempts per client address at the gateway; one window length.
+   */
+  rateLimit: { max: number; ipMax: number; paymentRefusalMax: number; windowMs: number };
   maxServicesPerTenant: number;
   maxPaywallsPerTenant: number;
   paymentBaseUrl: string;
@@ -55,7 +59,12 @@ export function getConfig(env: object): Config {
   if (!config) {
     const v = ConfigSchema.parse(env);
     config = {
-      rateLimit: { max: v.RATE_LIMIT_MAX, ipMax: v.IP_RATE_LIMIT_MAX, windowMs: v.RATE_LIMIT_WINDOW_SECONDS * 1000 },
+      rateLimit: {
+        max: v.RATE_LIMIT_MAX,
+        ipMax: v.IP_RATE_LIMIT_MAX,
+        paymentRefusalMax: v.PAYMENT_REFUSAL_LIMIT,
+        windowMs: v.RATE_LIMIT_WINDOW_SECONDS * 1000,
+      },
       maxServicesPerTenant: v.MAX_SERVICES_PER_TENANT,
       maxPaywallsPerTenant: v.MAX_PAYWALLS_PER_TENANT,
       paymentBaseUrl: v.PAYMENT_BASE_URL.replace(/\/+$/, ""),

@@ -1,6 +1,7 @@
 import { createApp } from "./app.ts";
 import { getDb } from "./db/client.ts";
 import { deleteExpiredIdempotencyKeys } from "./db/idempotency.ts";
+import { PAYMENT_SWEEP_CRON, sweepPendingPayments } from "./gateway/reconcile.ts";
 
 export { Ingest } from "./ingest/entrypoint.ts";
 export { RateLimiter } from "./rate-limit/durable-object.ts";
@@ -9,8 +10,16 @@ const app = createApp();
 
 export default {
   fetch: app.fetch,
-  /** The Cron Trigger of wrangler.toml (hourly): deletes idempotency records past their 24 hours. */
+  /**
+   * The Cron Triggers of wrangler.toml. Every five minutes: settles the gateway's PENDING payments from the chain
+   * (src/gateway/reconcile.ts). Hourly: deletes idempotency records past their 24 hours.
+   */
   async scheduled(controller, env) {
+    if (controller.cron === PAYMENT_SWEEP_CRON) {
+      const swept = await sweepPendingPayments(env, new Date(controller.scheduledTime));
+      console.log(JSON.stringify({ cron: controller.cron, task: "payment-sweep", ...swept }));
+      return;
+    }
     const deleted = await deleteExpiredIdempotencyKeys(getDb(env.DB), new Date(controller.scheduledTime));
     console.log(JSON.stringify({ cron: controller.cron, task: "idempotency-cleanup", deleted }));
   },

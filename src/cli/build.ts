@@ -4,6 +4,7 @@
 // - zod: its 60 locale modules are English only, the one the API uses (esbuild cannot tree-shake zod's
 //   `export * as locales`); `z.compile` (it generates code with `new Function`, which Workers forbid) and
 //   `z.fromJSONSchema` (nothing here builds a schema from JSON Schema) throw when called.
+// - viem's Multicall3 bytecode (deployless batched calls; no client in the Worker batches calls).
 // - ox: private keys from a BIP-39 mnemonic throw (the Worker holds no wallet); and its barrels are narrowed to the
 //   namespaces each importer names (`narrowOxBarrels`, same modules).
 // - mppx's browser payment page: its tempo server's inlined page (`internal/html.gen.js`, ~720 KB of script), the
@@ -95,8 +96,9 @@ export const tempo = Object.freeze({ charge });
   {
     specifier: "viem/tempo",
     bundleOnly: true,
-    // mppx's server side only (its charge server, their helpers, its viem client): its buyer client keeps the whole viem/tempo.
-    importer: /\/node_modules\/mppx\/dist\/(tempo\/(server|internal)|viem)\//,
+    // mppx's server side (its charge server, their helpers, its viem client) and the gateway's own Tempo transaction
+    // facts (src/gateway/tempo-transaction.ts, `Transaction` only): mppx's buyer client keeps the whole viem/tempo.
+    importer: /\/node_modules\/mppx\/dist\/(tempo\/(server|internal)|viem)\/|\/src\/gateway\/tempo-transaction\.ts$/,
     contents: () => {
       const viem = (file: string) => JSON.stringify(nodeModules(`viem/_esm/tempo/${file}`));
       return `${strictObject}
@@ -202,6 +204,21 @@ export const withParser = leftOut("z.compile");
       const factories = ["createToJSONSchemaMethod", "createStandardJSONSchemaMethod"];
       const rest = stubExports(source, "zod's JSON Schema output", factories);
       return `${leftOut}\n${rest}\n${factories.map((name) => `export const ${name} = () => leftOut("zod's JSON Schema output");`).join("\n")}\nexport { processSchema as process };\n`;
+    },
+  },
+  {
+    // viem's Multicall3 bytecode (11 KB of hex): a client with `batch.multicall` on a chain without a Multicall3
+    // contract sends its batched `eth_call`s through it. No client in the Worker batches calls; using it throws.
+    file: /\/node_modules\/viem\/_esm\/constants\/contracts\.js$/,
+    contents: () => {
+      const source = readFileSync(nodeModules("viem/_esm/constants/contracts.js"), "utf8");
+      const pattern = /^export const multicall3Bytecode = '0x[0-9a-f]+';$/m;
+      if (!pattern.test(source))
+        throw new Error("viem's constants/contracts.js changed: review its substitution (src/cli/build.ts)");
+      return source.replace(
+        pattern,
+        `export const multicall3Bytecode = new Proxy({}, { get() { throw new Error("viem's Multicall3 bytecode is left out of the Worker bundle (src/cli/build.ts)"); } });`,
+      );
     },
   },
   {

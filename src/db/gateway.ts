@@ -1,10 +1,11 @@
-import { and, eq, gt, isNull, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, gt, isNull, lt, type SQL, sql } from "drizzle-orm";
 import type { Db } from "./client.ts";
 import type { NewEvent } from "./events.ts";
 import {
   events,
   type PaywallRow,
   paywalls,
+  pendingPayments,
   type ServiceRow,
   services,
   signedUrls,
@@ -80,12 +81,20 @@ export async function claimSignedUrl(db: Db, id: string, now: Date) {
   return row;
 }
 
+export type PendingPayment = Pick<typeof pendingPayments.$inferInsert, "reference" | "validBefore">;
+
 /**
- * A payment's start in one atomic batch: its PENDING transaction and its REQUEST event. Both ids derive from the
- * payment, so a replay inserts neither. Returns whether this call created the transaction: of two concurrent
- * starts of one payment exactly one gets `true`, and a fault between the two writes leaves neither.
+ * A payment's start in one atomic batch: its PENDING transaction, its REQUEST event, and what settles it from the
+ * chain later (`pending_payments`). All ids derive from the payment, so a replay inserts none. Returns whether this
+ * call created the transaction: of two concurrent starts of one payment exactly one gets `true`, and a fault
+ * between the writes leaves none.
  */
-export async function insertPaymentStart(db: Db, transaction: NewTransaction, event: NewEvent): Promise<boolean> {
+export async function insertPaymentStart(
+  db: Db,
+  transaction: NewTransaction,
+  event: NewEvent,
+  pending: PendingPayment,
+): Promise<boolean> {
   const [inserted] = await db.batch([
     db
       .insert(transactions)
@@ -93,13 +102,18 @@ export async function insertPaymentStart(db: Db, transaction: NewTransaction, ev
       .onConflictDoNothing({ target: transactions.id })
       .returning({ id: transactions.id }),
     db.insert(events).values(event).onConflictDoNothing({ target: events.id }),
+    db
+      .insert(pendingPayments)
+      .values({ ...pending, transactionId: transaction.id, tenantId: transaction.tenantId })
+      .onConflictDoNothing({ target: pendingPayments.transactionId }),
   ]);
   return inserted.length === 1;
 }
 
 /**
- * A payment's outcome in one atomic batch: PENDING → COMPLETED or FAILED, and its SUCCESS or ERROR event (one per
- * payment: the event id derives from it). Returns whether the transaction was still PENDING.
+ * A payment's outcome in one atomic batch: PENDING → COMPLETED or FAILED, its SUCCESS or ERROR event (one per
+ * payment: the event id derives from it), and its `pending_payments` row gone. Returns whether the transaction was
+ * still PENDING.
  */
 export async function settlePaymentWithEvent(
   db: Db,
@@ -114,6 +128,32 @@ export async function settlePaymentWithEvent(
       .where(and(eq(transactions.id, id), eq(transactions.status, "PENDING")))
       .returning({ id: transactions.id }),
     db.insert(events).values(event).onConflictDoNothing({ target: events.id }),
+    db.delete(pendingPayments).where(eq(pendingPayments.transactionId, id)),
   ]);
   return settled.length === 1;
+}
+
+/**
+ * A PENDING transaction whose settlement outcome is unknown (sent, not seen on chain yet): its hash, when known,
+ * is kept on the transaction so the tenant sees it. Returns whether the transaction was still PENDING.
+ */
+export async function notePendingHash(db: Db, id: string, txHash: string): Promise<boolean> {
+  const rows = await db
+    .update(transactions)
+    .set({ txHash })
+    .where(and(eq(transactions.id, id), eq(transactions.status, "PENDING")))
+    .returning({ id: transactions.id });
+  return rows.length === 1;
+}
+
+/** PENDING gateway payments started before `startedBefore`, oldest first, with their paywall (the sweep's work). */
+export async function findPendingPayments(db: Db, startedBefore: Date, limit: number) {
+  return db
+    .select({ pending: pendingPayments, transaction: transactions, paywall: paywalls })
+    .from(pendingPayments)
+    .innerJoin(transactions, eq(transactions.id, pendingPayments.transactionId))
+    .innerJoin(paywalls, eq(paywalls.id, transactions.paywallId))
+    .where(and(eq(transactions.status, "PENDING"), lt(pendingPayments.createdAt, startedBefore)))
+    .orderBy(asc(pendingPayments.createdAt))
+    .limit(limit);
 }

@@ -376,3 +376,20 @@ export const idempotencyKeys = sqliteTable(
 );
 
 export type IdempotencyRecord = typeof idempotencyKeys.$inferSelect;
+
+/**
+ * What the gateway needs to settle a PENDING payment from the chain when the request that started it cannot (the
+ * settlement's outcome was unknown, or the invocation ended early): written with the PENDING transaction, deleted
+ * with its outcome (both in the same batch). `reference` is the x402 authorization's EIP-3009 nonce, or the MPP
+ * transaction's hash (known before it is sent); `validBefore` is when the money can no longer move (the
+ * authorization's `validBefore`, the Tempo transaction's `validBefore`). Read by the Cron sweep (src/gateway/reconcile.ts).
+ */
+export const pendingPayments = sqliteTable("pending_payments", {
+  transactionId: text("transaction_id").primaryKey(),
+  tenantId: text("tenant_id")
+    .notNull()
+    .references(() => tenants.id, { onDelete: "cascade" }),
+  reference: text("reference").notNull(),
+  validBefore: integer("valid_before", { mode: "timestamp_ms" }).notNull(),
+  createdAt: createdAt(),
+});

@@ -7,7 +7,9 @@ import {
   findPaymentTarget,
   findPaymentTargetOfPaywall,
   insertSignedUrl,
+  notePendingHash,
   type PaymentTarget,
+  type PendingPayment,
 } from "../db/gateway.ts";
 import { renderError } from "../error-handler.ts";
 import { ApiError } from "../errors.ts";
@@ -16,11 +18,13 @@ import type { AuthMethod } from "../lib/auth-config.ts";
 import { randomHex } from "../lib/ids.ts";
 import { networkTable } from "../lib/network-table.ts";
 import { commonMode, type NetworkId, supportsMpp } from "../lib/networks.ts";
+import { countRefusedPayment, refusedPaymentsDenial } from "../rate-limit/middleware.ts";
 import { VALIDITY_WINDOW_SECONDS } from "../routes/paywalls/serialize.ts";
 import type { AppEnv } from "../types.ts";
+import { type ChainOutcome, tempoChainOutcome, x402ChainOutcome } from "./chain-outcome.ts";
 import { openAuthConfig, openPaywallHeaders } from "./credentials.ts";
-import { type MppTerms, mppChallenge, mppRefusal, validateMpp } from "./mpp.ts";
-import { paymentRecordIds } from "./payment-id.ts";
+import { type MppTerms, mppChallenge, mppReceiptHeader, mppRefusal, validateMpp } from "./mpp.ts";
+import { type PaymentRecordIds, paymentRecordIds } from "./payment-id.ts";
 import { readToken, signToken } from "./signed-url.ts";
 import { callUpstream, upstreamAllowed } from "./upstream-call.ts";
 import {
@@ -34,6 +38,7 @@ import {
 } from "./upstream-request.ts";
 import {
   decodePayment,
+  definiteSettleFailure,
   matchPayment,
   PAYMENT_RESPONSE,
   PAYMENT_SIGNATURE,
@@ -125,10 +130,34 @@ async function upstreamParts(c: Ctx, t: PaymentTarget, request: Request): Promis
   return parts;
 }
 
+/**
+ * A refused payment attempt (not a payment, not for these terms, not valid, already used), counted against the
+ * client address: over its limit, `429` instead of the refusal, and its next attempts are refused before any
+ * verification (`refusedPaymentsDenial`).
+ */
+async function refusedAttempt(c: Ctx, refusal: Response | Promise<Response>): Promise<Response> {
+  const limited = await countRefusedPayment(c);
+  return limited ? renderError(limited, c) : refusal;
+}
+
+/** `429` before anything is verified when this address is over its limit of refused payment attempts. */
+const deniedAttempt = (c: Ctx) => {
+  const denied = refusedPaymentsDenial(c);
+  return denied && renderError(denied, c);
+};
+
 /** Throws when the ingestion pipeline refuses a record: the gateway's own records must always be valid. */
 function must<T>(result: { ok: true; data: T } | { ok: false; code: string; error: string }): T {
   if (!result.ok) throw new Error(`ingest refused a gateway record: ${result.code}`);
   return result.data;
+}
+
+/**
+ * An outcome write: refused only as CONFLICT when the transaction is no longer PENDING, i.e. the Cron sweep
+ * settled it meanwhile from the same chain facts (src/gateway/reconcile.ts); anything else throws.
+ */
+function mustSettle(result: { ok: true } | { ok: false; code: string; error: string }): void {
+  if (!result.ok && result.code !== "CONFLICT") must(result);
 }
 
 /** A verified payment, protocol by protocol: who paid what, how to move the money, and how to refuse it. */
@@ -142,22 +171,50 @@ interface VerifiedPayment {
   amount: string;
   /** Past this instant the money can no longer be moved (x402: the authorization's `validBefore`; MPP: the challenge's expiry). */
   expiresAt: Date;
-  /** Moves the money, now. */
+  /** What settles the payment from the chain if this request cannot (stored with the PENDING transaction). */
+  pending: PendingPayment;
+  /** Moves the money, now; when the outcome of that is unknown, asks the chain. */
   settle(): Promise<Settlement>;
   /** The standard's refusal of this payment (already used, or expiring before the upstream could answer). */
   refuse(reason: string): Promise<Response>;
 }
 
+/**
+ * How a settlement ended: the money moved (`settled`), it did not (`refused`, with the standard's answer), or
+ * nobody can tell yet (`unknown`: the settlement was sent, then its answer was lost, and the chain does not show it
+ * yet; `txHash` when the transaction's hash is known).
+ */
 type Settlement =
-  | { ok: true; txHash: string; headers: Record<string, string> }
-  | { ok: false; reason: string; response: Response };
+  | { kind: "settled"; txHash: string; headers: Record<string, string> }
+  | { kind: "refused"; reason: string; response: Response }
+  | { kind: "unknown"; reason: string; txHash?: string };
+
+/** A settlement whose answer was lost, settled from the chain: `refuse` gives the standard's refusal. */
+async function fromChain(
+  outcome: ChainOutcome,
+  settled: (txHash: string) => Promise<Record<string, string>>,
+  refuse: (reason: string) => Promise<Response> | Response,
+  txHash?: string,
+): Promise<Settlement> {
+  if (outcome.status === "COMPLETED") return { kind: "settled", txHash: outcome.txHash, headers: await settled(outcome.txHash) };
+  if (outcome.status === "FAILED") {
+    const reason = `settlement failed: ${outcome.reason}`;
+    return { kind: "refused", reason, response: await refuse(reason) };
+  }
+  return { kind: "unknown", reason: `settlement outcome unknown: ${outcome.reason}`, ...(txHash ? { txHash } : {}) };
+}
 
 /**
  * A verified payment from here on, the same for both standards: record it (PENDING + REQUEST, one batch; the
  * transaction id is the payment's, so this insert decides that a payment is used once), forward, and settle only
  * when the upstream answered below 400 (COMPLETED + SUCCESS, or FAILED + ERROR, one batch each). Whatever throws on
  * the way, the transaction does not stay PENDING: it ends FAILED (or COMPLETED if the money already moved) before
- * the error reaches the error envelope.
+ * the error reaches the error envelope. A settlement whose outcome is unknown leaves it PENDING for the Cron sweep
+ * and answers 502 PAYMENT_OUTCOME_UNKNOWN (never a new 402: the buyer may have paid).
+ *
+ * Everything after the PENDING record runs under `waitUntil`: a buyer who disconnects does not cancel the upstream
+ * call, the settlement or the outcome's record (Workers give such work 30 s after the disconnect; past that, the
+ * sweep settles the PENDING transaction from the chain).
  */
 async function fulfilPayment(c: Ctx, target: PaymentTarget, parts: UpstreamParts, payment: VerifiedPayment): Promise<Response> {
   const db = getDb(c.env.DB);
@@ -183,14 +240,32 @@ async function fulfilPayment(c: Ctx, target: PaymentTarget, parts: UpstreamParts
         amount,
         metadata: { protocol, method: c.req.method, network },
       },
+      payment.pending,
     ),
   );
   if (!created) return payment.refuse("This payment was already used");
+  const work = settleAndRecord(c, target, parts, payment, ids, upstreamTimeout);
+  c.executionCtx.waitUntil(work.catch(() => {}));
+  return work;
+}
+
+/** The part of a payment that must finish once it is recorded PENDING (see `fulfilPayment`). */
+async function settleAndRecord(
+  c: Ctx,
+  target: PaymentTarget,
+  parts: UpstreamParts,
+  payment: VerifiedPayment,
+  ids: PaymentRecordIds,
+  upstreamTimeout: number,
+): Promise<Response> {
+  const db = getDb(c.env.DB);
+  const { paywall } = target;
+  const { protocol, network, amount } = payment;
 
   let closed = false;
   let charged: { txHash: string; statusCode: number; responseTime: number | null } | undefined;
   const closeFailed = async (reason: string, statusCode: number, responseTime: number | null) => {
-    must(
+    mustSettle(
       await recordPaymentOutcome(
         db,
         paywall,
@@ -210,7 +285,7 @@ async function fulfilPayment(c: Ctx, target: PaymentTarget, parts: UpstreamParts
   };
   const closeCompleted = async (txHash: string, statusCode: number, responseTime: number | null) => {
     charged = { txHash, statusCode, responseTime };
-    must(
+    mustSettle(
       await recordPaymentOutcome(
         db,
         paywall,
@@ -229,12 +304,28 @@ async function fulfilPayment(c: Ctx, target: PaymentTarget, parts: UpstreamParts
     );
     closed = true;
   };
+  /** The settlement's answer was lost and the chain does not show it yet: PENDING stays, with the hash if known. */
+  const leaveUnknown = async (result: { reason: string; txHash?: string }) => {
+    closed = true; // never closed FAILED on the way out: the money may have moved
+    if (result.txHash) await notePendingHash(db, ids.transactionId, result.txHash);
+    console.warn(JSON.stringify({ gateway: "settlement-unknown", transactionId: ids.transactionId, reason: result.reason }));
+    return renderError(
+      new ApiError(
+        "PAYMENT_OUTCOME_UNKNOWN",
+        "The payment was sent for settlement but its outcome is not known yet: do not pay again before checking " +
+          "this transaction on chain; the gateway settles it from the chain",
+        { details: { transactionId: ids.transactionId, ...(result.txHash ? { txHash: result.txHash } : {}) } },
+      ),
+      c,
+    );
+  };
 
   try {
     // SIGNED_URL: settle now and hand out a single-use URL; fetching it performs the upstream call.
     if (paywall.fulfillmentMode === "SIGNED_URL") {
       const result = await payment.settle();
-      if (!result.ok) {
+      if (result.kind === "unknown") return await leaveUnknown(result);
+      if (result.kind === "refused") {
         await closeFailed(result.reason, 402, null);
         return result.response;
       }
@@ -272,7 +363,8 @@ async function fulfilPayment(c: Ctx, target: PaymentTarget, parts: UpstreamParts
 
     // Settle, only now.
     const result = await payment.settle();
-    if (!result.ok) {
+    if (result.kind === "unknown") return await leaveUnknown(result);
+    if (result.kind === "refused") {
       await closeFailed(result.reason, outcome.status, outcome.ms);
       return result.response;
     }
@@ -301,12 +393,17 @@ async function payX402(c: Ctx): Promise<Response> {
   const session = await sessionFor(c, target);
   const header = c.req.header(PAYMENT_SIGNATURE);
   if (!header) return paymentRequiredResponse(session);
+  const denied = deniedAttempt(c);
+  if (denied) return denied;
 
   const payload = decodePayment(header);
-  if (!payload) return paymentRequiredResponse(session, "The PAYMENT-SIGNATURE header is not a valid x402 payment");
+  if (!payload)
+    return refusedAttempt(c, paymentRequiredResponse(session, "The PAYMENT-SIGNATURE header is not a valid x402 payment"));
   const table = networkTable(c.env);
   const matched = matchPayment(session, payload, table);
-  if (!matched) return paymentRequiredResponse(session, "The payment matches none of the accepted requirements", payload);
+  if (!matched) {
+    return refusedAttempt(c, paymentRequiredResponse(session, "The payment matches none of the accepted requirements", payload));
+  }
 
   const parts = await upstreamParts(c, target, c.req.raw);
   if (parts instanceof Response) return parts;
@@ -319,9 +416,10 @@ async function payX402(c: Ctx): Promise<Response> {
     return fail(c, "BAD_GATEWAY", "The payment facilitator could not verify the payment");
   }
   if (!verified.isValid) {
-    return paymentRequiredResponse(session, verified.invalidReason ?? "The payment is not valid", payload);
+    return refusedAttempt(c, paymentRequiredResponse(session, verified.invalidReason ?? "The payment is not valid", payload));
   }
 
+  const validBefore = new Date(Number(matched.validBefore) * 1000);
   return fulfilPayment(c, target, parts, {
     protocol: "x402",
     network: matched.network,
@@ -329,22 +427,43 @@ async function payX402(c: Ctx): Promise<Response> {
     nonce: matched.nonce,
     amount: matched.requirements.amount,
     settle: async () => {
+      const networkId = matched.requirements.network;
+      const refused = (result: SettleResponse): Settlement => ({
+        kind: "refused",
+        reason: `settlement failed: ${result.errorReason ?? "unknown"}`,
+        response: settlementFailedResponse(result),
+      });
       let result: SettleResponse;
       try {
         result = await session.server.settlePayment(payload, matched.requirements);
       } catch (err) {
-        result = { success: false, transaction: "", network: matched.requirements.network, errorReason: errorName(err) };
+        // The facilitator's answer was `success: false`: nothing moved.
+        if (definiteSettleFailure(err)) {
+          return refused({ success: false, transaction: "", network: networkId, errorReason: err.errorReason });
+        }
+        // Timeout, dropped connection, an answer that is not one: the authorization may have been used. Ask the token.
+        const entry = table[matched.network];
+        const outcome = await x402ChainOutcome(entry.rpcUrl, {
+          asset: entry.asset,
+          payer: matched.payer as `0x${string}`,
+          nonce: matched.nonce as `0x${string}`,
+          validBefore,
+        });
+        return fromChain(
+          outcome,
+          async (transaction) => ({
+            [PAYMENT_RESPONSE]: paymentResponseHeader({ success: true, transaction, network: networkId, payer: matched.payer }),
+          }),
+          (reason) => settlementFailedResponse({ success: false, transaction: "", network: networkId, errorReason: reason }),
+        );
       }
       return result.success
-        ? { ok: true, txHash: result.transaction, headers: { [PAYMENT_RESPONSE]: paymentResponseHeader(result) } }
-        : {
-            ok: false,
-            reason: `settlement failed: ${result.errorReason ?? "unknown"}`,
-            response: settlementFailedResponse(result),
-          };
+        ? { kind: "settled", txHash: result.transaction, headers: { [PAYMENT_RESPONSE]: paymentResponseHeader(result) } }
+        : refused(result);
     },
-    expiresAt: new Date(Number(matched.validBefore) * 1000),
-    refuse: (reason) => paymentRequiredResponse(session, reason, payload),
+    expiresAt: validBefore,
+    pending: { reference: matched.nonce.toLowerCase(), validBefore },
+    refuse: (reason) => refusedAttempt(c, paymentRequiredResponse(session, reason, payload)),
   });
 }
 
@@ -359,7 +478,7 @@ function mppTerms(c: Ctx, t: PaymentTarget): { network: NetworkId; terms: MppTer
     currency: entry.asset,
     recipient: t.tenant.tempoWalletAddress ?? t.tenant.walletAddress,
     chainId: entry.chainId,
-    rpcUrl: entry.rpcUrl as string,
+    rpcUrl: entry.rpcUrl,
     testnet: network !== "tempo",
     realm: new URL(getConfig(c.env).paymentBaseUrl).host,
     description: t.paywall.description ?? t.paywall.name,
@@ -379,6 +498,8 @@ async function payMpp(c: Ctx): Promise<Response> {
   const { network, terms } = mppTerms(c, target);
   const authorization = c.req.header("authorization") ?? "";
   if (!/(^|,)\s*payment\s/i.test(authorization)) return mppChallenge(terms);
+  const denied = deniedAttempt(c);
+  if (denied) return denied;
 
   const parts = await upstreamParts(c, target, c.req.raw);
   if (parts instanceof Response) return parts;
@@ -388,7 +509,7 @@ async function payMpp(c: Ctx): Promise<Response> {
   if (validated === "rpc-unreachable") {
     return fail(c, "BAD_GATEWAY", "The Tempo network could not be reached to validate the payment; nothing was charged");
   }
-  if (validated instanceof Response) return validated;
+  if (validated instanceof Response) return refusedAttempt(c, validated);
 
   return fulfilPayment(c, target, parts, {
     protocol: "mpp",
@@ -399,13 +520,24 @@ async function payMpp(c: Ctx): Promise<Response> {
     settle: async () => {
       try {
         const { txHash, receiptHeader } = await validated.broadcast();
-        return { ok: true, txHash, headers: { "Payment-Receipt": receiptHeader } };
+        return { kind: "settled", txHash, headers: { "Payment-Receipt": receiptHeader } };
       } catch (err) {
-        return { ok: false, reason: `settlement failed: ${mppReason(err)}`, response: await mppRefusal(terms, err as Error) };
+        const reason = `settlement failed: ${mppReason(err)}`;
+        // Refused before it was sent (expired, simulation failed): nothing moved.
+        if (!validated.submitted()) return { kind: "refused", reason, response: await mppRefusal(terms, err as Error) };
+        // Sent, then the answer was lost (e.g. a timeout waiting for the receipt): its receipt decides.
+        const outcome = await tempoChainOutcome(terms.rpcUrl, { hash: validated.txHash, validBefore: validated.validBefore });
+        return fromChain(
+          outcome,
+          async (txHash) => ({ "Payment-Receipt": await mppReceiptHeader(txHash) }),
+          (why) => mppRefusal(terms, why),
+          validated.txHash,
+        );
       }
     },
     expiresAt: validated.expiresAt,
-    refuse: (reason) => mppRefusal(terms, reason),
+    pending: { reference: validated.txHash, validBefore: validated.validBefore },
+    refuse: (reason) => refusedAttempt(c, mppRefusal(terms, reason)),
   });
 }
 

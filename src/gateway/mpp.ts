@@ -36,8 +36,29 @@ export interface MppTerms {
 const mppx = () => import("./mppx.ts");
 type Lib = Awaited<ReturnType<typeof mppx>>;
 
+/** Set once the signed transaction was handed to the chain's RPC: from then on its outcome is the chain's. */
+interface SendWatch {
+  submitted: boolean;
+}
+
+/** The RPC transport, noting in `watch` when a raw transaction is sent through it. */
+function watchedTransport(lib: Lib, rpcUrl: string, watch?: SendWatch): ReturnType<Lib["http"]> {
+  const transport = lib.http(rpcUrl, { retryCount: 0 });
+  if (!watch) return transport;
+  return (options) => {
+    const t = transport(options);
+    return {
+      ...t,
+      request: (args, requestOptions) => {
+        if (args.method.startsWith("eth_sendRawTransaction")) watch.submitted = true;
+        return t.request(args, requestOptions);
+      },
+    } as typeof t;
+  };
+}
+
 /** mppx's server for one paywall's terms: the tempo charge in pull mode, its chain reached at `rpcUrl`. */
-function serverFor(lib: Lib, terms: MppTerms) {
+function serverFor(lib: Lib, terms: MppTerms, watch?: SendWatch) {
   const base = terms.testnet ? lib.tempoModerato : lib.tempoMainnet;
   const chain = { ...base, id: terms.chainId, rpcUrls: { default: { http: [terms.rpcUrl] } } };
   let client: ReturnType<Lib["createClient"]> | undefined;
@@ -49,7 +70,7 @@ function serverFor(lib: Lib, terms: MppTerms) {
         decimals: 6,
         supportedModes: ["pull"],
         // One viem client per server (mppx asks for it on every challenge and credential).
-        getClient: () => (client ??= lib.createClient({ chain, transport: lib.http(terms.rpcUrl, { retryCount: 0 }) })),
+        getClient: () => (client ??= lib.createClient({ chain, transport: watchedTransport(lib, terms.rpcUrl, watch) })),
       }),
     ],
     secretKey: terms.secret,
@@ -123,6 +144,12 @@ export async function mppRefusal(terms: MppTerms, reason: string | Error): Promi
   });
 }
 
+/** The `Payment-Receipt` of a payment whose transaction succeeded on chain (as mppx's tempo charge writes it). */
+export async function mppReceiptHeader(txHash: string): Promise<string> {
+  const lib = await mppx();
+  return lib.Receipt.serialize({ method: "tempo", status: "success", reference: txHash, timestamp: new Date().toISOString() });
+}
+
 export interface ValidatedMpp {
   /** The challenge id: HMAC-bound to one issued challenge, and what makes this payment unique (one challenge, one payment). */
   challengeId: string;
@@ -130,8 +157,17 @@ export interface ValidatedMpp {
   payer: string;
   /** When the challenge expires: mppx refuses to broadcast after it. */
   expiresAt: Date;
+  /** The hash the transaction has on chain once sent (known before it is sent). */
+  txHash: `0x${string}`;
+  /** Past this, no block can include the transaction: its own `validBefore`, else the challenge's expiry. */
+  validBefore: Date;
   /** Sends the validated transaction and waits for its receipt; returns the hash and the `Payment-Receipt` value. */
   broadcast(): Promise<{ txHash: string; receiptHeader: string }>;
+  /**
+   * Whether `broadcast` handed the transaction to the RPC. When it threw after that (a timeout waiting for the
+   * receipt, a dropped connection), the money may have moved: the chain decides, not the error.
+   */
+  submitted(): boolean;
 }
 
 /**
@@ -169,14 +205,22 @@ export async function validateMpp(terms: MppTerms, authorization: string): Promi
     return mppRefusal(terms, err instanceof Error ? err : String(err));
   }
   if (!/^0x[0-9a-fA-F]{40}$/.test(payer)) return mppRefusal(terms, "The transaction names no sender");
+  const expiresAt = new Date(credential.challenge.expires ?? 0);
+  const { tempoTransactionFacts } = await import("./tempo-transaction.ts");
+  const facts = await tempoTransactionFacts((payload as { signature: `0x${string}` }).signature);
+  const watch: SendWatch = { submitted: false };
+  const sender = serverFor(lib, terms, watch);
   return {
     challengeId: credential.challenge.id,
     payer,
-    expiresAt: new Date(credential.challenge.expires ?? 0),
+    expiresAt,
+    txHash: facts.hash,
+    validBefore: facts.validBefore === undefined ? expiresAt : new Date(facts.validBefore * 1000),
     broadcast: async () => {
-      const receipt = await server.broadcastCredential(credential, options);
+      const receipt = await sender.broadcastCredential(credential, options);
       return { txHash: receipt.reference, receiptHeader: lib.Receipt.serialize(receipt) };
     },
+    submitted: () => watch.submitted,
   };
 }
 

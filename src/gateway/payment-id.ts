@@ -25,3 +25,9 @@ export async function paymentRecordIds(
   ).slice(0, 40);
   return { transactionId: `txn_${protocol}_${ref}`, requestEventId: `evt_${ref}_request`, outcomeEventId: `evt_${ref}_outcome` };
 }
+
+/** The outcome event's id of a gateway transaction, from the transaction's id (the Cron sweep has only the row). */
+export function outcomeEventIdOf(transactionId: string): string {
+  const ref = transactionId.replace(/^txn_(x402|mpp)_/, "");
+  return `evt_${ref}_outcome`;
+}

@@ -5,7 +5,14 @@ import {
   HTTPFacilitatorClient,
 } from "@x402/core/http";
 import { type FacilitatorClient, x402ResourceServer } from "@x402/core/server";
-import type { PaymentPayload, PaymentRequirements, SettleResponse, SupportedKind, VerifyResponse } from "@x402/core/types";
+import {
+  type PaymentPayload,
+  type PaymentRequirements,
+  SettleError,
+  type SettleResponse,
+  type SupportedKind,
+  type VerifyResponse,
+} from "@x402/core/types";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
 import { caip2, type NetworkEntry, networkOfCaip2 } from "../lib/network-table.ts";
 import type { NetworkId } from "../lib/networks.ts";
@@ -151,6 +158,14 @@ export function settlementFailedResponse(result: SettleResponse): Response {
 }
 
 export const paymentResponseHeader = (result: SettleResponse) => encodePaymentResponseHeader(result);
+
+/**
+ * A `settlePayment` error that is the facilitator's own `success: false` answer (nothing moved), as opposed to a
+ * timeout, a dropped connection or an answer that is not a settle response (the authorization may have been used).
+ * `settlement_pending` (sent, not confirmed) is not definite either.
+ */
+export const definiteSettleFailure = (err: unknown): err is SettleError =>
+  err instanceof SettleError && err.errorReason !== "settlement_pending";
 export type { SettleResponse };
 
 /** The payment in `PAYMENT-SIGNATURE`, or `undefined` when it does not decode. */

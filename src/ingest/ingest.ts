@@ -2,7 +2,7 @@ import { inArray } from "drizzle-orm";
 import type { z } from "zod";
 import type { Db } from "../db/client.ts";
 import { findEventsByIds, insertEvents } from "../db/events.ts";
-import { insertPaymentStart, settlePaymentWithEvent } from "../db/gateway.ts";
+import { insertPaymentStart, type PendingPayment, settlePaymentWithEvent } from "../db/gateway.ts";
 import { type EventRow, type PaywallRow, paywalls, type TransactionRow } from "../db/schema.ts";
 import { findTransaction, findTransactionsByIds, insertTransactions, settlePending } from "../db/transactions.ts";
 import type { ErrorCode } from "../errors.ts";
@@ -211,7 +211,7 @@ function parseOne<S extends z.ZodType>(
 
 /**
  * The gateway's start of a payment: a PENDING transaction and its REQUEST event, validated like every ingested
- * record and written in one atomic batch. `created` is false when the transaction id was already stored (the same
+ * record, and what settles it from the chain later (`pending`), written in one atomic batch. `created` is false when the transaction id was already stored (the same
  * payment again): then nothing was written. The paywall is the one the gateway resolved from the payment URL.
  */
 export async function recordPaymentStart(
@@ -219,6 +219,7 @@ export async function recordPaymentStart(
   paywall: PaywallRow,
   transaction: unknown,
   event: unknown,
+  pending: PendingPayment,
 ): Promise<IngestResult<{ created: boolean }>> {
   const t = parseOne(TransactionInputSchema, transaction);
   if (!t.ok) return t.result;
@@ -232,6 +233,7 @@ export async function recordPaymentStart(
     db,
     transactionKind.toRow(t.value, paywall, now),
     eventKind.toRow(e.value, paywall, now),
+    pending,
   );
   return { ok: true, data: { created } };
 }

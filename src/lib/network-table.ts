@@ -25,9 +25,11 @@ import { NETWORK_IDS, type NetworkId } from "./networks.ts";
  * x402 signature on that network fail verification (no money moves); read `name()`/`version()` on chain before
  * enabling these networks for real payments, and correct the entry (or override it with `NETWORK_OVERRIDES`).
  *
- * `rpcUrl` (Tempo networks): the JSON-RPC endpoint the gateway's MPP verification simulates and broadcasts through.
- * Default: [viem] the chain's public RPC (`rpcUrls.default.http[0]`); a local chain overrides it with
- * `NETWORK_OVERRIDES`, e.g. `{"tempo-testnet":{"rpcUrl":"http://127.0.0.1:9463"}}`.
+ * `rpcUrl`: the chain's JSON-RPC endpoint. Tempo networks: what MPP verification simulates and broadcasts through.
+ * EVM networks: where the gateway reads a payment's EIP-3009 `authorizationState` when a settlement's outcome is
+ * unknown (the facilitator's answer was lost) and in the Cron sweep. Default: [viem] the chain's public RPC
+ * (`rpcUrls.default.http[0]`), rate-limited and best effort: a deployment should override it with its own provider's
+ * endpoint. A local chain overrides it with `NETWORK_OVERRIDES`, e.g. `{"tempo-testnet":{"rpcUrl":"http://127.0.0.1:9463"}}`.
  */
 export interface NetworkEntry {
   kind: "evm" | "tempo";
@@ -36,50 +38,50 @@ export interface NetworkEntry {
   asset: `0x${string}`;
   /** EIP-712 domain of the token, for EIP-3009 signatures (EVM networks only). */
   eip712: { name: string; version: string } | null;
-  /** JSON-RPC endpoint (Tempo networks: what MPP verification and broadcast use); `null` where the gateway needs none. */
-  rpcUrl: string | null;
+  /** JSON-RPC endpoint (Tempo: MPP verification and broadcast; EVM: settlement outcomes read from the token). */
+  rpcUrl: string;
 }
 
 export const NETWORK_TABLE: Record<NetworkId, NetworkEntry> = {
-  // [viem] baseSepolia.id; [circle][x402] USDC on Base Sepolia, domain USDC/2 [x402]
+  // [viem] baseSepolia.id and public RPC; [circle][x402] USDC on Base Sepolia, domain USDC/2 [x402]
   "base-sepolia": {
     kind: "evm",
     chainId: 84532,
     asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
     eip712: { name: "USDC", version: "2" },
-    rpcUrl: null,
+    rpcUrl: "https://sepolia.base.org",
   },
-  // [viem] base.id; [circle][x402] USDC on Base, domain "USD Coin"/2 [x402]
+  // [viem] base.id and public RPC; [circle][x402] USDC on Base, domain "USD Coin"/2 [x402]
   base: {
     kind: "evm",
     chainId: 8453,
     asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
     eip712: { name: "USD Coin", version: "2" },
-    rpcUrl: null,
+    rpcUrl: "https://mainnet.base.org",
   },
-  // [viem] hyperliquidEvmTestnet.id; [circle] USDC on HyperEVM testnet; domain UNVERIFIED (see above)
+  // [viem] hyperliquidEvmTestnet.id and public RPC; [circle] USDC on HyperEVM testnet; domain UNVERIFIED (see above)
   "hyperevm-testnet": {
     kind: "evm",
     chainId: 998,
     asset: "0x2B3370eE501B4a559b57D449569354196457D8Ab",
     eip712: { name: "USDC", version: "2" },
-    rpcUrl: null,
+    rpcUrl: "https://rpc.hyperliquid-testnet.xyz/evm",
   },
-  // [viem] hyperEvm.id; [circle] USDC on HyperEVM; domain UNVERIFIED (see above)
+  // [viem] hyperEvm.id and public RPC; [circle] USDC on HyperEVM; domain UNVERIFIED (see above)
   hyperevm: {
     kind: "evm",
     chainId: 999,
     asset: "0xb88339CB7199b77E23DB6E890353E22632Ba630f",
     eip712: { name: "USDC", version: "2" },
-    rpcUrl: null,
+    rpcUrl: "https://rpc.hyperliquid.xyz/evm",
   },
-  // [viem] arcTestnet.id; [arc][circle] USDC's ERC-20 interface on Arc testnet; domain UNVERIFIED (see above)
+  // [viem] arcTestnet.id and public RPC; [arc][circle] USDC's ERC-20 interface on Arc testnet; domain UNVERIFIED (see above)
   "arc-testnet": {
     kind: "evm",
     chainId: 5042002,
     asset: "0x3600000000000000000000000000000000000000",
     eip712: { name: "USDC", version: "2" },
-    rpcUrl: null,
+    rpcUrl: "https://rpc.testnet.arc.io",
   },
   // [viem] tempoModerato.id and public RPC; [mppx] pathUSD, the testnet's default MPP currency
   "tempo-testnet": {

@@ -106,6 +106,48 @@ export async function countClient<E extends ClientEnv>(c: Context<E>): Promise<v
   enforce(c, bucket, decision, Date.now(), clientMessage(ipMax));
 }
 
+/** The bucket of a client address's refused payment attempts (apart from its bucket of requests without a key). */
+const refusedPaymentsBucket = (c: Context) => `refused-payments:${clientBucket(c.req.header("cf-connecting-ip"))}`;
+
+const refusedPaymentsError = (limit: number, resetAt: number, now: number) =>
+  new ApiError("RATE_LIMITED", `More than ${limit} refused payment attempts per window from this client address: retry later`, {
+    headers: { "Retry-After": String(secondsUntil(resetAt, now)) },
+  });
+
+/**
+ * The gateway's check before it verifies a payment (a facilitator `/verify`, or an `eth_call` on the Tempo RPC):
+ * `429` when this isolate has noted the client address over its limit of refused payment attempts, answered from
+ * memory (no Durable Object call, nothing verified); otherwise `undefined`. A request without a payment never
+ * comes here.
+ */
+export function refusedPaymentsDenial<E extends { Bindings: Env }>(c: Context<E>): ApiError | undefined {
+  const { paymentRefusalMax } = getConfig(c.env).rateLimit;
+  const now = Date.now();
+  const noted = notedDenial(refusedPaymentsBucket(c), paymentRefusalMax, now);
+  return noted && refusedPaymentsError(paymentRefusalMax, noted.resetAt, now);
+}
+
+/**
+ * Counts a refused payment attempt against its client address's exact per-window quota (a Durable Object named
+ * `refused-payments:ip:…`). Over the limit: the address is noted (so `refusedPaymentsDenial` answers its next
+ * attempts from memory) and the `429` is returned, to be answered instead of the refusal. Payments that verify
+ * are never counted. If the object cannot answer, the refusal goes on uncounted.
+ */
+export async function countRefusedPayment<E extends { Bindings: Env }>(c: Context<E>): Promise<ApiError | undefined> {
+  const { paymentRefusalMax, windowMs } = getConfig(c.env).rateLimit;
+  const bucket = refusedPaymentsBucket(c);
+  let decision: RateLimitDecision;
+  try {
+    decision = await askLimiter(c.env, bucket, paymentRefusalMax, windowMs);
+  } catch {
+    return undefined;
+  }
+  if (decision.allowed) return undefined;
+  if (deniedUntil.size >= MAX_NOTES) deniedUntil.clear();
+  deniedUntil.set(bucket, decision.resetAt);
+  return refusedPaymentsError(paymentRefusalMax, decision.resetAt, Date.now());
+}
+
 /** Counts every request it sees against its client address (operations without a key, `/openapi.json`). */
 export function clientRateLimit(): MiddlewareHandler<{ Bindings: Env; Variables: AccessLogVariables }> {
   return async function clientRateLimit(c, next) {

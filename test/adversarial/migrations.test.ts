@@ -484,6 +484,7 @@ describe("drizzle/check-migrations.ts", () => {
       "key_events.tenant_id -> tenants CASCADE",
       "paywalls.service_id -> services CASCADE",
       "paywalls.tenant_id -> tenants CASCADE",
+      "pending_payments.tenant_id -> tenants CASCADE",
       "services.tenant_id -> tenants CASCADE",
       "sign_in_links.tenant_id -> tenants CASCADE",
       "signed_urls.tenant_id -> tenants CASCADE",

@@ -23,7 +23,7 @@ describe("network table", () => {
       chainId: 31337,
       asset: `0x${"ab".repeat(20)}`,
       eip712: { name: "USDC", version: "2" },
-      rpcUrl: null,
+      rpcUrl: "https://sepolia.base.org",
     });
     expect(table.base).toEqual(NETWORK_TABLE.base);
     expect(networkTable(env)).toBe(table);
@@ -38,7 +38,9 @@ describe("network table", () => {
     expect(() => networkTable({ NETWORK_OVERRIDES: '{"tempo":{"rpcUrl":"ftp://rpc.example.com"}}' })).toThrow();
   });
 
-  it("Tempo networks name a public RPC by default, which an override replaces", () => {
+  it("every network names its chain's public RPC by default (viem/chains), which an override replaces", () => {
+    expect(NETWORK_TABLE["base-sepolia"].rpcUrl).toBe("https://sepolia.base.org");
+    expect(NETWORK_TABLE.base.rpcUrl).toBe("https://mainnet.base.org");
     expect(NETWORK_TABLE["tempo-testnet"].rpcUrl).toBe("https://rpc.moderato.tempo.xyz");
     expect(NETWORK_TABLE.tempo.rpcUrl).toBe("https://rpc.tempo.xyz");
     const table = networkTable({ NETWORK_OVERRIDES: '{"tempo-testnet":{"rpcUrl":"http://127.0.0.1:9463"}}' });

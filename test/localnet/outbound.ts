@@ -7,6 +7,13 @@
  *
  * Method, headers and body go along; redirects are returned, never followed; an abort by the Worker aborts the
  * forwarded request.
+ *
+ * Lost answers, for settlements whose outcome is unknown: a routed host prefixed with a fault reaches the same
+ * process, except for the requests that move money (a facilitator's `POST …/settle`, a JSON-RPC
+ * `eth_sendRawTransaction` / `eth_sendRawTransactionSync`):
+ * - `answer-lost.<host>` forwards them, waits for the answer and drops it: `504` with a body that is not JSON (what
+ *   a proxy answers when its upstream timed out). The money moved; the caller cannot know.
+ * - `send-dropped.<host>` does not forward them: the same `504`. Nothing moved; the caller cannot know either.
  */
 import { Response as MiniflareResponse, fetch as miniflareFetch } from "miniflare";
 
@@ -20,9 +27,44 @@ export const GATEWAY_TEST_HOSTS = {
 /** host name → local origin (`http://127.0.0.1:<port>`). */
 export type OutboundRoutes = Record<string, string>;
 
+const FAULT = /^(answer-lost|send-dropped)\.(.+)$/;
+
+/** Whether the request moves money: a facilitator settlement, or a raw transaction sent over JSON-RPC. */
+function movesMoney(path: string, body: ArrayBuffer | undefined): boolean {
+  if (path.endsWith("/settle")) return true;
+  if (!body) return false;
+  try {
+    const calls = [JSON.parse(new TextDecoder().decode(body))].flat() as { method?: string }[];
+    return calls.some((call) => call.method?.startsWith("eth_sendRawTransaction"));
+  } catch {
+    return false;
+  }
+}
+
+const lostAnswer = () =>
+  new MiniflareResponse("<html>504 Gateway Time-out</html>", {
+    status: 504,
+    headers: { "content-type": "text/html", "x-localnet-fault": "1" },
+  }) as unknown as Response;
+
 export function createOutboundRouter(routes: OutboundRoutes, options: { passThrough?: boolean } = {}) {
   const localOrigins = new Set(Object.values(routes).map((u) => new URL(u).origin));
   return async (request: Request): Promise<Response> => {
+    const url = new URL(request.url);
+    const fault = FAULT.exec(url.hostname);
+    if (fault && routes[fault[2] as string] !== undefined) {
+      const body = request.method === "POST" ? await request.arrayBuffer() : undefined;
+      const routed = new URL(url);
+      routed.hostname = fault[2] as string;
+      const forward = () => route(new Request(routed, { method: request.method, headers: request.headers, body }));
+      if (!movesMoney(url.pathname, body)) return forward();
+      if (fault[1] === "answer-lost") await (await forward()).arrayBuffer();
+      return lostAnswer();
+    }
+    return route(request);
+  };
+
+  async function route(request: Request): Promise<Response> {
     const url = new URL(request.url);
     const target = routes[url.hostname];
     let forwardTo: string;
@@ -45,5 +87,5 @@ export function createOutboundRouter(routes: OutboundRoutes, options: { passThro
       redirect: "manual",
       signal: request.signal as never,
     })) as unknown as Response;
-  };
+  }
 }

@@ -32,7 +32,8 @@ export interface StackInfo extends LocalnetInfo {
   upstreamUrl: string;
   /**
    * `NETWORK_OVERRIDES` for the Worker: the network whose chain id the local chain runs with, pointed at the local
-   * token (`{"base-sepolia":{"chainId":84532,"asset":"0x…","eip712":{"name":"USDC","version":"2"}}}`), and
+   * token and its RPC (`{"base-sepolia":{"chainId":84532,"asset":"0x…","eip712":{"name":"USDC","version":"2"},
+   * "rpcUrl":"https://rpc.gateway.test"}}`), and
    * `tempo-testnet`'s RPC at `https://tempo-rpc.gateway.test` when the Tempo chain runs.
    */
   networkOverrides: string;
@@ -81,6 +82,8 @@ export async function startStack(options: StackOptions = {}): Promise<LocalStack
           chainId: localnet.chainId,
           asset: localnet.usdc.address,
           eip712: { name: localnet.usdc.name, version: localnet.usdc.version },
+          // The Worker reads the token (settlement outcomes) through the outbound router (outbound.ts, `rpc`).
+          rpcUrl: "https://rpc.gateway.test",
         },
         // The Worker reaches the local Tempo chain through the outbound router (outbound.ts, `tempoRpc`).
         ...(tempo ? { "tempo-testnet": { rpcUrl: "https://tempo-rpc.gateway.test" } } : {}),

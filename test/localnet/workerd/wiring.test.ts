@@ -14,7 +14,12 @@ describe("gateway test wiring", () => {
   it("provides the local stack", () => {
     expect(net.chainId).toBe(84532);
     expect(JSON.parse(net.networkOverrides)).toEqual({
-      "base-sepolia": { chainId: 84532, asset: net.usdc.address, eip712: { name: "USDC", version: "2" } },
+      "base-sepolia": {
+        chainId: 84532,
+        asset: net.usdc.address,
+        eip712: { name: "USDC", version: "2" },
+        rpcUrl: "https://rpc.gateway.test",
+      },
       "tempo-testnet": { rpcUrl: "https://tempo-rpc.gateway.test" },
     });
   });
