@@ -81,7 +81,7 @@ export async function claimSignedUrl(db: Db, id: string, now: Date) {
   return row;
 }
 
-export type PendingPayment = Pick<typeof pendingPayments.$inferInsert, "reference" | "validBefore">;
+export type PendingPayment = Pick<typeof pendingPayments.$inferInsert, "reference" | "validBefore" | "asset" | "payTo">;
 
 /**
  * A payment's start in one atomic batch: its PENDING transaction, its REQUEST event, and what settles it from the

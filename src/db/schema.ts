@@ -391,5 +391,11 @@ export const pendingPayments = sqliteTable("pending_payments", {
     .references(() => tenants.id, { onDelete: "cascade" }),
   reference: text("reference").notNull(),
   validBefore: integer("valid_before", { mode: "timestamp_ms" }).notNull(),
+  /** The token paid in and the address it pays (the paywall's at the time of payment): what a transfer must match. */
+  asset: text("asset").notNull(),
+  payTo: text("pay_to").notNull(),
+  /** When the chain was last asked about it, and how often (the sweep takes the least recently checked first). */
+  checkedAt: integer("checked_at", { mode: "timestamp_ms" }),
+  attempts: integer("attempts").notNull().default(0),
   createdAt: createdAt(),
 });

@@ -462,7 +462,12 @@ async function payX402(c: Ctx): Promise<Response> {
         : refused(result);
     },
     expiresAt: validBefore,
-    pending: { reference: matched.nonce.toLowerCase(), validBefore },
+    pending: {
+      reference: matched.nonce.toLowerCase(),
+      validBefore,
+      asset: table[matched.network].asset,
+      payTo: matched.requirements.payTo,
+    },
     refuse: (reason) => refusedAttempt(c, paymentRequiredResponse(session, reason, payload)),
   });
 }
@@ -536,7 +541,7 @@ async function payMpp(c: Ctx): Promise<Response> {
       }
     },
     expiresAt: validated.expiresAt,
-    pending: { reference: validated.txHash, validBefore: validated.validBefore },
+    pending: { reference: validated.txHash, validBefore: validated.validBefore, asset: terms.currency, payTo: terms.recipient },
     refuse: (reason) => refusedAttempt(c, mppRefusal(terms, reason)),
   });
 }
