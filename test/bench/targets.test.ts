@@ -2,7 +2,7 @@
 // scenario's expected 402s are not errors.
 import { describe, expect, it } from "vitest";
 import type { Overhead } from "./overhead.ts";
-import { type Measured, TARGETS, type TargetInput, X402_CHALLENGE, X402_PAID } from "./targets.ts";
+import { type Measured, MPP_CHALLENGE, TARGETS, type TargetInput, X402_CHALLENGE, X402_PAID } from "./targets.ts";
 
 const measured = (name: string, fields: Partial<Measured>): Measured => ({
   name,
@@ -33,11 +33,13 @@ const verdict = (name: string, scenarios: Measured[]) => {
 };
 
 describe("gateway targets", () => {
-  it("the 402 challenge passes at 80% of the paywall-read floor's req/s and fails below", () => {
-    const at = (ratio: number) => verdict(X402_CHALLENGE, [measured(X402_CHALLENGE, { ratioToFloor: ratio })]).status;
-    expect(at(0.8)).toBe("PASS");
-    expect(at(0.79)).toBe("FAIL");
-    expect(verdict(X402_CHALLENGE, []).status).toBe("SKIP");
+  it("each protocol's 402 challenge passes at 80% of the paywall-read floor's req/s and fails below", () => {
+    for (const name of [X402_CHALLENGE, MPP_CHALLENGE]) {
+      const at = (ratio: number) => verdict(name, [measured(name, { ratioToFloor: ratio })]).status;
+      expect(at(0.8)).toBe("PASS");
+      expect(at(0.79)).toBe("FAIL");
+      expect(verdict(name, []).status).toBe("SKIP");
+    }
   });
 
   it("the paid request compares its p99 without the stand-ins' time with 3× the paid-request floor's p99", () => {
