@@ -6,19 +6,20 @@ import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { HTTPFacilitatorClient } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
-import { createPublicClient, http } from "viem";
+import { createPublicClient, createWalletClient, defineChain, erc20Abi, http } from "viem";
 import { generatePrivateKey, privateKeyToAccount, privateKeyToAddress } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import { EXPIRY_MARGIN_MS } from "../../src/gateway/chain-outcome.ts";
 import { PAYMENT_SWEEP_CRON, SWEEP_MIN_AGE_MS } from "../../src/gateway/reconcile.ts";
 import worker from "../../src/index.ts";
-import { paymentResponseOf } from "../localnet/buyer.ts";
+import { createX402Buyer, paymentResponseOf } from "../localnet/buyer.ts";
 import { send } from "../support/client.ts";
 import {
   balanceOf,
   FACILITATOR,
   type FacilitatorLogEntry,
   GATEWAY_ENV,
+  gatewayFetch,
   history,
   net,
   openShop,
@@ -26,6 +27,7 @@ import {
   settlementsOf,
   signedPayment,
   upstreamRequests,
+  waitFor,
 } from "./support.ts";
 
 /**
@@ -47,7 +49,28 @@ const payThrough = (
 const sweepAt = (at: number, sweepEnv: Env = env) =>
   worker.scheduled(createScheduledController({ scheduledTime: at, cron: PAYMENT_SWEEP_CRON }), sweepEnv);
 
+const localChain = defineChain({
+  id: net.chainId,
+  name: "local",
+  nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+  rpcUrls: { default: { http: ["https://rpc.gateway.test"] } },
+});
 const chain = createPublicClient({ transport: http("https://rpc.gateway.test") });
+
+/** The local token: an ERC-20 with an open `mint(to, value)` for funding. */
+const testUsdcAbi = [
+  ...erc20Abi,
+  {
+    type: "function",
+    name: "mint",
+    stateMutability: "nonpayable",
+    inputs: [
+      { name: "to", type: "address" },
+      { name: "value", type: "uint256" },
+    ],
+    outputs: [],
+  },
+] as const;
 
 type Authorization = { from: string; to: string; value: string; validAfter: string; validBefore: string; nonce: string };
 const authorizationOf = (payload: PaymentPayload) => (payload.payload as { authorization: Authorization }).authorization;
@@ -302,5 +325,42 @@ describe("an authorization valid for longer than the requirement allows", () => 
     });
     const paid = await send(new Request(shop.x402, { headers: b.http.encodePaymentSignatureHeader(ok.payload) }), GATEWAY_ENV);
     expect(paid.status, await paid.clone().text()).toBe(200);
+  });
+});
+
+describe("a definite refusal by the facilitator (nothing sent)", () => {
+  it("the buyer's funds left between verification and settlement: FAILED and a 402 with the refusal, as before", async () => {
+    const shop = await openShop({ price: "8100", route: "/hang/1500/echo" });
+    // A buyer of its own (its balance is drained below), with gas to move its tokens.
+    const key = generatePrivateKey();
+    const wallet = createWalletClient({
+      account: privateKeyToAccount(key),
+      chain: localChain,
+      transport: http("https://rpc.gateway.test"),
+    });
+    await chain.request({ method: "anvil_setBalance" as never, params: [wallet.account.address, "0xde0b6b3a7640000"] as never });
+    const move = async (functionName: "mint" | "transfer", to: `0x${string}`) => {
+      const hash = await wallet.writeContract({ address: net.usdc.address, abi: testUsdcAbi, functionName, args: [to, 8100n] });
+      expect((await chain.waitForTransactionReceipt({ hash })).status).toBe("success");
+    };
+    await move("mint", wallet.account.address);
+    const b = createX402Buyer({ privateKey: key, network: net.network, usdc: net.usdc.address, fetch: gatewayFetch });
+    const challenge = await gatewayFetch(shop.x402);
+    const required = b.http.getPaymentRequiredResponse((name) => challenge.headers.get(name), await challenge.json());
+    const header = b.http.encodePaymentSignatureHeader(await b.http.createPaymentPayload(required));
+
+    const paid = gatewayFetch(shop.x402, { headers: header });
+    await waitFor(async () => (await history(shop)).transactions[0]);
+    await move("transfer", privateKeyToAddress(generatePrivateKey()));
+
+    const res = await paid;
+    expect(res.status).toBe(402);
+    expect(paymentResponseOf(res)).toMatchObject({ success: false, transaction: "" });
+    const { transactions, events } = await history(shop);
+    expect(transactions[0]).toMatchObject({ status: "FAILED", txHash: null });
+    expect(transactions[0]?.failureReason).toMatch(/^settlement failed: .*insufficient/i);
+    expect(events.map((e) => e.eventType).sort()).toEqual(["ERROR", "REQUEST"]);
+    expect(await pendingRows(transactions[0]!.id)).toEqual([]);
+    expect(await balanceOf(shop.merchant)).toBe(0n);
   });
 });
