@@ -6,7 +6,7 @@ import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { HTTPFacilitatorClient } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
-import { createPublicClient, createWalletClient, defineChain, erc20Abi, http } from "viem";
+import { createPublicClient, createWalletClient, defineChain, erc20Abi, http, parseSignature } from "viem";
 import { generatePrivateKey, privateKeyToAccount, privateKeyToAddress } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import { EXPIRY_MARGIN_MS } from "../../src/gateway/chain-outcome.ts";
@@ -57,9 +57,22 @@ const localChain = defineChain({
 });
 const chain = createPublicClient({ transport: http("https://rpc.gateway.test") });
 
-/** The local token: an ERC-20 with an open `mint(to, value)` for funding. */
+/** The local token: an ERC-20 with EIP-3009 `cancelAuthorization` and an open `mint(to, value)` for funding. */
 const testUsdcAbi = [
   ...erc20Abi,
+  {
+    type: "function",
+    name: "cancelAuthorization",
+    stateMutability: "nonpayable",
+    inputs: [
+      { name: "authorizer", type: "address" },
+      { name: "nonce", type: "bytes32" },
+      { name: "v", type: "uint8" },
+      { name: "r", type: "bytes32" },
+      { name: "s", type: "bytes32" },
+    ],
+    outputs: [],
+  },
   {
     type: "function",
     name: "mint",
@@ -362,5 +375,47 @@ describe("a definite refusal by the facilitator (nothing sent)", () => {
     expect(events.map((e) => e.eventType).sort()).toEqual(["ERROR", "REQUEST"]);
     expect(await pendingRows(transactions[0]!.id)).toEqual([]);
     expect(await balanceOf(shop.merchant)).toBe(0n);
+  });
+});
+
+describe("the payer canceled the authorization (EIP-3009 cancelAuthorization)", () => {
+  it("the token says used, its log says canceled: the sweep records FAILED, never PENDING forever", async () => {
+    const shop = await openShop({ price: "8200" });
+    const { header, nonce } = await signedPayment(shop.x402);
+    expect((await payThrough("send-dropped", shop.x402, header)).status).toBe(502);
+
+    const buyerAccount = privateKeyToAccount(net.buyer.privateKey);
+    const signature = await buyerAccount.signTypedData({
+      domain: { name: net.usdc.name, version: net.usdc.version, chainId: net.chainId, verifyingContract: net.usdc.address },
+      types: {
+        CancelAuthorization: [
+          { name: "authorizer", type: "address" },
+          { name: "nonce", type: "bytes32" },
+        ],
+      },
+      primaryType: "CancelAuthorization",
+      message: { authorizer: buyerAccount.address, nonce: nonce as `0x${string}` },
+    });
+    // Anyone may submit the payer's signed cancellation.
+    const relayer = createWalletClient({
+      account: privateKeyToAccount(generatePrivateKey()),
+      chain: localChain,
+      transport: http("https://rpc.gateway.test"),
+    });
+    await chain.request({ method: "anvil_setBalance" as never, params: [relayer.account.address, "0xde0b6b3a7640000"] as never });
+    const { r, s, v } = parseSignature(signature);
+    const hash = await relayer.writeContract({
+      address: net.usdc.address,
+      abi: testUsdcAbi,
+      functionName: "cancelAuthorization",
+      args: [buyerAccount.address, nonce as `0x${string}`, Number(v), r, s],
+    });
+    expect((await chain.waitForTransactionReceipt({ hash })).status).toBe("success");
+
+    await sweepAt(Date.now() + SWEEP_MIN_AGE_MS + 1_000);
+    const { transactions } = await history(shop);
+    expect(transactions[0]).toMatchObject({ status: "FAILED", failureReason: "the payer canceled the authorization" });
+    expect(await balanceOf(shop.merchant)).toBe(0n);
+    expect(await pendingRows(transactions[0]!.id)).toEqual([]);
   });
 });
