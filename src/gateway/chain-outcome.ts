@@ -13,7 +13,12 @@ import { getBlockNumber, getTransactionReceipt, readContract } from "viem/action
 export type ChainOutcome =
   | { status: "COMPLETED"; txHash: string }
   | { status: "FAILED"; reason: string }
-  | { status: "UNKNOWN"; reason: string };
+  | {
+      status: "UNKNOWN";
+      reason: string;
+      /** x402: the token answered that the authorization is unused (else: used, or the chain did not answer). */
+      unused?: true;
+    };
 
 /**
  * Kept past a payment's `validBefore` before calling it expired: the chain's block time, not this clock, decides,
@@ -100,7 +105,7 @@ export async function x402ChainOutcome(rpcUrl: string, a: X402Authorization, now
   if (!used) {
     return now.getTime() >= a.validBefore.getTime() + EXPIRY_MARGIN_MS
       ? { status: "FAILED", reason: "the payment's authorization expired unused" }
-      : { status: "UNKNOWN", reason: "the payment's authorization is unused and still valid" };
+      : { status: "UNKNOWN", reason: "the payment's authorization is unused and still valid", unused: true };
   }
   let log: { eventName: string; transactionHash: `0x${string}` } | undefined;
   try {

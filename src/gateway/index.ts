@@ -464,8 +464,8 @@ async function payX402(c: Ctx): Promise<Response> {
         amount: matched.requirements.amount,
       });
       const txHash = failed?.transaction || undefined;
-      // A definite refusal (nothing was sent) that the chain does not contradict stays the facilitator's refusal.
-      if (failed && !mayStillSettle(failed) && outcome.status === "UNKNOWN") {
+      // A definite refusal (nothing was sent) stays the facilitator's refusal once the token says unused.
+      if (failed && !mayStillSettle(failed) && outcome.status === "UNKNOWN" && outcome.unused) {
         const reason = `settlement failed: ${failed.errorReason ?? "unknown"}`;
         return { kind: "refused", reason, response: settlementFailedResponse(failed) };
       }

@@ -24,6 +24,7 @@ import {
   net,
   openShop,
   receiptOf,
+  type Shop,
   settlementsOf,
   signedPayment,
   upstreamRequests,
@@ -84,6 +85,18 @@ const testUsdcAbi = [
     outputs: [],
   },
 ] as const;
+
+/** The Worker's `NETWORK_OVERRIDES` with the local chain read at `rpcUrl` instead. */
+function withRpcUrl(rpcUrl: string): string {
+  const overrides = JSON.parse((env as unknown as { NETWORK_OVERRIDES: string }).NETWORK_OVERRIDES) as Record<
+    string,
+    { rpcUrl?: string }
+  >;
+  for (const entry of Object.values(overrides)) {
+    if (entry.rpcUrl === "https://rpc.gateway.test") entry.rpcUrl = rpcUrl;
+  }
+  return JSON.stringify(overrides);
+}
 
 type Authorization = { from: string; to: string; value: string; validAfter: string; validBefore: string; nonce: string };
 const authorizationOf = (payload: PaymentPayload) => (payload.payload as { authorization: Authorization }).authorization;
@@ -300,14 +313,10 @@ describe("an RPC that caps the block range of eth_getLogs", () => {
     const latest = await chain.getBlock();
     expect(latest.number).toBeGreaterThan(150n);
 
-    const overrides = JSON.parse((env as unknown as { NETWORK_OVERRIDES: string }).NETWORK_OVERRIDES) as Record<
-      string,
-      { rpcUrl?: string }
-    >;
-    for (const entry of Object.values(overrides)) {
-      if (entry.rpcUrl === "https://rpc.gateway.test") entry.rpcUrl = "https://logs-capped.rpc.gateway.test";
-    }
-    await sweepAt(Date.now() + SWEEP_MIN_AGE_MS + 1_000, { ...env, NETWORK_OVERRIDES: JSON.stringify(overrides) } as Env);
+    await sweepAt(Date.now() + SWEEP_MIN_AGE_MS + 1_000, {
+      ...env,
+      NETWORK_OVERRIDES: withRpcUrl("https://logs-capped.rpc.gateway.test"),
+    } as Env);
     expect((await history(shop)).transactions[0]).toMatchObject({ status: "COMPLETED", txHash: direct.transaction });
     expect(await balanceOf(shop.merchant)).toBe(7800n);
   });
@@ -341,32 +350,40 @@ describe("an authorization valid for longer than the requirement allows", () => 
   });
 });
 
+/**
+ * A payment by a buyer of its own whose funds leave while the upstream works (`/hang`): the facilitator's settle then
+ * refuses it (insufficient funds, no transaction). `rpcUrl` is where the gateway reads the token.
+ */
+async function payThenDrain(shop: Shop, rpcUrl?: string) {
+  const key = generatePrivateKey();
+  const wallet = createWalletClient({
+    account: privateKeyToAccount(key),
+    chain: localChain,
+    transport: http("https://rpc.gateway.test"),
+  });
+  await chain.request({ method: "anvil_setBalance" as never, params: [wallet.account.address, "0xde0b6b3a7640000"] as never });
+  const move = async (functionName: "mint" | "transfer", to: `0x${string}`) => {
+    const hash = await wallet.writeContract({ address: net.usdc.address, abi: testUsdcAbi, functionName, args: [to, 8100n] });
+    expect((await chain.waitForTransactionReceipt({ hash })).status).toBe("success");
+  };
+  await move("mint", wallet.account.address);
+  const b = createX402Buyer({ privateKey: key, network: net.network, usdc: net.usdc.address, fetch: gatewayFetch });
+  const challenge = await gatewayFetch(shop.x402);
+  const required = b.http.getPaymentRequiredResponse((name) => challenge.headers.get(name), await challenge.json());
+  const header = b.http.encodePaymentSignatureHeader(await b.http.createPaymentPayload(required));
+  const paid = send(new Request(shop.x402, { headers: header }), {
+    ...GATEWAY_ENV,
+    ...(rpcUrl ? { NETWORK_OVERRIDES: withRpcUrl(rpcUrl) } : {}),
+  } as Partial<Env>);
+  await waitFor(async () => (await history(shop)).transactions[0]);
+  await move("transfer", privateKeyToAddress(generatePrivateKey()));
+  return paid;
+}
+
 describe("a definite refusal by the facilitator (nothing sent)", () => {
   it("the buyer's funds left between verification and settlement: FAILED and a 402 with the refusal, as before", async () => {
     const shop = await openShop({ price: "8100", route: "/hang/1500/echo" });
-    // A buyer of its own (its balance is drained below), with gas to move its tokens.
-    const key = generatePrivateKey();
-    const wallet = createWalletClient({
-      account: privateKeyToAccount(key),
-      chain: localChain,
-      transport: http("https://rpc.gateway.test"),
-    });
-    await chain.request({ method: "anvil_setBalance" as never, params: [wallet.account.address, "0xde0b6b3a7640000"] as never });
-    const move = async (functionName: "mint" | "transfer", to: `0x${string}`) => {
-      const hash = await wallet.writeContract({ address: net.usdc.address, abi: testUsdcAbi, functionName, args: [to, 8100n] });
-      expect((await chain.waitForTransactionReceipt({ hash })).status).toBe("success");
-    };
-    await move("mint", wallet.account.address);
-    const b = createX402Buyer({ privateKey: key, network: net.network, usdc: net.usdc.address, fetch: gatewayFetch });
-    const challenge = await gatewayFetch(shop.x402);
-    const required = b.http.getPaymentRequiredResponse((name) => challenge.headers.get(name), await challenge.json());
-    const header = b.http.encodePaymentSignatureHeader(await b.http.createPaymentPayload(required));
-
-    const paid = gatewayFetch(shop.x402, { headers: header });
-    await waitFor(async () => (await history(shop)).transactions[0]);
-    await move("transfer", privateKeyToAddress(generatePrivateKey()));
-
-    const res = await paid;
+    const res = await payThenDrain(shop);
     expect(res.status).toBe(402);
     expect(paymentResponseOf(res)).toMatchObject({ success: false, transaction: "" });
     const { transactions, events } = await history(shop);
@@ -375,6 +392,14 @@ describe("a definite refusal by the facilitator (nothing sent)", () => {
     expect(events.map((e) => e.eventType).sort()).toEqual(["ERROR", "REQUEST"]);
     expect(await pendingRows(transactions[0]!.id)).toEqual([]);
     expect(await balanceOf(shop.merchant)).toBe(0n);
+  });
+
+  it("the same refusal while the token cannot be read: 502 PAYMENT_OUTCOME_UNKNOWN and PENDING, never FAILED unseen", async () => {
+    const shop = await openShop({ price: "8100", route: "/hang/1500/echo" });
+    const res = await payThenDrain(shop, "https://unreachable.gateway.test");
+    expect(res.status).toBe(502);
+    expect(await res.json()).toMatchObject({ code: "PAYMENT_OUTCOME_UNKNOWN" });
+    expect((await history(shop)).transactions[0]).toMatchObject({ status: "PENDING" });
   });
 });
 
