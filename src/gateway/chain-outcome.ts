@@ -115,19 +115,21 @@ export async function x402ChainOutcome(rpcUrl: string, a: X402Authorization, now
   }
   if (!log) return { status: "UNKNOWN", reason: "the payment's authorization is used, its transaction not found yet" };
   if (log.eventName === "AuthorizationCanceled") return { status: "FAILED", reason: "the payer canceled the authorization" };
-  let receipt: Awaited<ReturnType<typeof getTransactionReceipt>>;
+  let paid: boolean;
   try {
-    receipt = await getTransactionReceipt(c, { hash: log.transactionHash });
+    const receipt = await getTransactionReceipt(c, { hash: log.transactionHash });
+    paid = parseEventLogs({
+      abi: erc20Abi,
+      eventName: "Transfer",
+      logs: receipt.logs.filter((l) => isAddressEqual(l.address, a.asset)),
+    }).some(
+      (t) => isAddressEqual(t.args.from, a.payer) && isAddressEqual(t.args.to, a.payTo) && t.args.value === BigInt(a.amount),
+    );
   } catch {
-    return { status: "UNKNOWN", reason: "the chain could not be reached" };
+    return { status: "UNKNOWN", reason: "the payment's authorization is used; its transaction could not be read" };
   }
-  const paid = parseEventLogs({
-    abi: erc20Abi,
-    eventName: "Transfer",
-    logs: receipt.logs.filter((l) => isAddressEqual(l.address, a.asset)),
-  }).some((t) => isAddressEqual(t.args.from, a.payer) && isAddressEqual(t.args.to, a.payTo) && t.args.value === BigInt(a.amount));
   return paid
-    ? { status: "COMPLETED", txHash: receipt.transactionHash }
+    ? { status: "COMPLETED", txHash: log.transactionHash }
     : { status: "FAILED", reason: "the authorization was used for another transfer" };
 }
 

@@ -434,6 +434,13 @@ async function payX402(c: Ctx): Promise<Response> {
   }
 
   const validBefore = new Date(Number(matched.validBefore) * 1000);
+  // What a transfer must match to be this payment, stored with it for the sweep and checked here alike.
+  const pending = {
+    reference: matched.nonce.toLowerCase(),
+    validBefore,
+    asset: table[matched.network].asset,
+    payTo: matched.requirements.payTo,
+  };
   return fulfilPayment(c, target, parts, {
     protocol: "x402",
     network: matched.network,
@@ -454,13 +461,12 @@ async function payX402(c: Ctx): Promise<Response> {
         failed = failedSettlement(err);
       }
       // Not settled, or not known to be: the token says whether the authorization was used, and for what.
-      const entry = table[matched.network];
-      const outcome = await x402ChainOutcome(entry.rpcUrl, {
-        asset: entry.asset,
+      const outcome = await x402ChainOutcome(table[matched.network].rpcUrl, {
+        asset: pending.asset,
         payer: matched.payer as `0x${string}`,
         nonce: matched.nonce as `0x${string}`,
         validBefore,
-        payTo: matched.requirements.payTo as `0x${string}`,
+        payTo: pending.payTo as `0x${string}`,
         amount: matched.requirements.amount,
       });
       const txHash = failed?.transaction || undefined;
@@ -479,12 +485,7 @@ async function payX402(c: Ctx): Promise<Response> {
       );
     },
     expiresAt: validBefore,
-    pending: {
-      reference: matched.nonce.toLowerCase(),
-      validBefore,
-      asset: table[matched.network].asset,
-      payTo: matched.requirements.payTo,
-    },
+    pending,
     refuse: (reason) => refusedAttempt(c, paymentRequiredResponse(session, reason, payload)),
   });
 }
