@@ -1,5 +1,5 @@
-import { createClient, http } from "viem";
-import { getBlockNumber, getLogs, getTransactionReceipt, readContract } from "viem/actions";
+import { createClient, encodeEventTopics, erc20Abi, http, isAddressEqual, type Log, parseEventLogs, toHex } from "viem";
+import { getBlockNumber, getTransactionReceipt, readContract } from "viem/actions";
 
 /**
  * Where a payment stands on chain when the gateway could not see its settlement's answer (the facilitator's
@@ -13,7 +13,12 @@ import { getBlockNumber, getLogs, getTransactionReceipt, readContract } from "vi
 export type ChainOutcome =
   | { status: "COMPLETED"; txHash: string }
   | { status: "FAILED"; reason: string }
-  | { status: "UNKNOWN"; reason: string };
+  | {
+      status: "UNKNOWN";
+      reason: string;
+      /** x402: the token answered that the authorization is unused (else: used, or the chain did not answer). */
+      unused?: true;
+    };
 
 /**
  * Kept past a payment's `validBefore` before calling it expired: the chain's block time, not this clock, decides,
@@ -25,10 +30,18 @@ export const EXPIRY_MARGIN_MS = 60_000;
  * minutes and a payment expires within minutes, so its transfer is recent (10,000 blocks ≥ 5 h on Base at 2 s).
  */
 export const LOG_LOOKBACK_BLOCKS = 10_000n;
+/**
+ * The blocks one `eth_getLogs` asks about, newest first: many RPCs cap a query's range (commonly 2,000 to 10,000
+ * blocks). An RPC that refuses even this range is asked again in `LOG_CHUNK_FALLBACK_BLOCKS` pieces, at most
+ * `LOG_QUERIES_MAX` queries per payment (so a tightly capped RPC searches fewer blocks back than the lookback).
+ */
+export const LOG_CHUNK_BLOCKS = 1_000n;
+export const LOG_CHUNK_FALLBACK_BLOCKS = 50n;
+export const LOG_QUERIES_MAX = 30;
 
 const client = (rpcUrl: string) => createClient({ transport: http(rpcUrl, { retryCount: 1, timeout: 10_000 }) });
 
-/** EIP-3009 (USDC's FiatToken v2): whether an authorization was used, and the event its use emits. */
+/** EIP-3009 (USDC's FiatToken v2): whether an authorization was used or canceled, and the events that say which. */
 const eip3009Abi = [
   {
     type: "function",
@@ -48,50 +61,116 @@ const eip3009Abi = [
       { name: "nonce", type: "bytes32", indexed: true },
     ],
   },
+  {
+    type: "event",
+    name: "AuthorizationCanceled",
+    inputs: [
+      { name: "authorizer", type: "address", indexed: true },
+      { name: "nonce", type: "bytes32", indexed: true },
+    ],
+  },
 ] as const;
 
 export interface X402Authorization {
-  /** The token (the network's USDC). */
+  /** The token the payment was made in (`pending_payments.asset`). */
   asset: `0x${string}`;
   payer: `0x${string}`;
   nonce: `0x${string}`;
   validBefore: Date;
+  /** The payee and the atomic amount its transfer must carry (`pending_payments.pay_to`, the transaction's amount). */
+  payTo: `0x${string}`;
+  amount: string;
 }
 
 /**
  * An x402 payment from its token: `authorizationState(payer, nonce)` says whether the EIP-3009 authorization was
- * used. Used → COMPLETED with the transaction of its `AuthorizationUsed` log (UNKNOWN while that log is not found);
- * unused past `validBefore` → FAILED (nothing can move it anymore); unused before → UNKNOWN.
+ * used (or canceled: the state is per payer and nonce, whatever the payee). Used → the transaction of its
+ * `AuthorizationUsed` log, searched newest first, must carry `Transfer(payer → payTo, amount)` in the asset:
+ * COMPLETED with its hash; another transfer, or an `AuthorizationCanceled` log → FAILED; neither log found yet →
+ * UNKNOWN. Unused past `validBefore` → FAILED (nothing can move it anymore); unused before → UNKNOWN.
  */
 export async function x402ChainOutcome(rpcUrl: string, a: X402Authorization, now = new Date()): Promise<ChainOutcome> {
+  const c = client(rpcUrl);
+  let used: boolean;
   try {
-    const c = client(rpcUrl);
-    const used = await readContract(c, {
+    used = await readContract(c, {
       address: a.asset,
       abi: eip3009Abi,
       functionName: "authorizationState",
       args: [a.payer, a.nonce],
     });
-    if (!used) {
-      return now.getTime() >= a.validBefore.getTime() + EXPIRY_MARGIN_MS
-        ? { status: "FAILED", reason: "the payment's authorization expired unused" }
-        : { status: "UNKNOWN", reason: "the payment's authorization is unused and still valid" };
-    }
-    const latest = await getBlockNumber(c);
-    const logs = await getLogs(c, {
-      address: a.asset,
-      event: eip3009Abi[1],
-      args: { authorizer: a.payer, nonce: a.nonce },
-      fromBlock: latest > LOG_LOOKBACK_BLOCKS ? latest - LOG_LOOKBACK_BLOCKS : 0n,
-      toBlock: latest,
-    });
-    const txHash = logs[0]?.transactionHash;
-    return txHash
-      ? { status: "COMPLETED", txHash }
-      : { status: "UNKNOWN", reason: "the payment's authorization is used, its transaction not found yet" };
   } catch {
     return { status: "UNKNOWN", reason: "the chain could not be reached" };
   }
+  if (!used) {
+    return now.getTime() >= a.validBefore.getTime() + EXPIRY_MARGIN_MS
+      ? { status: "FAILED", reason: "the payment's authorization expired unused" }
+      : { status: "UNKNOWN", reason: "the payment's authorization is unused and still valid", unused: true };
+  }
+  let log: { eventName: string; transactionHash: `0x${string}` } | undefined;
+  try {
+    log = await findAuthorizationLog(c, a);
+  } catch {
+    return { status: "UNKNOWN", reason: "the payment's authorization is used; its log could not be searched" };
+  }
+  if (!log) return { status: "UNKNOWN", reason: "the payment's authorization is used, its transaction not found yet" };
+  if (log.eventName === "AuthorizationCanceled") return { status: "FAILED", reason: "the payer canceled the authorization" };
+  let paid: boolean;
+  try {
+    const receipt = await getTransactionReceipt(c, { hash: log.transactionHash });
+    paid = parseEventLogs({
+      abi: erc20Abi,
+      eventName: "Transfer",
+      logs: receipt.logs.filter((l) => isAddressEqual(l.address, a.asset)),
+    }).some(
+      (t) => isAddressEqual(t.args.from, a.payer) && isAddressEqual(t.args.to, a.payTo) && t.args.value === BigInt(a.amount),
+    );
+  } catch {
+    return { status: "UNKNOWN", reason: "the payment's authorization is used; its transaction could not be read" };
+  }
+  return paid
+    ? { status: "COMPLETED", txHash: log.transactionHash }
+    : { status: "FAILED", reason: "the authorization was used for another transfer" };
+}
+
+/** The newest `AuthorizationUsed` / `AuthorizationCanceled` log of (payer, nonce) within the lookback. */
+async function findAuthorizationLog(c: ReturnType<typeof client>, a: X402Authorization) {
+  const [usedTopic, authorizerTopic, nonceTopic] = encodeEventTopics({
+    abi: eip3009Abi,
+    eventName: "AuthorizationUsed",
+    args: { authorizer: a.payer, nonce: a.nonce },
+  });
+  const [canceledTopic] = encodeEventTopics({ abi: eip3009Abi, eventName: "AuthorizationCanceled" });
+  const latest = await getBlockNumber(c);
+  const oldest = latest > LOG_LOOKBACK_BLOCKS ? latest - LOG_LOOKBACK_BLOCKS : 0n;
+  let chunk = LOG_CHUNK_BLOCKS;
+  let to = latest;
+  for (let queries = 0; to >= oldest && queries < LOG_QUERIES_MAX; queries++) {
+    const from = to - chunk + 1n > oldest ? to - chunk + 1n : oldest;
+    let logs: Log[];
+    try {
+      logs = await c.request({
+        method: "eth_getLogs",
+        params: [
+          {
+            address: a.asset,
+            fromBlock: toHex(from),
+            toBlock: toHex(to),
+            topics: [[usedTopic, canceledTopic], authorizerTopic, nonceTopic],
+          },
+        ],
+      } as never);
+    } catch (err) {
+      // A range this RPC refuses: the same blocks again in smaller pieces, once.
+      if (chunk === LOG_CHUNK_FALLBACK_BLOCKS) throw err;
+      chunk = LOG_CHUNK_FALLBACK_BLOCKS;
+      continue;
+    }
+    const [found] = parseEventLogs({ abi: eip3009Abi, logs }).slice(-1);
+    if (found?.transactionHash) return { eventName: found.eventName, transactionHash: found.transactionHash };
+    to = from - 1n;
+  }
+  return undefined;
 }
 
 export interface TempoPayment {

@@ -38,14 +38,16 @@ import {
 } from "./upstream-request.ts";
 import {
   decodePayment,
-  definiteSettleFailure,
+  failedSettlement,
   matchPayment,
+  mayStillSettle,
   PAYMENT_RESPONSE,
   PAYMENT_SIGNATURE,
   paymentRequiredResponse,
   paymentResponseHeader,
   type SettleResponse,
   settlementFailedResponse,
+  validBeforeTooLate,
   type X402Session,
   x402Session,
 } from "./x402.ts";
@@ -405,6 +407,18 @@ async function payX402(c: Ctx): Promise<Response> {
     return refusedAttempt(c, paymentRequiredResponse(session, "The payment matches none of the accepted requirements", payload));
   }
 
+  if (validBeforeTooLate(matched)) {
+    const limit = `${matched.requirements.maxTimeoutSeconds} seconds`;
+    return refusedAttempt(
+      c,
+      paymentRequiredResponse(
+        session,
+        `The payment's authorization is valid for longer than ${limit}: sign one that expires sooner`,
+        payload,
+      ),
+    );
+  }
+
   const parts = await upstreamParts(c, target, c.req.raw);
   if (parts instanceof Response) return parts;
 
@@ -420,6 +434,13 @@ async function payX402(c: Ctx): Promise<Response> {
   }
 
   const validBefore = new Date(Number(matched.validBefore) * 1000);
+  // What a transfer must match to be this payment, stored with it for the sweep and checked here alike.
+  const pending = {
+    reference: matched.nonce.toLowerCase(),
+    validBefore,
+    asset: table[matched.network].asset,
+    payTo: matched.requirements.payTo,
+  };
   return fulfilPayment(c, target, parts, {
     protocol: "x402",
     network: matched.network,
@@ -428,46 +449,43 @@ async function payX402(c: Ctx): Promise<Response> {
     amount: matched.requirements.amount,
     settle: async () => {
       const networkId = matched.requirements.network;
-      const refused = (result: SettleResponse): Settlement => ({
-        kind: "refused",
-        reason: `settlement failed: ${result.errorReason ?? "unknown"}`,
-        response: settlementFailedResponse(result),
-      });
-      let result: SettleResponse;
+      let failed: SettleResponse | undefined;
       try {
-        result = await session.server.settlePayment(payload, matched.requirements);
-      } catch (err) {
-        // The facilitator's answer was `success: false`: nothing moved.
-        if (definiteSettleFailure(err)) {
-          return refused({ success: false, transaction: "", network: networkId, errorReason: err.errorReason });
+        const result = await session.server.settlePayment(payload, matched.requirements);
+        if (result.success) {
+          return { kind: "settled", txHash: result.transaction, headers: { [PAYMENT_RESPONSE]: paymentResponseHeader(result) } };
         }
-        // Timeout, dropped connection, an answer that is not one: the authorization may have been used. Ask the token.
-        const entry = table[matched.network];
-        const outcome = await x402ChainOutcome(entry.rpcUrl, {
-          asset: entry.asset,
-          payer: matched.payer as `0x${string}`,
-          nonce: matched.nonce as `0x${string}`,
-          validBefore,
-        });
-        return fromChain(
-          outcome,
-          async (transaction) => ({
-            [PAYMENT_RESPONSE]: paymentResponseHeader({ success: true, transaction, network: networkId, payer: matched.payer }),
-          }),
-          (reason) => settlementFailedResponse({ success: false, transaction: "", network: networkId, errorReason: reason }),
-        );
+        failed = result;
+      } catch (err) {
+        // A non-2xx settle response; `undefined` when no answer was seen at all.
+        failed = failedSettlement(err);
       }
-      return result.success
-        ? { kind: "settled", txHash: result.transaction, headers: { [PAYMENT_RESPONSE]: paymentResponseHeader(result) } }
-        : refused(result);
+      // Not settled, or not known to be: the token says whether the authorization was used, and for what.
+      const outcome = await x402ChainOutcome(table[matched.network].rpcUrl, {
+        asset: pending.asset,
+        payer: matched.payer as `0x${string}`,
+        nonce: matched.nonce as `0x${string}`,
+        validBefore,
+        payTo: pending.payTo as `0x${string}`,
+        amount: matched.requirements.amount,
+      });
+      const txHash = failed?.transaction || undefined;
+      // A definite refusal (nothing was sent) stays the facilitator's refusal once the token says unused.
+      if (failed && !mayStillSettle(failed) && outcome.status === "UNKNOWN" && outcome.unused) {
+        const reason = `settlement failed: ${failed.errorReason ?? "unknown"}`;
+        return { kind: "refused", reason, response: settlementFailedResponse(failed) };
+      }
+      return fromChain(
+        outcome,
+        async (transaction) => ({
+          [PAYMENT_RESPONSE]: paymentResponseHeader({ success: true, transaction, network: networkId, payer: matched.payer }),
+        }),
+        (reason) => settlementFailedResponse({ success: false, transaction: "", network: networkId, errorReason: reason }),
+        txHash,
+      );
     },
     expiresAt: validBefore,
-    pending: {
-      reference: matched.nonce.toLowerCase(),
-      validBefore,
-      asset: table[matched.network].asset,
-      payTo: matched.requirements.payTo,
-    },
+    pending,
     refuse: (reason) => refusedAttempt(c, paymentRequiredResponse(session, reason, payload)),
   });
 }

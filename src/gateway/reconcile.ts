@@ -48,10 +48,12 @@ export async function sweepPendingPayments(env: Env, now: Date): Promise<SweepRe
         ? await x402ChainOutcome(
             entry.rpcUrl,
             {
-              asset: entry.asset,
+              asset: pending.asset as `0x${string}`,
               payer: (t.payerAddress ?? "") as `0x${string}`,
               nonce: pending.reference as `0x${string}`,
               validBefore: pending.validBefore,
+              payTo: pending.payTo as `0x${string}`,
+              amount: t.amount,
             },
             now,
           )

@@ -159,13 +159,32 @@ export function settlementFailedResponse(result: SettleResponse): Response {
 
 export const paymentResponseHeader = (result: SettleResponse) => encodePaymentResponseHeader(result);
 
+/** `@x402/evm`'s answer for a settlement it broadcast but could not confirm (its receipt wait failed). */
+export const SETTLEMENT_PENDING = "settlement_pending";
+
 /**
- * A `settlePayment` error that is the facilitator's own `success: false` answer (nothing moved), as opposed to a
- * timeout, a dropped connection or an answer that is not a settle response (the authorization may have been used).
- * `settlement_pending` (sent, not confirmed) is not definite either.
+ * The facilitator's settle answer when it is not a success: returned (200 `success: false`) or thrown as a
+ * `SettleError` (a non-2xx settle response). `undefined` when no answer was seen (timeout, dropped connection, an
+ * answer that is not a settle response): then the authorization may have been used.
  */
-export const definiteSettleFailure = (err: unknown): err is SettleError =>
-  err instanceof SettleError && err.errorReason !== "settlement_pending";
+export const failedSettlement = (err: unknown): SettleResponse | undefined =>
+  err instanceof SettleError
+    ? {
+        success: false,
+        transaction: err.transaction ?? "",
+        network: err.network,
+        errorReason: err.errorReason,
+        ...(err.errorMessage ? { errorMessage: err.errorMessage } : {}),
+      }
+    : undefined;
+
+/**
+ * Whether a failed settlement may still move the money: no answer at all, `settlement_pending` (sent, not
+ * confirmed), or any answer that carries a transaction hash (a transaction was broadcast). Only a refusal without
+ * a transaction (invalid signature, insufficient funds, …) says nothing was sent.
+ */
+export const mayStillSettle = (result: SettleResponse | undefined) =>
+  !result || result.errorReason === SETTLEMENT_PENDING || !!result.transaction;
 export type { SettleResponse };
 
 /** The payment in `PAYMENT-SIGNATURE`, or `undefined` when it does not decode. */
@@ -208,3 +227,14 @@ export function matchPayment(session: X402Session, payload: PaymentPayload, tabl
   if (!/^0x[0-9a-fA-F]{40}$/.test(payer) || !/^0x[0-9a-fA-F]{64}$/.test(nonce)) return undefined;
   return { requirements, network, payer, nonce, validBefore } satisfies MatchedPayment;
 }
+
+/** Clock difference allowed between the buyer and the gateway when bounding an authorization's `validBefore`. */
+export const VALID_BEFORE_SKEW_SECONDS = 60;
+
+/**
+ * Whether the authorization's `validBefore` is later than the requirement allows (now + `maxTimeoutSeconds` + a
+ * small skew): an authorization valid for longer would keep an unsettled payment "still able to move" that long.
+ */
+export const validBeforeTooLate = (matched: MatchedPayment, now = Date.now()) =>
+  BigInt(matched.validBefore) >
+  BigInt(Math.floor(now / 1000) + matched.requirements.maxTimeoutSeconds + VALID_BEFORE_SKEW_SECONDS);

@@ -250,22 +250,23 @@ describe("verification refuses a payment for other terms, and nothing is forward
 });
 
 describe("a settlement that fails after the upstream answered", () => {
-  it("is recorded FAILED and answered 402 with the failed PAYMENT-RESPONSE, not the upstream body", async () => {
+  it("the same authorization was submitted first, to this merchant: the token says used, COMPLETED with that transfer", async () => {
     const shop = await openShop({ price: "900", route: "/hang/1500/echo" });
     const { header, payload, required } = await signedPayment(shop.x402);
     const paid = gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": header } });
     await waitFor(async () => (await history(shop)).transactions[0]);
-    // Someone else submits the same authorization first, while the upstream works.
+    // Someone else submits the same authorization first, while the upstream works: the merchant is paid by it.
     const direct = await new HTTPFacilitatorClient({ url: FACILITATOR }).settle(payload, required.accepts[0]!);
     expect(direct.success).toBe(true);
 
+    // The gateway's own settlement is refused (nonce used); the token shows the transfer to the merchant.
     const res = await paid;
-    expect(res.status).toBe(402);
-    const header402 = res.headers.get("PAYMENT-RESPONSE");
-    expect(header402 && decodePaymentResponseHeader(header402)).toMatchObject({ success: false });
+    expect(res.status).toBe(200);
+    const header200 = res.headers.get("PAYMENT-RESPONSE");
+    expect(header200 && decodePaymentResponseHeader(header200)).toMatchObject({ success: true, transaction: direct.transaction });
     const { transactions, events } = await history(shop);
-    expect(transactions[0]).toMatchObject({ status: "FAILED", txHash: null });
-    expect(transactions[0]?.failureReason).toMatch(/^settlement failed/);
-    expect(events.map((e) => e.eventType).sort()).toEqual(["ERROR", "REQUEST"]);
+    expect(transactions[0]).toMatchObject({ status: "COMPLETED", txHash: direct.transaction });
+    expect(events.map((e) => e.eventType).sort()).toEqual(["REQUEST", "SUCCESS"]);
+    expect(await balanceOf(shop.merchant)).toBe(900n);
   });
 });

@@ -7,7 +7,8 @@
  * - `GET /supported` → `{ kinds, extensions, signers }`
  *
  * A request the facilitator cannot route (unknown scheme or network) answers 200 with `isValid: false` /
- * `success: false` and the reason, as the reference facilitators do. `GET /__facilitator/log` lists every verify and
+ * `success: false` and the reason, as the reference facilitators do; a settlement that throws past that point answers
+ * `settlement_pending` (its transaction may have been sent), never a refusal. `GET /__facilitator/log` lists every verify and
  * settle call (nonce, payer, outcome) so tests can count settlements per payment.
  */
 
@@ -15,7 +16,7 @@ import { x402Facilitator } from "@x402/core/facilitator";
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from "@x402/core/types";
 import { toFacilitatorEvmSigner } from "@x402/evm";
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
-import { createWalletClient, type Hex, http, nonceManager, publicActions } from "viem";
+import { createWalletClient, type Hex, http, keccak256, nonceManager, publicActions, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { type LocalServer, listen, readBody, sendJson } from "./http-server.ts";
 import { localChain } from "./localnet.ts";
@@ -52,6 +53,16 @@ interface FacilitatorRequest {
   paymentRequirements?: PaymentRequirements;
 }
 
+/**
+ * Settlement faults, chosen by a path prefix of the facilitator URL (`<url>/__fault/<mode>/settle`):
+ * - `settlement-pending`: settles on chain, then answers 200 `settlement_pending` with the transaction's hash (what
+ *   `@x402/evm` answers when its receipt wait fails after the broadcast). A retry of the same payment settles nothing
+ *   more (the authorization is used).
+ * - `settlement-pending-unsent`: answers 200 `settlement_pending` with a hash, sends nothing (a broadcast dropped
+ *   from the mempool).
+ */
+const FAULT_PATH = /^\/__fault\/(settlement-pending|settlement-pending-unsent)(?=\/)/;
+
 const nonceOf = (payload: PaymentPayload | undefined): string | undefined => {
   const auth = (payload?.payload as { authorization?: { nonce?: string } } | undefined)?.authorization;
   return auth?.nonce;
@@ -78,7 +89,9 @@ export async function startFacilitator(options: FacilitatorOptions): Promise<Loc
   const log: FacilitatorLogEntry[] = [];
 
   const server = await listen(async (req, res) => {
-    const path = new URL(req.url ?? "/", "http://x").pathname;
+    const fullPath = new URL(req.url ?? "/", "http://x").pathname;
+    const fault = FAULT_PATH.exec(fullPath);
+    const path = fault ? fullPath.slice(fault[0].length) : fullPath;
     if (req.method === "GET" && path === "/supported") return sendJson(res, 200, facilitator.getSupported());
     if (req.method === "GET" && path === "/__facilitator/log") return sendJson(res, 200, log);
     if (req.method !== "POST" || (path !== "/verify" && path !== "/settle")) return sendJson(res, 404, { error: "not found" });
@@ -114,16 +127,47 @@ export async function startFacilitator(options: FacilitatorOptions): Promise<Loc
       return sendJson(res, 200, result);
     }
     let result: SettleResponse;
-    try {
-      result = await facilitator.settle(paymentPayload, paymentRequirements);
-    } catch (err) {
+    const supported = facilitator
+      .getSupported()
+      .kinds.some((k) => k.network === paymentRequirements.network && k.scheme === paymentRequirements.scheme);
+    if (!supported) {
       result = {
         success: false,
         errorReason: "unsupported_scheme",
-        errorMessage: (err as Error).message,
         transaction: "",
         network: paymentRequirements.network,
       };
+    } else if (fault?.[1] === "settlement-pending-unsent") {
+      // A broadcast the facilitator believes it made, never mined (dropped from the mempool): a hash, nothing sent.
+      result = {
+        success: false,
+        errorReason: "settlement_pending",
+        errorMessage: "the transaction's receipt did not arrive in time",
+        transaction: keccak256(toHex(`unsent:${nonceOf(paymentPayload)}`)),
+        network: paymentRequirements.network,
+      };
+    } else {
+      try {
+        result = await facilitator.settle(paymentPayload, paymentRequirements);
+      } catch (err) {
+        // Past routing, the transaction may have been sent: not a refusal, as @x402/evm answers a failed receipt wait.
+        result = {
+          success: false,
+          errorReason: "settlement_pending",
+          errorMessage: (err as Error).message,
+          transaction: "",
+          network: paymentRequirements.network,
+        };
+      }
+      if (fault?.[1] === "settlement-pending" && result.success) {
+        // Sent and mined, but the receipt wait "failed": `settlement_pending` with the hash, as @x402/evm answers then.
+        result = {
+          ...result,
+          success: false,
+          errorReason: "settlement_pending",
+          errorMessage: "the transaction's receipt did not arrive in time",
+        };
+      }
     }
     entry(result.success, result.errorReason, result.payer, result.transaction || undefined);
     return sendJson(res, 200, result);

@@ -14,6 +14,9 @@
  * - `answer-lost.<host>` forwards them, waits for the answer and drops it: `504` with a body that is not JSON (what
  *   a proxy answers when its upstream timed out). The money moved; the caller cannot know.
  * - `send-dropped.<host>` does not forward them: the same `504`. Nothing moved; the caller cannot know either.
+ *
+ * A capped RPC: `logs-capped.<host>` answers an `eth_getLogs` spanning more than `LOGS_CAP_BLOCKS` blocks with the
+ * JSON-RPC error such RPCs give (many public RPCs cap the range, some at 50 blocks), and forwards everything else.
  */
 import { Response as MiniflareResponse, fetch as miniflareFetch } from "miniflare";
 
@@ -27,7 +30,24 @@ export const GATEWAY_TEST_HOSTS = {
 /** host name → local origin (`http://127.0.0.1:<port>`). */
 export type OutboundRoutes = Record<string, string>;
 
-const FAULT = /^(answer-lost|send-dropped)\.(.+)$/;
+const FAULT = /^(answer-lost|send-dropped|logs-capped)\.(.+)$/;
+export const LOGS_CAP_BLOCKS = 100;
+
+/** Whether the request is an `eth_getLogs` over more blocks than a capped RPC answers for. */
+function overLogsCap(body: ArrayBuffer | undefined): boolean {
+  if (!body) return false;
+  try {
+    const calls = [JSON.parse(new TextDecoder().decode(body))].flat() as { method?: string; params?: unknown[] }[];
+    return calls.some((call) => {
+      if (call.method !== "eth_getLogs") return false;
+      const { fromBlock, toBlock } = (call.params?.[0] ?? {}) as { fromBlock?: string; toBlock?: string };
+      if (!fromBlock?.startsWith("0x") || !toBlock?.startsWith("0x")) return true;
+      return BigInt(toBlock) - BigInt(fromBlock) + 1n > BigInt(LOGS_CAP_BLOCKS);
+    });
+  } catch {
+    return false;
+  }
+}
 
 /** Whether the request moves money: a facilitator settlement, or a raw transaction sent over JSON-RPC. */
 function movesMoney(path: string, body: ArrayBuffer | undefined): boolean {
@@ -57,6 +77,14 @@ export function createOutboundRouter(routes: OutboundRoutes, options: { passThro
       const routed = new URL(url);
       routed.hostname = fault[2] as string;
       const forward = () => route(new Request(routed, { method: request.method, headers: request.headers, body }));
+      if (fault[1] === "logs-capped") {
+        if (!overLogsCap(body)) return forward();
+        const id = (JSON.parse(new TextDecoder().decode(body)) as { id?: unknown }).id ?? null;
+        const error = { code: -32600, message: `eth_getLogs is limited to a ${LOGS_CAP_BLOCKS} block range` };
+        return new MiniflareResponse(JSON.stringify({ jsonrpc: "2.0", id, error }), {
+          headers: { "content-type": "application/json", "x-localnet-fault": "1" },
+        }) as unknown as Response;
+      }
       if (!movesMoney(url.pathname, body)) return forward();
       if (fault[1] === "answer-lost") await (await forward()).arrayBuffer();
       return lostAnswer();

@@ -2,7 +2,7 @@
 pragma solidity ^0.8.24;
 
 /// A minimal USDC stand-in for the local chain: 6 decimals, EIP-712 domain "USDC"/"2", EIP-3009
-/// transferWithAuthorization (the method x402's `exact` scheme settles with), and an open mint for test funding.
+/// transferWithAuthorization (the method x402's `exact` scheme settles with), cancelAuthorization, and an open mint for test funding.
 /// Revert reasons follow FiatToken's wording, so the facilitator maps them to the same error codes as on a real chain.
 contract TestUSDC {
     string public constant name = "USDC";
@@ -12,6 +12,8 @@ contract TestUSDC {
 
     bytes32 public constant TRANSFER_WITH_AUTHORIZATION_TYPEHASH =
         keccak256("TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)");
+    bytes32 public constant CANCEL_AUTHORIZATION_TYPEHASH =
+        keccak256("CancelAuthorization(address authorizer,bytes32 nonce)");
     bytes32 private constant DOMAIN_TYPEHASH =
         keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)");
 
@@ -21,6 +23,7 @@ contract TestUSDC {
 
     event Transfer(address indexed from, address indexed to, uint256 value);
     event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce);
+    event AuthorizationCanceled(address indexed authorizer, bytes32 indexed nonce);
 
     function DOMAIN_SEPARATOR() public view returns (bytes32) {
         return keccak256(abi.encode(DOMAIN_TYPEHASH, keccak256(bytes(name)), keccak256(bytes(version)), block.chainid, address(this)));
@@ -59,6 +62,17 @@ contract TestUSDC {
         authorizationState[from][nonce] = true;
         emit AuthorizationUsed(from, nonce);
         _transfer(from, to, value);
+    }
+
+    /// EIP-3009 `cancelAuthorization`: the payer's signed cancellation of an unused authorization (same state).
+    function cancelAuthorization(address authorizer, bytes32 nonce, uint8 v, bytes32 r, bytes32 s) external {
+        require(!authorizationState[authorizer][nonce], "FiatTokenV2: authorization is used or canceled");
+        bytes32 structHash = keccak256(abi.encode(CANCEL_AUTHORIZATION_TYPEHASH, authorizer, nonce));
+        bytes32 digest = keccak256(abi.encodePacked("\x19\x01", DOMAIN_SEPARATOR(), structHash));
+        address signer = ecrecover(digest, v, r, s);
+        require(signer != address(0) && signer == authorizer, "FiatTokenV2: invalid signature");
+        authorizationState[authorizer][nonce] = true;
+        emit AuthorizationCanceled(authorizer, nonce);
     }
 
     function _transfer(address from, address to, uint256 value) internal {
