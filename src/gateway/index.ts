@@ -6,6 +6,7 @@ import {
   claimSignedUrl,
   findPaymentTarget,
   findPaymentTargetOfPaywall,
+  findTransactionState,
   insertSignedUrl,
   notePendingHash,
   type PaymentTarget,
@@ -54,8 +55,14 @@ import {
 const MAX_BUYER_BODY_BYTES = 1024 * 1024;
 /** How long verify and settle may take at the facilitator. */
 const FACILITATOR_TIMEOUT_MS = 30_000;
-/** Kept free before a payment expires, to settle it after the upstream answered. */
-const SETTLE_MARGIN_MS = FACILITATOR_TIMEOUT_MS;
+/** Kept free before an x402 payment expires, to settle it at the facilitator after the upstream answered. */
+const X402_SETTLE_MARGIN_MS = FACILITATOR_TIMEOUT_MS;
+/**
+ * Kept free before an MPP payment's transaction expires, to broadcast it after the upstream answered: mppx
+ * re-simulates the transaction and sends it synchronously, which on Tempo (sub-second blocks) takes about a second;
+ * 5 s leaves room for a slow RPC without eating much of the ~25 s mppx's client gives a transaction.
+ */
+const MPP_SETTLE_MARGIN_MS = 5_000;
 /** The shortest upstream call a payment may leave room for; less is refused before anything is recorded. */
 const MIN_UPSTREAM_MS = 1_000;
 
@@ -160,6 +167,18 @@ function mustSettle(result: { ok: true } | { ok: false; code: string; error: str
   if (!result.ok && result.code !== "CONFLICT") must(result);
 }
 
+/** `502 PAYMENT_OUTCOME_UNKNOWN`: the payment may have moved money; its transaction stays PENDING for the sweep. */
+const outcomeUnknown = (c: Ctx, transactionId: string, txHash?: string) =>
+  renderError(
+    new ApiError(
+      "PAYMENT_OUTCOME_UNKNOWN",
+      "The payment was sent for settlement but its outcome is not known yet: do not pay again before checking " +
+        "this transaction on chain; the gateway settles it from the chain",
+      { details: { transactionId, ...(txHash ? { txHash } : {}) } },
+    ),
+    c,
+  );
+
 /** A verified payment, protocol by protocol: who paid what, how to move the money, and how to refuse it. */
 interface VerifiedPayment {
   protocol: "x402" | "mpp";
@@ -169,8 +188,13 @@ interface VerifiedPayment {
   nonce: string;
   /** Integer micro-USDC. */
   amount: string;
-  /** Past this instant the money can no longer be moved (x402: the authorization's `validBefore`; MPP: the challenge's expiry). */
+  /**
+   * Past this instant the money can no longer be moved (x402: the authorization's `validBefore`; MPP: the earlier of
+   * the challenge's expiry and the transaction's `validBefore`).
+   */
   expiresAt: Date;
+  /** Kept free before `expiresAt` for `settle` to finish: the upstream call gets what remains. */
+  settleMarginMs: number;
   /** What settles the payment from the chain if this request cannot (stored with the PENDING transaction). */
   pending: PendingPayment;
   /** Moves the money, now; when the outcome of that is unknown, asks the chain. */
@@ -222,7 +246,7 @@ async function fulfilPayment(c: Ctx, target: PaymentTarget, parts: UpstreamParts
   const { protocol, network, amount } = payment;
   // The upstream call ends in time to settle before the payment expires: an upstream answer the buyer could then not
   // pay for would be work done for free. A payment that leaves too little time is refused before anything happens.
-  const budget = payment.expiresAt.getTime() - Date.now() - SETTLE_MARGIN_MS;
+  const budget = payment.expiresAt.getTime() - Date.now() - payment.settleMarginMs;
   const upstreamTimeout = Math.min(paywall.timeout, budget);
   if (budget < Math.min(paywall.timeout, MIN_UPSTREAM_MS)) {
     return payment.refuse("The payment expires too soon for the upstream to answer and the payment to settle: pay again");
@@ -243,7 +267,13 @@ async function fulfilPayment(c: Ctx, target: PaymentTarget, parts: UpstreamParts
       payment.pending,
     ),
   );
-  if (!created) return payment.refuse("This payment was already used");
+  if (!created) {
+    // The same payment again. Still PENDING (its outcome unknown, or its request still running): the answer is the
+    // same 502 as before, never a new challenge, which a client would pay a second time. Settled: already used.
+    const existing = await findTransactionState(db, ids.transactionId);
+    if (existing?.status === "PENDING") return outcomeUnknown(c, ids.transactionId, existing.txHash ?? undefined);
+    return payment.refuse("This payment was already used");
+  }
   const work = settleAndRecord(c, target, parts, payment, ids, upstreamTimeout);
   c.executionCtx.waitUntil(work.catch(() => {}));
   return work;
@@ -309,15 +339,7 @@ async function settleAndRecord(
     closed = true; // never closed FAILED on the way out: the money may have moved
     if (result.txHash) await notePendingHash(db, ids.transactionId, result.txHash);
     console.warn(JSON.stringify({ gateway: "settlement-unknown", transactionId: ids.transactionId, reason: result.reason }));
-    return renderError(
-      new ApiError(
-        "PAYMENT_OUTCOME_UNKNOWN",
-        "The payment was sent for settlement but its outcome is not known yet: do not pay again before checking " +
-          "this transaction on chain; the gateway settles it from the chain",
-        { details: { transactionId: ids.transactionId, ...(result.txHash ? { txHash: result.txHash } : {}) } },
-      ),
-      c,
-    );
+    return outcomeUnknown(c, ids.transactionId, result.txHash);
   };
 
   try {
@@ -462,6 +484,7 @@ async function payX402(c: Ctx): Promise<Response> {
         : refused(result);
     },
     expiresAt: validBefore,
+    settleMarginMs: X402_SETTLE_MARGIN_MS,
     pending: {
       reference: matched.nonce.toLowerCase(),
       validBefore,
@@ -540,7 +563,9 @@ async function payMpp(c: Ctx): Promise<Response> {
         );
       }
     },
-    expiresAt: validated.expiresAt,
+    // mppx's client signs `validBefore = now + 25 s`: the transaction, not the challenge, usually expires first.
+    expiresAt: new Date(Math.min(validated.expiresAt.getTime(), validated.validBefore.getTime())),
+    settleMarginMs: MPP_SETTLE_MARGIN_MS,
     pending: { reference: validated.txHash, validBefore: validated.validBefore, asset: terms.currency, payTo: terms.recipient },
     refuse: (reason) => refusedAttempt(c, mppRefusal(terms, reason)),
   });
