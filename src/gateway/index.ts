@@ -234,7 +234,9 @@ async function fromChain(
  * when the upstream answered below 400 (COMPLETED + SUCCESS, or FAILED + ERROR, one batch each). Whatever throws on
  * the way, the transaction does not stay PENDING: it ends FAILED (or COMPLETED if the money already moved) before
  * the error reaches the error envelope. A settlement whose outcome is unknown leaves it PENDING for the Cron sweep
- * and answers 502 PAYMENT_OUTCOME_UNKNOWN (never a new 402: the buyer may have paid).
+ * and answers 502 PAYMENT_OUTCOME_UNKNOWN (never a new 402: the buyer may have paid). The same payment sent again
+ * while its transaction is PENDING gets that same 502 (same transaction id), not a challenge and not counted as a
+ * refused attempt; once settled, a replay is refused with the standard's 402.
  *
  * Everything after the PENDING record runs under `waitUntil`: a buyer who disconnects does not cancel the upstream
  * call, the settlement or the outcome's record (Workers give such work 30 s after the disconnect; past that, the

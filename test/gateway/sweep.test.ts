@@ -10,7 +10,13 @@ import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { sendRawTransactionSync } from "viem/actions";
 import { tempoModerato } from "viem/chains";
 import { afterEach, describe, expect, it } from "vitest";
-import { PAYMENT_SWEEP_CRON, SWEEP_BATCH, SWEEP_MIN_AGE_MS, SWEEP_RPC_FAILURES } from "../../src/gateway/reconcile.ts";
+import {
+  PAYMENT_SWEEP_CRON,
+  SWEEP_BATCH,
+  SWEEP_MIN_AGE_MS,
+  SWEEP_RPC_FAILURES,
+  sweepPendingPayments,
+} from "../../src/gateway/reconcile.ts";
 import worker from "../../src/index.ts";
 import { createMppBuyer } from "../localnet/mpp-buyer.ts";
 import { api, send } from "../support/client.ts";
@@ -129,5 +135,14 @@ describe("the sweep's queue", () => {
     const overrides = { ...JSON.parse(net.networkOverrides), "tempo-testnet": { rpcUrl: "https://unrouted.gateway.test" } };
     await sweep(Date.now() + SWEEP_MIN_AGE_MS + 1_000, { NETWORK_OVERRIDES: JSON.stringify(overrides) } as Partial<Env>);
     expect(await attemptsOf(fillers)).toEqual([...Array(SWEEP_RPC_FAILURES).fill(1), 0, 0]);
+  });
+
+  it("past the run's deadline no payment is taken: all wait for the next run, unchecked", async () => {
+    const shop = await mppShop();
+    const fillers = await unknownPayments(shop, 3);
+    const result = await sweepPendingPayments(env, new Date(Date.now() + SWEEP_MIN_AGE_MS + 1_000), 0);
+    expect(result).toMatchObject({ checked: 0, pending: 0 });
+    expect(result.deferred).toBeGreaterThanOrEqual(3);
+    expect(await attemptsOf(fillers)).toEqual([0, 0, 0]);
   });
 });
