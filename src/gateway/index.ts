@@ -168,12 +168,14 @@ function mustSettle(result: { ok: true } | { ok: false; code: string; error: str
 }
 
 /** `502 PAYMENT_OUTCOME_UNKNOWN`: the payment may have moved money; its transaction stays PENDING for the sweep. */
-const outcomeUnknown = (c: Ctx, transactionId: string, txHash?: string) =>
+const outcomeUnknown = (c: Ctx, transactionId: string, txHash?: string, replay = false) =>
   renderError(
     new ApiError(
       "PAYMENT_OUTCOME_UNKNOWN",
-      "The payment was sent for settlement but its outcome is not known yet: do not pay again before checking " +
-        "this transaction on chain; the gateway settles it from the chain",
+      (replay
+        ? "This payment is already being processed or its settlement's outcome is not known yet"
+        : "The payment was sent for settlement but its outcome is not known yet") +
+        ": do not pay again before checking this transaction on chain; the gateway settles it from the chain",
       { details: { transactionId, ...(txHash ? { txHash } : {}) } },
     ),
     c,
@@ -273,7 +275,7 @@ async function fulfilPayment(c: Ctx, target: PaymentTarget, parts: UpstreamParts
     // The same payment again. Still PENDING (its outcome unknown, or its request still running): the answer is the
     // same 502 as before, never a new challenge, which a client would pay a second time. Settled: already used.
     const existing = await findTransactionState(db, ids.transactionId);
-    if (existing?.status === "PENDING") return outcomeUnknown(c, ids.transactionId, existing.txHash ?? undefined);
+    if (existing?.status === "PENDING") return outcomeUnknown(c, ids.transactionId, existing.txHash ?? undefined, true);
     return payment.refuse("This payment was already used");
   }
   const work = settleAndRecord(c, target, parts, payment, ids, upstreamTimeout);
