@@ -63,14 +63,21 @@ async function withValidBefore(c: Awaited<ReturnType<typeof credentialFor>>, val
 }
 
 /** The gateway with the Tempo RPC behind a fault of the outbound router. */
-function payThrough(fault: "answer-lost" | "send-dropped" | "send-refused", url: string, credential: string) {
+function payThrough(
+  fault: "answer-lost" | "send-dropped" | "send-refused",
+  url: string,
+  credential: string,
+  client?: { ip: string; refusalLimit: number },
+) {
   const overrides = {
     ...JSON.parse(net.networkOverrides),
     "tempo-testnet": { rpcUrl: `https://${fault}.tempo-rpc.gateway.test` },
   };
-  return send(new Request(url, { headers: { Authorization: credential } }), {
+  const headers = { Authorization: credential, ...(client ? { "CF-Connecting-IP": client.ip } : {}) };
+  return send(new Request(url, { headers }), {
     ...GATEWAY_ENV,
     NETWORK_OVERRIDES: JSON.stringify(overrides),
+    ...(client ? { PAYMENT_REFUSAL_LIMIT: String(client.refusalLimit) } : {}),
   } as Partial<Env>);
 }
 
@@ -117,14 +124,16 @@ describe("MPP: the transaction was not sent, and the RPC's answer was lost", () 
     expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
   });
 
-  it("the same credential again while PENDING: the same 502 and transaction, no new challenge, nothing forwarded twice", async () => {
+  it("the same credential again while PENDING: the same 502 and transaction, no new challenge, not a refused attempt", async () => {
     const shop = await mppShop("8250");
     const { credential, facts } = await credentialFor(shop.mpp);
-    const first = await payThrough("send-dropped", shop.mpp, credential);
+    // An address allowed one refused attempt: replays of an unsettled payment are not refusals (never a 429).
+    const client = { ip: "198.51.100.250", refusalLimit: 1 };
+    const first = await payThrough("send-dropped", shop.mpp, credential, client);
     expect(first.status).toBe(502);
     const { details } = (await first.json()) as { details: { transactionId: string } };
-    for (let i = 0; i < 2; i++) {
-      const again = await payThrough("send-dropped", shop.mpp, credential);
+    for (let i = 0; i < 3; i++) {
+      const again = await payThrough("send-dropped", shop.mpp, credential, client);
       expect(again.status).toBe(502);
       expect(again.headers.get("www-authenticate")).toBeNull();
       expect(await again.json()).toMatchObject({
