@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, isNull, lt, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNull, lt, type SQL, sql } from "drizzle-orm";
 import type { Db } from "./client.ts";
 import type { NewEvent } from "./events.ts";
 import {
@@ -146,14 +146,37 @@ export async function notePendingHash(db: Db, id: string, txHash: string): Promi
   return rows.length === 1;
 }
 
-/** PENDING gateway payments started before `startedBefore`, oldest first, with their paywall (the sweep's work). */
+/** A transaction's status and hash (a replayed payment's answer depends on them). */
+export async function findTransactionState(db: Db, id: string) {
+  const [row] = await db
+    .select({ status: transactions.status, txHash: transactions.txHash })
+    .from(transactions)
+    .where(eq(transactions.id, id));
+  return row;
+}
+
+/**
+ * PENDING gateway payments started before `startedBefore`, least recently checked first (never checked: by when
+ * they started), with their paywall when it still exists (a paywall is deleted for good; its payments are not).
+ */
 export async function findPendingPayments(db: Db, startedBefore: Date, limit: number) {
   return db
     .select({ pending: pendingPayments, transaction: transactions, paywall: paywalls })
     .from(pendingPayments)
     .innerJoin(transactions, eq(transactions.id, pendingPayments.transactionId))
-    .innerJoin(paywalls, eq(paywalls.id, transactions.paywallId))
+    .leftJoin(paywalls, eq(paywalls.id, transactions.paywallId))
     .where(and(eq(transactions.status, "PENDING"), lt(pendingPayments.createdAt, startedBefore)))
-    .orderBy(asc(pendingPayments.createdAt))
+    .orderBy(asc(sql`coalesce(${pendingPayments.checkedAt}, ${pendingPayments.createdAt})`), asc(pendingPayments.createdAt))
     .limit(limit);
+}
+
+/** The sweep asked the chain about these payments and they stay PENDING: to the back of its queue. */
+export async function notePaymentsChecked(db: Db, transactionIds: string[], now: Date): Promise<void> {
+  // D1 binds at most 100 parameters per statement.
+  for (let i = 0; i < transactionIds.length; i += 90) {
+    await db
+      .update(pendingPayments)
+      .set({ checkedAt: now, attempts: sql`${pendingPayments.attempts} + 1` })
+      .where(inArray(pendingPayments.transactionId, transactionIds.slice(i, i + 90)));
+  }
 }

@@ -20,6 +20,9 @@ export type ChainOutcome =
       unused?: true;
     };
 
+/** The reason an UNKNOWN outcome gives when the chain's RPC did not answer (the sweep stops asking that network). */
+export const CHAIN_UNREACHABLE = "the chain could not be reached";
+
 /**
  * Kept past a payment's `validBefore` before calling it expired: the chain's block time, not this clock, decides,
  * and a transaction sent just before the deadline may still be in a block being built.
@@ -100,7 +103,7 @@ export async function x402ChainOutcome(rpcUrl: string, a: X402Authorization, now
       args: [a.payer, a.nonce],
     });
   } catch {
-    return { status: "UNKNOWN", reason: "the chain could not be reached" };
+    return { status: "UNKNOWN", reason: CHAIN_UNREACHABLE };
   }
   if (!used) {
     return now.getTime() >= a.validBefore.getTime() + EXPIRY_MARGIN_MS
@@ -193,7 +196,7 @@ export async function tempoChainOutcome(rpcUrl: string, p: TempoPayment, now = n
       : { status: "FAILED", reason: "the payment's transaction reverted" };
   } catch (err) {
     if (!(err instanceof Error && err.name === "TransactionReceiptNotFoundError")) {
-      return { status: "UNKNOWN", reason: "the chain could not be reached" };
+      return { status: "UNKNOWN", reason: CHAIN_UNREACHABLE };
     }
     return now.getTime() >= p.validBefore.getTime() + EXPIRY_MARGIN_MS
       ? { status: "FAILED", reason: "the payment's transaction expired without being mined" }

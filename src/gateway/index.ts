@@ -6,6 +6,7 @@ import {
   claimSignedUrl,
   findPaymentTarget,
   findPaymentTargetOfPaywall,
+  findTransactionState,
   insertSignedUrl,
   notePendingHash,
   type PaymentTarget,
@@ -56,8 +57,14 @@ import {
 const MAX_BUYER_BODY_BYTES = 1024 * 1024;
 /** How long verify and settle may take at the facilitator. */
 const FACILITATOR_TIMEOUT_MS = 30_000;
-/** Kept free before a payment expires, to settle it after the upstream answered. */
-const SETTLE_MARGIN_MS = FACILITATOR_TIMEOUT_MS;
+/** Kept free before an x402 payment expires, to settle it at the facilitator after the upstream answered. */
+const X402_SETTLE_MARGIN_MS = FACILITATOR_TIMEOUT_MS;
+/**
+ * Kept free before an MPP payment's transaction expires, to broadcast it after the upstream answered: mppx
+ * re-simulates the transaction and sends it synchronously, which on Tempo (sub-second blocks) takes about a second;
+ * 5 s leaves room for a slow RPC without eating much of the ~25 s mppx's client gives a transaction.
+ */
+const MPP_SETTLE_MARGIN_MS = 5_000;
 /** The shortest upstream call a payment may leave room for; less is refused before anything is recorded. */
 const MIN_UPSTREAM_MS = 1_000;
 
@@ -162,6 +169,20 @@ function mustSettle(result: { ok: true } | { ok: false; code: string; error: str
   if (!result.ok && result.code !== "CONFLICT") must(result);
 }
 
+/** `502 PAYMENT_OUTCOME_UNKNOWN`: the payment may have moved money; its transaction stays PENDING for the sweep. */
+const outcomeUnknown = (c: Ctx, transactionId: string, txHash?: string, replay = false) =>
+  renderError(
+    new ApiError(
+      "PAYMENT_OUTCOME_UNKNOWN",
+      (replay
+        ? "This payment is already being processed or its settlement's outcome is not known yet"
+        : "The payment was sent for settlement but its outcome is not known yet") +
+        ": do not pay again before checking this transaction on chain; the gateway settles it from the chain",
+      { details: { transactionId, ...(txHash ? { txHash } : {}) } },
+    ),
+    c,
+  );
+
 /** A verified payment, protocol by protocol: who paid what, how to move the money, and how to refuse it. */
 interface VerifiedPayment {
   protocol: "x402" | "mpp";
@@ -171,8 +192,13 @@ interface VerifiedPayment {
   nonce: string;
   /** Integer micro-USDC. */
   amount: string;
-  /** Past this instant the money can no longer be moved (x402: the authorization's `validBefore`; MPP: the challenge's expiry). */
+  /**
+   * Past this instant the money can no longer be moved (x402: the authorization's `validBefore`; MPP: the earlier of
+   * the challenge's expiry and the transaction's `validBefore`).
+   */
   expiresAt: Date;
+  /** Kept free before `expiresAt` for `settle` to finish: the upstream call gets what remains. */
+  settleMarginMs: number;
   /** What settles the payment from the chain if this request cannot (stored with the PENDING transaction). */
   pending: PendingPayment;
   /** Moves the money, now; when the outcome of that is unknown, asks the chain. */
@@ -212,7 +238,9 @@ async function fromChain(
  * when the upstream answered below 400 (COMPLETED + SUCCESS, or FAILED + ERROR, one batch each). Whatever throws on
  * the way, the transaction does not stay PENDING: it ends FAILED (or COMPLETED if the money already moved) before
  * the error reaches the error envelope. A settlement whose outcome is unknown leaves it PENDING for the Cron sweep
- * and answers 502 PAYMENT_OUTCOME_UNKNOWN (never a new 402: the buyer may have paid).
+ * and answers 502 PAYMENT_OUTCOME_UNKNOWN (never a new 402: the buyer may have paid). The same payment sent again
+ * while its transaction is PENDING gets that same 502 (same transaction id), not a challenge and not counted as a
+ * refused attempt; once settled, a replay is refused with the standard's 402.
  *
  * Everything after the PENDING record runs under `waitUntil`: a buyer who disconnects does not cancel the upstream
  * call, the settlement or the outcome's record (Workers give such work 30 s after the disconnect; past that, the
@@ -224,7 +252,7 @@ async function fulfilPayment(c: Ctx, target: PaymentTarget, parts: UpstreamParts
   const { protocol, network, amount } = payment;
   // The upstream call ends in time to settle before the payment expires: an upstream answer the buyer could then not
   // pay for would be work done for free. A payment that leaves too little time is refused before anything happens.
-  const budget = payment.expiresAt.getTime() - Date.now() - SETTLE_MARGIN_MS;
+  const budget = payment.expiresAt.getTime() - Date.now() - payment.settleMarginMs;
   const upstreamTimeout = Math.min(paywall.timeout, budget);
   if (budget < Math.min(paywall.timeout, MIN_UPSTREAM_MS)) {
     return payment.refuse("The payment expires too soon for the upstream to answer and the payment to settle: pay again");
@@ -245,7 +273,13 @@ async function fulfilPayment(c: Ctx, target: PaymentTarget, parts: UpstreamParts
       payment.pending,
     ),
   );
-  if (!created) return payment.refuse("This payment was already used");
+  if (!created) {
+    // The same payment again. Still PENDING (its outcome unknown, or its request still running): the answer is the
+    // same 502 as before, never a new challenge, which a client would pay a second time. Settled: already used.
+    const existing = await findTransactionState(db, ids.transactionId);
+    if (existing?.status === "PENDING") return outcomeUnknown(c, ids.transactionId, existing.txHash ?? undefined, true);
+    return payment.refuse("This payment was already used");
+  }
   const work = settleAndRecord(c, target, parts, payment, ids, upstreamTimeout);
   c.executionCtx.waitUntil(work.catch(() => {}));
   return work;
@@ -311,15 +345,7 @@ async function settleAndRecord(
     closed = true; // never closed FAILED on the way out: the money may have moved
     if (result.txHash) await notePendingHash(db, ids.transactionId, result.txHash);
     console.warn(JSON.stringify({ gateway: "settlement-unknown", transactionId: ids.transactionId, reason: result.reason }));
-    return renderError(
-      new ApiError(
-        "PAYMENT_OUTCOME_UNKNOWN",
-        "The payment was sent for settlement but its outcome is not known yet: do not pay again before checking " +
-          "this transaction on chain; the gateway settles it from the chain",
-        { details: { transactionId: ids.transactionId, ...(result.txHash ? { txHash: result.txHash } : {}) } },
-      ),
-      c,
-    );
+    return outcomeUnknown(c, ids.transactionId, result.txHash);
   };
 
   try {
@@ -485,6 +511,7 @@ async function payX402(c: Ctx): Promise<Response> {
       );
     },
     expiresAt: validBefore,
+    settleMarginMs: X402_SETTLE_MARGIN_MS,
     pending,
     refuse: (reason) => refusedAttempt(c, paymentRequiredResponse(session, reason, payload)),
   });
@@ -558,7 +585,9 @@ async function payMpp(c: Ctx): Promise<Response> {
         );
       }
     },
-    expiresAt: validated.expiresAt,
+    // mppx's client signs `validBefore = now + 25 s`: the transaction, not the challenge, usually expires first.
+    expiresAt: new Date(Math.min(validated.expiresAt.getTime(), validated.validBefore.getTime())),
+    settleMarginMs: MPP_SETTLE_MARGIN_MS,
     pending: { reference: validated.txHash, validBefore: validated.validBefore, asset: terms.currency, payTo: terms.recipient },
     refuse: (reason) => refusedAttempt(c, mppRefusal(terms, reason)),
   });

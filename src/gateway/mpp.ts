@@ -36,12 +36,28 @@ export interface MppTerms {
 const mppx = () => import("./mppx.ts");
 type Lib = Awaited<ReturnType<typeof mppx>>;
 
-/** Set once the signed transaction was handed to the chain's RPC: from then on its outcome is the chain's. */
+/**
+ * Set once the signed transaction was handed to the chain's RPC and the node did not refuse it: from then on its
+ * outcome is the chain's. A JSON-RPC error answer to the send (the node refused the transaction: nonce, balance,
+ * expired) clears it again: the money did not move. Only a transport failure or a timeout after sending leaves it
+ * set (the answer was lost), and so does a refusal that says the node already has the transaction or that the
+ * synchronous send timed out waiting for its receipt (EIP-7966 code 4).
+ */
 interface SendWatch {
   submitted: boolean;
 }
 
-/** The RPC transport, noting in `watch` when a raw transaction is sent through it. */
+/** A JSON-RPC error answer to a send that means the node refused the transaction (it is not in its pool). */
+function nodeRefusedSend(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if (e.name !== "RpcRequestError") continue;
+    const { code } = e as Error & { code?: number };
+    return code !== 4 && !/already known|known transaction|timed? ?out/i.test(e.message);
+  }
+  return false;
+}
+
+/** The RPC transport, noting in `watch` when a raw transaction is sent through it (and not refused). */
 function watchedTransport(lib: Lib, rpcUrl: string, watch?: SendWatch): ReturnType<Lib["http"]> {
   const transport = lib.http(rpcUrl, { retryCount: 0 });
   if (!watch) return transport;
@@ -50,8 +66,12 @@ function watchedTransport(lib: Lib, rpcUrl: string, watch?: SendWatch): ReturnTy
     return {
       ...t,
       request: (args, requestOptions) => {
-        if (args.method.startsWith("eth_sendRawTransaction")) watch.submitted = true;
-        return t.request(args, requestOptions);
+        if (!args.method.startsWith("eth_sendRawTransaction")) return t.request(args, requestOptions);
+        watch.submitted = true;
+        return t.request(args, requestOptions).catch((err: unknown) => {
+          if (nodeRefusedSend(err)) watch.submitted = false;
+          throw err;
+        });
       },
     } as typeof t;
   };
@@ -85,6 +105,9 @@ function serverFor(lib: Lib, terms: MppTerms, watch?: SendWatch) {
 const routeRequest = (terms: MppTerms) => ({ amount: formatUnits(BigInt(terms.amount), 6), chainId: terms.chainId });
 
 const NO_STORE = { "Cache-Control": "no-store" };
+
+/** How far past the challenge's expiry a transaction's `validBefore` may reach (the clocks of buyer and gateway). */
+const VALID_BEFORE_SKEW_MS = 5_000;
 
 /**
  * Servers that only issue challenges, kept per isolate by what a server is built from (least recently used dropped
@@ -159,7 +182,7 @@ export interface ValidatedMpp {
   expiresAt: Date;
   /** The hash the transaction has on chain once sent (known before it is sent). */
   txHash: `0x${string}`;
-  /** Past this, no block can include the transaction: its own `validBefore`, else the challenge's expiry. */
+  /** Past this, no block can include the transaction: its own `validBefore` (never later than the challenge's expiry). */
   validBefore: Date;
   /** Sends the validated transaction and waits for its receipt; returns the hash and the `Payment-Receipt` value. */
   broadcast(): Promise<{ txHash: string; receiptHeader: string }>;
@@ -173,7 +196,7 @@ export interface ValidatedMpp {
 /**
  * Checks a `Payment` credential against this paywall's terms without broadcasting anything. Returns the refusal
  * (a `Response`) when it is not acceptable: malformed, not issued by us or not for this paywall, expired, push mode,
- * or a transaction that would not pay exactly these terms; `"rpc-unreachable"` when the chain's RPC did not answer
+ * a transaction without a `validBefore` or one later than the challenge's expiry, or a transaction that would not pay exactly these terms; `"rpc-unreachable"` when the chain's RPC did not answer
  * (not the buyer's fault: no 402).
  */
 export async function validateMpp(terms: MppTerms, authorization: string): Promise<ValidatedMpp | Response | "rpc-unreachable"> {
@@ -194,6 +217,19 @@ export async function validateMpp(terms: MppTerms, authorization: string): Promi
         : "Only a signed transaction (pull mode) pays this charge",
     );
   }
+  // The payer must not choose how long the payment stays open: its transaction expires with the challenge.
+  // (mppx's server checks `validBefore` only for fee-payer transactions.)
+  const expiresAt = new Date(credential.challenge.expires ?? 0);
+  const { tempoTransactionFacts } = await import("./tempo-transaction.ts");
+  let facts: Awaited<ReturnType<typeof tempoTransactionFacts>>;
+  try {
+    facts = await tempoTransactionFacts((payload as { signature: `0x${string}` }).signature);
+  } catch {
+    return mppRefusal(terms, "The credential's transaction is not a signed Tempo transaction");
+  }
+  if (facts.validBefore === undefined || facts.validBefore * 1000 > expiresAt.getTime() + VALID_BEFORE_SKEW_MS) {
+    return mppRefusal(terms, "The transaction must expire (validBefore) no later than the challenge");
+  }
   const server = serverFor(lib, terms);
   const options = { request: routeRequest(terms), realm: terms.realm, scope: terms.scope };
   let payer: string;
@@ -205,9 +241,6 @@ export async function validateMpp(terms: MppTerms, authorization: string): Promi
     return mppRefusal(terms, err instanceof Error ? err : String(err));
   }
   if (!/^0x[0-9a-fA-F]{40}$/.test(payer)) return mppRefusal(terms, "The transaction names no sender");
-  const expiresAt = new Date(credential.challenge.expires ?? 0);
-  const { tempoTransactionFacts } = await import("./tempo-transaction.ts");
-  const facts = await tempoTransactionFacts((payload as { signature: `0x${string}` }).signature);
   const watch: SendWatch = { submitted: false };
   const sender = serverFor(lib, terms, watch);
   return {
@@ -215,7 +248,7 @@ export async function validateMpp(terms: MppTerms, authorization: string): Promi
     payer,
     expiresAt,
     txHash: facts.hash,
-    validBefore: facts.validBefore === undefined ? expiresAt : new Date(facts.validBefore * 1000),
+    validBefore: new Date(facts.validBefore * 1000),
     broadcast: async () => {
       const receipt = await sender.broadcastCredential(credential, options);
       return { txHash: receipt.reference, receiptHeader: lib.Receipt.serialize(receipt) };

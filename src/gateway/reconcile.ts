@@ -1,9 +1,10 @@
 import { getDb } from "../db/client.ts";
-import { findPendingPayments } from "../db/gateway.ts";
+import { findPendingPayments, notePaymentsChecked } from "../db/gateway.ts";
+import type { PaywallRow } from "../db/schema.ts";
 import { recordPaymentOutcome } from "../ingest/ingest.ts";
 import { networkTable } from "../lib/network-table.ts";
 import type { NetworkId } from "../lib/networks.ts";
-import { type ChainOutcome, tempoChainOutcome, x402ChainOutcome } from "./chain-outcome.ts";
+import { CHAIN_UNREACHABLE, type ChainOutcome, tempoChainOutcome, x402ChainOutcome } from "./chain-outcome.ts";
 import { outcomeEventIdOf } from "./payment-id.ts";
 
 /**
@@ -14,8 +15,14 @@ export const PAYMENT_SWEEP_CRON = "*/5 * * * *";
 
 /** A payment younger than this is left to the request that started it (its upstream call may still run). */
 export const SWEEP_MIN_AGE_MS = 60_000;
-/** Payments looked at per run (each costs one to three RPC calls), oldest first. */
+/** Payments looked at per run (each costs one to three RPC calls), least recently checked first. */
 export const SWEEP_BATCH = 100;
+/** Wall time after which a run takes no more payments (each RPC call may take 10 s, retried once): the rest wait. */
+export const SWEEP_DEADLINE_MS = 60_000;
+/** A network whose RPC could not be reached this many times in a run is not asked again in that run. */
+export const SWEEP_RPC_FAILURES = 2;
+/** A payment the sweep asked about this many times (an hour at one run every 5 minutes) is logged as needing attention. */
+export const SWEEP_ATTENTION_ATTEMPTS = 12;
 
 export interface SweepResult {
   checked: number;
@@ -25,6 +32,8 @@ export interface SweepResult {
   pending: number;
   /** The outcome could not be recorded (logged; the next run tries again). */
   errors: number;
+  /** Not asked this run: the run's deadline passed, or its network's RPC failed repeatedly (the next run asks). */
+  deferred: number;
 }
 
 /**
@@ -33,14 +42,26 @@ export interface SweepResult {
  * does (./chain-outcome.ts): x402 by the authorization's `authorizationState` and `validBefore`, MPP by its
  * transaction's receipt and `validBefore`. A payment that can no longer move money (never sent, expired) ends
  * FAILED with the reason. Each outcome is one batch with its event (`recordPaymentOutcome`); one the request
- * recorded meanwhile is left as it is.
+ * recorded meanwhile is left as it is. The outcome of a payment whose paywall was deleted is recorded all the same.
+ *
+ * A run takes the least recently checked payments first and sends each one it leaves PENDING to the back of the
+ * queue (`checked_at`, `attempts`), so payments that stay unknown cannot starve newer ones. It stops taking payments
+ * after `deadlineMs` of wall time, and skips a network whose RPC failed `SWEEP_RPC_FAILURES` times in the run.
  */
-export async function sweepPendingPayments(env: Env, now: Date): Promise<SweepResult> {
+export async function sweepPendingPayments(env: Env, now: Date, deadlineMs = SWEEP_DEADLINE_MS): Promise<SweepResult> {
+  const started = Date.now();
   const db = getDb(env.DB);
   const table = networkTable(env);
   const rows = await findPendingPayments(db, new Date(now.getTime() - SWEEP_MIN_AGE_MS), SWEEP_BATCH);
-  const result: SweepResult = { checked: rows.length, completed: 0, failed: 0, pending: 0, errors: 0 };
-  for (const { pending, transaction: t, paywall } of rows) {
+  const result: SweepResult = { checked: 0, completed: 0, failed: 0, pending: 0, errors: 0, deferred: 0 };
+  const rpcFailures = new Map<string, number>();
+  const stillPending: string[] = [];
+  for (const { pending, transaction: t, paywall: paywallRow } of rows) {
+    if (Date.now() - started >= deadlineMs || (rpcFailures.get(t.network) ?? 0) >= SWEEP_RPC_FAILURES) {
+      result.deferred++;
+      continue;
+    }
+    result.checked++;
     const entry = table[t.network as NetworkId];
     const outcome: ChainOutcome = !entry
       ? { status: "UNKNOWN", reason: "the network is not in the network table" }
@@ -64,8 +85,24 @@ export async function sweepPendingPayments(env: Env, now: Date): Promise<SweepRe
           );
     if (outcome.status === "UNKNOWN") {
       result.pending++;
+      stillPending.push(t.id);
+      if (outcome.reason === CHAIN_UNREACHABLE) rpcFailures.set(t.network, (rpcFailures.get(t.network) ?? 0) + 1);
+      if (pending.attempts + 1 >= SWEEP_ATTENTION_ATTEMPTS) {
+        console.warn(
+          JSON.stringify({
+            gateway: "payment-needs-attention",
+            transactionId: t.id,
+            network: t.network,
+            attempts: pending.attempts + 1,
+            since: t.createdAt,
+            reason: outcome.reason,
+          }),
+        );
+      }
       continue;
     }
+    // A deleted paywall's payment: its event is built from the transaction, which keeps the paywall's ids.
+    const paywall = paywallRow ?? ({ id: t.paywallId, tenantId: t.tenantId, serviceId: t.serviceId } as PaywallRow);
     const base = { id: outcomeEventIdOf(t.id), paywallId: paywall.id, statusCode: null, responseTime: null };
     const [settlement, event] =
       outcome.status === "COMPLETED"
@@ -90,5 +127,6 @@ export async function sweepPendingPayments(env: Env, now: Date): Promise<SweepRe
       result.errors++;
     }
   }
+  await notePaymentsChecked(db, stillPending, now);
   return result;
 }

@@ -1,7 +1,8 @@
 // MPP broadcasts whose answer is lost: the signed Tempo transaction's hash is known before it is sent, so the
 // gateway asks the chain for its receipt instead of telling a buyer who may have paid to pay again, and the Cron
 // sweep settles what stays PENDING. Faults are the outbound router's (test/localnet/outbound.ts) in front of the
-// local Tempo chain: `answer-lost.` sends the transaction and drops the answer, `send-dropped.` sends nothing.
+// local Tempo chain: `answer-lost.` sends the transaction and drops the answer, `send-dropped.` sends nothing,
+// `send-refused.` answers the send with the node's JSON-RPC refusal.
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { Credential, Receipt } from "mppx";
@@ -9,7 +10,7 @@ import { createClient, http } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { sendRawTransactionSync } from "viem/actions";
 import { tempoModerato } from "viem/chains";
-import { Actions } from "viem/tempo";
+import { Actions, Account as TempoAccount, Transaction } from "viem/tempo";
 import { describe, expect, it } from "vitest";
 import { EXPIRY_MARGIN_MS } from "../../src/gateway/chain-outcome.ts";
 import { PAYMENT_SWEEP_CRON, SWEEP_MIN_AGE_MS } from "../../src/gateway/reconcile.ts";
@@ -29,7 +30,10 @@ const balanceOf = async (address: string) =>
 let nextBuyer = 0;
 const mppBuyer = () => {
   const account = tempo.buyers[nextBuyer++]!;
-  return createMppBuyer({ privateKey: account.privateKey, rpcUrl: RPC, chainId: tempo.chainId, fetch: gatewayFetch });
+  return {
+    privateKey: account.privateKey,
+    ...createMppBuyer({ privateKey: account.privateKey, rpcUrl: RPC, chainId: tempo.chainId, fetch: gatewayFetch }),
+  };
 };
 
 async function mppShop(price: string) {
@@ -41,20 +45,39 @@ async function mppShop(price: string) {
 
 /** A credential for the shop's challenge (pull mode: signed, nothing sent) and its signed transaction's facts. */
 async function credentialFor(url: string) {
-  const credential = await mppBuyer().mppx.createCredential(await gatewayFetch(url));
+  const buyer = mppBuyer();
+  const credential = await buyer.mppx.createCredential(await gatewayFetch(url));
   const signed = (Credential.deserialize(credential).payload as { signature: `0x${string}` }).signature;
-  return { credential, signed, facts: await tempoTransactionFacts(signed) };
+  return { credential, signed, facts: await tempoTransactionFacts(signed), privateKey: buyer.privateKey };
+}
+
+/** The same credential with its transaction's `validBefore` changed (unix seconds; `undefined`: none), signed again by the buyer. */
+async function withValidBefore(c: Awaited<ReturnType<typeof credentialFor>>, validBefore: number | undefined) {
+  const parsed = Credential.deserialize(c.credential);
+  const { signature: _, ...transaction } = Transaction.deserialize(c.signed as Transaction.TransactionSerializedTempo) as Record<
+    string,
+    unknown
+  >;
+  const signed = await TempoAccount.fromSecp256k1(c.privateKey).signTransaction({ ...transaction, validBefore } as never);
+  return Credential.serialize({ ...parsed, payload: { type: "transaction", signature: signed } } as never);
 }
 
 /** The gateway with the Tempo RPC behind a fault of the outbound router. */
-function payThrough(fault: "answer-lost" | "send-dropped", url: string, credential: string) {
+function payThrough(
+  fault: "answer-lost" | "send-dropped" | "send-refused",
+  url: string,
+  credential: string,
+  client?: { ip: string; refusalLimit: number },
+) {
   const overrides = {
     ...JSON.parse(net.networkOverrides),
     "tempo-testnet": { rpcUrl: `https://${fault}.tempo-rpc.gateway.test` },
   };
-  return send(new Request(url, { headers: { Authorization: credential } }), {
+  const headers = { Authorization: credential, ...(client ? { "CF-Connecting-IP": client.ip } : {}) };
+  return send(new Request(url, { headers }), {
     ...GATEWAY_ENV,
     NETWORK_OVERRIDES: JSON.stringify(overrides),
+    ...(client ? { PAYMENT_REFUSAL_LIMIT: String(client.refusalLimit) } : {}),
   } as Partial<Env>);
 }
 
@@ -101,6 +124,29 @@ describe("MPP: the transaction was not sent, and the RPC's answer was lost", () 
     expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
   });
 
+  it("the same credential again while PENDING: the same 502 and transaction, no new challenge, not a refused attempt", async () => {
+    const shop = await mppShop("8250");
+    const { credential, facts } = await credentialFor(shop.mpp);
+    // An address allowed one refused attempt: replays of an unsettled payment are not refusals (never a 429).
+    const client = { ip: "198.51.100.250", refusalLimit: 1 };
+    const first = await payThrough("send-dropped", shop.mpp, credential, client);
+    expect(first.status).toBe(502);
+    const { details } = (await first.json()) as { details: { transactionId: string } };
+    for (let i = 0; i < 3; i++) {
+      const again = await payThrough("send-dropped", shop.mpp, credential, client);
+      expect(again.status).toBe(502);
+      expect(again.headers.get("www-authenticate")).toBeNull();
+      expect(await again.json()).toMatchObject({
+        code: "PAYMENT_OUTCOME_UNKNOWN",
+        details: { transactionId: details.transactionId, txHash: facts.hash },
+      });
+    }
+    const { transactions, events } = await history(shop);
+    expect(transactions).toEqual([expect.objectContaining({ id: details.transactionId, status: "PENDING" })]);
+    expect(events.map((e) => e.eventType)).toEqual(["REQUEST"]);
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
+  });
+
   it("never mined: PENDING while it could still be, FAILED by the sweep once past its validBefore", async () => {
     const shop = await mppShop("8300");
     const { credential, facts } = await credentialFor(shop.mpp);
@@ -118,4 +164,59 @@ describe("MPP: the transaction was not sent, and the RPC's answer was lost", () 
     expect(events.find((e) => e.eventType === "ERROR")).toMatchObject({ metadata: { settledBy: "sweep" } });
     expect(await balanceOf(shop.recipient)).toBe(0n);
   });
+});
+
+describe("MPP: the node refuses the sent transaction (a JSON-RPC error)", () => {
+  it("the money did not move: 402 with a fresh challenge, FAILED, not 502", async () => {
+    const shop = await mppShop("8400");
+    const { credential } = await credentialFor(shop.mpp);
+    const res = await payThrough("send-refused", shop.mpp, credential);
+    expect(res.status, await res.clone().text()).toBe(402);
+    expect(res.headers.get("www-authenticate")).toMatch(/^Payment /);
+    const { transactions } = await history(shop);
+    expect(transactions).toEqual([expect.objectContaining({ status: "FAILED", txHash: null })]);
+    expect(await balanceOf(shop.recipient)).toBe(0n);
+  });
+});
+
+describe("MPP: the transaction's own expiry", () => {
+  it("a validBefore later than the challenge's expiry, or none: 402 before anything is forwarded or recorded", async () => {
+    const shop = await mppShop("8500");
+    const c = await credentialFor(shop.mpp);
+    for (const validBefore of [Math.floor(Date.now() / 1000) + 3600, undefined]) {
+      const res = await send(
+        new Request(shop.mpp, { headers: { Authorization: await withValidBefore(c, validBefore) } }),
+        GATEWAY_ENV,
+      );
+      expect(res.status).toBe(402);
+      expect(await res.json()).toMatchObject({ detail: expect.stringContaining("validBefore") });
+    }
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
+    expect((await history(shop)).transactions).toEqual([]);
+  });
+
+  it("too little time left before the transaction expires: 402 before the upstream is called", async () => {
+    const shop = await mppShop("8600");
+    const c = await credentialFor(shop.mpp);
+    const credential = await withValidBefore(c, Math.floor(Date.now() / 1000) + 5);
+    const res = await send(new Request(shop.mpp, { headers: { Authorization: credential } }), GATEWAY_ENV);
+    expect(res.status).toBe(402);
+    expect(await res.json()).toMatchObject({ detail: expect.stringContaining("expires too soon") });
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
+    expect((await history(shop)).transactions).toEqual([]);
+    expect(await balanceOf(shop.recipient)).toBe(0n);
+  });
+
+  it("an upstream slower than the transaction allows is cut short: 504, FAILED, nothing charged (not an expired broadcast)", async () => {
+    const shop = await openShop({ networks: ["tempo-testnet"], price: "8700", route: "/hang/27000" });
+    const recipient = privateKeyToAddress(generatePrivateKey());
+    await env.DB.prepare("UPDATE tenants SET tempo_wallet_address = ? WHERE id = ?").bind(recipient, shop.actor.tenant.id).run();
+    const { credential, facts } = await credentialFor(shop.mpp as string);
+    const res = await send(new Request(shop.mpp as string, { headers: { Authorization: credential } }), GATEWAY_ENV);
+    expect(res.status, await res.clone().text()).toBe(504);
+    expect(Date.now()).toBeLessThan((facts.validBefore as number) * 1000);
+    const { transactions } = await history(shop);
+    expect(transactions).toEqual([expect.objectContaining({ status: "FAILED" })]);
+    expect(await balanceOf(recipient)).toBe(0n);
+  }, 60_000);
 });

@@ -14,6 +14,8 @@
  * - `answer-lost.<host>` forwards them, waits for the answer and drops it: `504` with a body that is not JSON (what
  *   a proxy answers when its upstream timed out). The money moved; the caller cannot know.
  * - `send-dropped.<host>` does not forward them: the same `504`. Nothing moved; the caller cannot know either.
+ * - `send-refused.<host>` does not forward them and answers a JSON-RPC error, as a node refusing the transaction
+ *   does (`nonce too low`). Nothing moved, and the caller knows it.
  *
  * A capped RPC: `logs-capped.<host>` answers an `eth_getLogs` spanning more than `LOGS_CAP_BLOCKS` blocks with the
  * JSON-RPC error such RPCs give (many public RPCs cap the range, some at 50 blocks), and forwards everything else.
@@ -30,7 +32,7 @@ export const GATEWAY_TEST_HOSTS = {
 /** host name → local origin (`http://127.0.0.1:<port>`). */
 export type OutboundRoutes = Record<string, string>;
 
-const FAULT = /^(answer-lost|send-dropped|logs-capped)\.(.+)$/;
+const FAULT = /^(answer-lost|send-dropped|send-refused|logs-capped)\.(.+)$/;
 export const LOGS_CAP_BLOCKS = 100;
 
 /** Whether the request is an `eth_getLogs` over more blocks than a capped RPC answers for. */
@@ -67,6 +69,16 @@ const lostAnswer = () =>
     headers: { "content-type": "text/html", "x-localnet-fault": "1" },
   }) as unknown as Response;
 
+/** A node's JSON-RPC refusal of a sent transaction. */
+function refusedSend(body: ArrayBuffer | undefined): Response {
+  const call = JSON.parse(new TextDecoder().decode(body)) as { id?: number } | { id?: number }[];
+  const refusal = (id: number | undefined) => ({ jsonrpc: "2.0", id, error: { code: -32003, message: "nonce too low" } });
+  return new MiniflareResponse(JSON.stringify(Array.isArray(call) ? call.map((c) => refusal(c.id)) : refusal(call.id)), {
+    status: 200,
+    headers: { "content-type": "application/json", "x-localnet-fault": "1" },
+  }) as unknown as Response;
+}
+
 export function createOutboundRouter(routes: OutboundRoutes, options: { passThrough?: boolean } = {}) {
   const localOrigins = new Set(Object.values(routes).map((u) => new URL(u).origin));
   return async (request: Request): Promise<Response> => {
@@ -86,6 +98,7 @@ export function createOutboundRouter(routes: OutboundRoutes, options: { passThro
         }) as unknown as Response;
       }
       if (!movesMoney(url.pathname, body)) return forward();
+      if (fault[1] === "send-refused") return refusedSend(body);
       if (fault[1] === "answer-lost") await (await forward()).arrayBuffer();
       return lostAnswer();
     }

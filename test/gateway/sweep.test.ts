@@ -1,0 +1,148 @@
+// The Cron sweep's queue: payments that stay unknown go to the back (checked_at, attempts) so newer ones are reached,
+// a deleted paywall's payment is still settled, and a network whose RPC fails is not asked again in the same run.
+// Real parts: MPP payments left PENDING by the outbound router's `send-dropped.` fault (the transaction is not sent),
+// then sent by the buyer on the local Tempo chain; other PENDING payments are rows no chain knows of.
+import { createScheduledController } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { Credential } from "mppx";
+import { createClient, http, keccak256, toHex } from "viem";
+import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
+import { sendRawTransactionSync } from "viem/actions";
+import { tempoModerato } from "viem/chains";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  PAYMENT_SWEEP_CRON,
+  SWEEP_BATCH,
+  SWEEP_MIN_AGE_MS,
+  SWEEP_RPC_FAILURES,
+  sweepPendingPayments,
+} from "../../src/gateway/reconcile.ts";
+import worker from "../../src/index.ts";
+import { createMppBuyer } from "../localnet/mpp-buyer.ts";
+import { api, send } from "../support/client.ts";
+import { GATEWAY_ENV, gatewayFetch, net, openShop } from "./support.ts";
+
+const RPC = "https://tempo-rpc.gateway.test";
+const tempo = net.tempo!;
+const chain = { ...tempoModerato, id: tempo.chainId, rpcUrls: { default: { http: [RPC] } } };
+const client = createClient({ chain, transport: http(RPC, { retryCount: 0 }) });
+// Buyers the MPP outcome tests do not use (they run in their own file; accounts are shared by the chain).
+let nextBuyer = tempo.buyers.length - 1;
+
+async function mppShop() {
+  const shop = await openShop({ networks: ["tempo-testnet"], price: "9100" });
+  const recipient = privateKeyToAddress(generatePrivateKey());
+  await env.DB.prepare("UPDATE tenants SET tempo_wallet_address = ? WHERE id = ?").bind(recipient, shop.actor.tenant.id).run();
+  return { ...shop, mpp: shop.mpp as string, recipient };
+}
+
+/** An MPP payment left PENDING (its transaction not sent), then sent by the buyer: on chain, not yet recorded. */
+async function pendingButPaid(shop: Awaited<ReturnType<typeof mppShop>>) {
+  const account = tempo.buyers[nextBuyer--]!;
+  const buyer = createMppBuyer({ privateKey: account.privateKey, rpcUrl: RPC, chainId: tempo.chainId, fetch: gatewayFetch });
+  const credential = await buyer.mppx.createCredential(await gatewayFetch(shop.mpp));
+  const overrides = {
+    ...JSON.parse(net.networkOverrides),
+    "tempo-testnet": { rpcUrl: `https://send-dropped.tempo-rpc.gateway.test` },
+  };
+  const res = await send(new Request(shop.mpp, { headers: { Authorization: credential } }), {
+    ...GATEWAY_ENV,
+    NETWORK_OVERRIDES: JSON.stringify(overrides),
+  } as Partial<Env>);
+  expect(res.status).toBe(502);
+  const { details } = (await res.json()) as { details: { transactionId: string; txHash: string } };
+  const signed = (Credential.deserialize(credential).payload as { signature: `0x${string}` }).signature;
+  const receipt = await sendRawTransactionSync(client, { serializedTransaction: signed });
+  expect(receipt.transactionHash).toBe(details.txHash);
+  return details;
+}
+
+/** PENDING payments of the shop no chain knows of, started long ago (before any real one), on `network`. */
+async function unknownPayments(shop: Awaited<ReturnType<typeof mppShop>>, count: number, network = "tempo-testnet") {
+  const ids = Array.from({ length: count }, (_, i) => `txn_filler_${i.toString().padStart(4, "0")}`);
+  const startedAt = Date.UTC(2020, 0, 1);
+  const validBefore = Date.now() + 3_600_000;
+  await env.DB.batch(
+    ids.flatMap((id, i) => [
+      env.DB.prepare(
+        "INSERT INTO transactions (id, tenant_id, paywall_id, service_id, protocol, network, amount, currency, status, payer_address, created_at) VALUES (?, ?, ?, ?, 'mpp', ?, '9100', 'USDC', 'PENDING', ?, ?)",
+      ).bind(id, shop.actor.tenant.id, shop.paywallId, shop.serviceId, network, shop.recipient, startedAt + i),
+      env.DB.prepare(
+        "INSERT INTO pending_payments (transaction_id, tenant_id, reference, valid_before, asset, pay_to, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      ).bind(id, shop.actor.tenant.id, keccak256(toHex(id)), validBefore, tempo.currency, shop.recipient, startedAt + i),
+    ]),
+  );
+  return ids;
+}
+
+const attemptsOf = async (ids: string[]) =>
+  Promise.all(
+    ids.map(
+      async (id) =>
+        (
+          await env.DB.prepare("SELECT attempts FROM pending_payments WHERE transaction_id = ?")
+            .bind(id)
+            .first<{ attempts: number }>()
+        )?.attempts,
+    ),
+  );
+
+const sweep = (at: number, overrides: Partial<Env> = {}) =>
+  worker.scheduled(createScheduledController({ scheduledTime: at, cron: PAYMENT_SWEEP_CRON }), { ...env, ...overrides } as Env);
+
+const transaction = async (shop: { actor: { key: string } }, id: string) => {
+  const res = await api(`/v1/transactions/${id}`, { key: shop.actor.key });
+  expect(res.status, res.text).toBe(200);
+  return res.body.data as { status: string; txHash: string | null };
+};
+
+afterEach(async () => {
+  await env.DB.batch([
+    env.DB.prepare("DELETE FROM pending_payments WHERE transaction_id LIKE 'txn_filler_%'"),
+    env.DB.prepare("DELETE FROM transactions WHERE id LIKE 'txn_filler_%'"),
+  ]);
+});
+
+describe("the sweep's queue", () => {
+  it("a full batch of payments that stay unknown does not starve a newer one: the next run reaches and settles it", async () => {
+    const shop = await mppShop();
+    const paid = await pendingButPaid(shop);
+    const fillers = await unknownPayments(shop, SWEEP_BATCH);
+    const later = Date.now() + SWEEP_MIN_AGE_MS + 1_000;
+    await sweep(later);
+    // The first run took the oldest: the unknown ones, each now checked once; the paid one not yet.
+    expect(new Set(await attemptsOf(fillers))).toEqual(new Set([1]));
+    expect(await transaction(shop, paid.transactionId)).toMatchObject({ status: "PENDING" });
+    await sweep(later + 300_000);
+    expect(await transaction(shop, paid.transactionId)).toMatchObject({ status: "COMPLETED", txHash: paid.txHash });
+  }, 60_000);
+
+  it("a payment whose paywall was deleted is settled all the same, with its event", async () => {
+    const shop = await mppShop();
+    const paid = await pendingButPaid(shop);
+    const deleted = await api(`/v1/paywalls/${shop.paywallId}`, { key: shop.actor.key, method: "DELETE" });
+    expect(deleted.status, deleted.text).toBe(200);
+    await sweep(Date.now() + SWEEP_MIN_AGE_MS + 1_000);
+    expect(await transaction(shop, paid.transactionId)).toMatchObject({ status: "COMPLETED", txHash: paid.txHash });
+    const events = await api(`/v1/events?paywallId=${shop.paywallId}`, { key: shop.actor.key });
+    expect((events.body.data as { eventType: string }[]).map((e) => e.eventType).sort()).toEqual(["REQUEST", "SUCCESS"]);
+  }, 60_000);
+
+  it(`a network whose RPC failed ${SWEEP_RPC_FAILURES} times is not asked again in that run: its other payments wait`, async () => {
+    const shop = await mppShop();
+    const fillers = await unknownPayments(shop, SWEEP_RPC_FAILURES + 2);
+    // The Tempo RPC answers with a proxy's error page: "the chain could not be reached".
+    const overrides = { ...JSON.parse(net.networkOverrides), "tempo-testnet": { rpcUrl: "https://unrouted.gateway.test" } };
+    await sweep(Date.now() + SWEEP_MIN_AGE_MS + 1_000, { NETWORK_OVERRIDES: JSON.stringify(overrides) } as Partial<Env>);
+    expect(await attemptsOf(fillers)).toEqual([...Array(SWEEP_RPC_FAILURES).fill(1), 0, 0]);
+  });
+
+  it("past the run's deadline no payment is taken: all wait for the next run, unchecked", async () => {
+    const shop = await mppShop();
+    const fillers = await unknownPayments(shop, 3);
+    const result = await sweepPendingPayments(env, new Date(Date.now() + SWEEP_MIN_AGE_MS + 1_000), 0);
+    expect(result).toMatchObject({ checked: 0, pending: 0 });
+    expect(result.deferred).toBeGreaterThanOrEqual(3);
+    expect(await attemptsOf(fillers)).toEqual([0, 0, 0]);
+  });
+});
