@@ -109,35 +109,39 @@ const NO_STORE = { "Cache-Control": "no-store" };
 /** How far past the challenge's expiry a transaction's `validBefore` may reach (the clocks of buyer and gateway). */
 const VALID_BEFORE_SKEW_MS = 5_000;
 
-/**
- * Servers that only issue challenges, kept per isolate by what a server is built from (least recently used dropped
- * first): a 402 then costs the challenge's HMAC, not a new server. Credentials are checked by a server of their own
- * (`validateMpp`), whose replay store lives as long as its request.
- */
-const CHALLENGE_SERVER_LIMIT = 256;
-const challengeServers = new Map<string, ReturnType<typeof serverFor>>();
+type Challenge = Awaited<ReturnType<ReturnType<typeof serverFor>["challenge"]["tempo"]["charge"]>>;
+/** A challenge without what each one has of its own: its expiry and the HMAC-bound id (and `opaque`) derived from it. */
+type ChallengeTemplate = Omit<Challenge, "id" | "expires" | "opaque">;
 
-function challengeServer(lib: Lib, terms: MppTerms): ReturnType<typeof serverFor> {
-  const { secret, currency, recipient, chainId, rpcUrl, testnet, realm } = terms;
-  const key = JSON.stringify([secret, currency, recipient, chainId, rpcUrl, testnet, realm]);
-  let server = challengeServers.get(key);
-  if (server) {
-    challengeServers.delete(key);
-  } else {
-    server = serverFor(lib, terms);
-    if (challengeServers.size >= CHALLENGE_SERVER_LIMIT) challengeServers.delete(challengeServers.keys().next().value!);
-  }
-  challengeServers.set(key, server);
-  return server;
-}
+/**
+ * Per isolate, for the same terms (least recently used dropped first): the first challenge mppx's server built for
+ * them — its tempo charge's request hook and schema, the route's scope as `meta` — without its id and expiry. Later
+ * challenges for those terms are that one with a new expiry, through mppx's `Challenge.from`, which computes the
+ * HMAC-bound id as the server does: every challenge is still its own (its id covers its expiry), for a fraction of
+ * the server's work. A credential is checked by a server of its own (`validateMpp`), which recomputes the id and
+ * compares the request with the route's.
+ */
+const CHALLENGE_TEMPLATE_LIMIT = 256;
+const challengeTemplates = new Map<string, ChallengeTemplate>();
 
 async function challengeHeader(lib: Lib, terms: MppTerms): Promise<string> {
-  const challenge = await challengeServer(lib, terms).challenge.tempo.charge({
+  const expires = new Date(Date.now() + terms.validitySeconds * 1000).toISOString();
+  const key = JSON.stringify(terms);
+  const template = challengeTemplates.get(key);
+  if (template) {
+    challengeTemplates.delete(key);
+    challengeTemplates.set(key, template);
+    return lib.Challenge.serialize(lib.Challenge.from({ ...template, secretKey: terms.secret, expires }));
+  }
+  const challenge = await serverFor(lib, terms).challenge.tempo.charge({
     ...routeRequest(terms),
     description: terms.description,
     scope: terms.scope,
-    expires: new Date(Date.now() + terms.validitySeconds * 1000).toISOString(),
+    expires,
   });
+  const { id: _id, expires: _expires, opaque: _opaque, ...fresh } = challenge;
+  if (challengeTemplates.size >= CHALLENGE_TEMPLATE_LIMIT) challengeTemplates.delete(challengeTemplates.keys().next().value!);
+  challengeTemplates.set(key, fresh);
   return lib.Challenge.serialize(challenge);
 }
 

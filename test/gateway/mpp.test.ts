@@ -84,6 +84,22 @@ describe("MPP: challenge → credential → receipt", () => {
   });
 });
 
+describe("MPP: later challenges for the same terms", () => {
+  it("are built from the first one (new id and expiry, same request and paywall) and pay the same way", async () => {
+    const shop = await mppShop({ price: "3100" });
+    const first = Challenge.fromResponse(await gatewayFetch(shop.mpp)); // built by mppx's server
+    const { credential } = await credentialFor(shop.mpp); // its challenge is built from the first one
+    const later = Credential.deserialize(credential).challenge;
+    expect(later.id).not.toBe(first.id);
+    expect(later.request).toEqual(first.request);
+    expect(later.opaque).toBe(first.opaque);
+    const res = await pay(shop.mpp, credential);
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(Receipt.fromResponse(res)).toMatchObject({ method: "tempo", status: "success" });
+    expect(await balanceOf(shop.recipient)).toBe(3_100n);
+  });
+});
+
 describe("MPP: a payment is used once", () => {
   it("a replayed credential is refused, never forwarded twice, charged once", async () => {
     const shop = await mppShop({ price: "2000" });
