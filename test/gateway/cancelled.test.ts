@@ -4,20 +4,11 @@
 // environment is the test one: MPP, since its Tempo RPC is routed there), so the runtime cancels it as it cancels a
 // client that disconnects.
 import { env, exports } from "cloudflare:workers";
-import { createClient, http } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
-import { tempoModerato } from "viem/chains";
-import { Actions } from "viem/tempo";
 import { describe, expect, it } from "vitest";
 import { createMppBuyer } from "../localnet/mpp-buyer.ts";
-import { gatewayFetch, history, net, openShop, upstreamRequests, waitFor } from "./support.ts";
-
-const RPC = "https://tempo-rpc.gateway.test";
-const tempo = net.tempo!;
-const chain = { ...tempoModerato, id: tempo.chainId, rpcUrls: { default: { http: [RPC] } } };
-const client = createClient({ chain, transport: http(RPC, { retryCount: 0 }) });
-const balanceOf = async (address: string) =>
-  (await Actions.token.getBalance(client, { token: tempo.currency, account: address as `0x${string}` })).amount;
+import { gatewayFetch, history, openShop, upstreamRequests, waitFor } from "./support.ts";
+import { tempoBalanceOf as balanceOf, TEMPO_RPC as RPC, tempo } from "./tempo-support.ts";
 
 describe("a request cancelled after the payment was recorded", () => {
   it("still settles and records its outcome: COMPLETED with the hash, the recipient paid once", async () => {

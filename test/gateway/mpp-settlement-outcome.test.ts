@@ -6,11 +6,9 @@
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { Credential, Receipt } from "mppx";
-import { createClient, http } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { sendRawTransactionSync } from "viem/actions";
-import { tempoModerato } from "viem/chains";
-import { Actions, Account as TempoAccount, Transaction } from "viem/tempo";
+import { Account as TempoAccount, Transaction } from "viem/tempo";
 import { describe, expect, it } from "vitest";
 import { EXPIRY_MARGIN_MS } from "../../src/gateway/chain-outcome.ts";
 import { PAYMENT_SWEEP_CRON, SWEEP_MIN_AGE_MS } from "../../src/gateway/reconcile.ts";
@@ -19,13 +17,7 @@ import worker from "../../src/index.ts";
 import { createMppBuyer } from "../localnet/mpp-buyer.ts";
 import { send } from "../support/client.ts";
 import { GATEWAY_ENV, gatewayFetch, history, net, openShop, upstreamRequests } from "./support.ts";
-
-const RPC = "https://tempo-rpc.gateway.test";
-const tempo = net.tempo!;
-const chain = { ...tempoModerato, id: tempo.chainId, rpcUrls: { default: { http: [RPC] } } };
-const client = createClient({ chain, transport: http(RPC, { retryCount: 0 }) });
-const balanceOf = async (address: string) =>
-  (await Actions.token.getBalance(client, { token: tempo.currency, account: address as `0x${string}` })).amount;
+import { tempoBalanceOf as balanceOf, tempoClient as client, TEMPO_RPC as RPC, tempo } from "./tempo-support.ts";
 
 let nextBuyer = 0;
 const mppBuyer = () => {

@@ -4,19 +4,12 @@ import { env } from "cloudflare:workers";
 import { Challenge, Credential, Receipt } from "mppx";
 import { createClient, http } from "viem";
 import { generatePrivateKey, privateKeyToAccount, privateKeyToAddress } from "viem/accounts";
-import { tempoModerato } from "viem/chains";
 import { Actions } from "viem/tempo";
 import { describe, expect, it } from "vitest";
 import { createMppBuyer } from "../localnet/mpp-buyer.ts";
 import { send } from "../support/client.ts";
-import { GATEWAY_ENV, gatewayFetch, history, net, openShop, type ShopOptions, upstreamRequests, waitFor } from "./support.ts";
-
-const RPC = "https://tempo-rpc.gateway.test";
-const tempo = net.tempo!;
-const chain = { ...tempoModerato, id: tempo.chainId, rpcUrls: { default: { http: [RPC] } } };
-const client = createClient({ chain, transport: http(RPC, { retryCount: 0 }) });
-const balanceOf = async (address: string) =>
-  (await Actions.token.getBalance(client, { token: tempo.currency, account: address as `0x${string}` })).amount;
+import { GATEWAY_ENV, gatewayFetch, history, openShop, type ShopOptions, upstreamRequests, waitFor } from "./support.ts";
+import { tempoBalanceOf as balanceOf, tempoChain as chain, TEMPO_RPC as RPC, tempo } from "./tempo-support.ts";
 
 let nextBuyer = 0;
 /** A fresh funded account per payment (anvil mines one expiring-nonce transaction per account: see tempo.ts). */
