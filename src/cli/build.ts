@@ -2,8 +2,9 @@
 // It differs from wrangler's own bundling in that parts of the libraries the Worker never runs are left out, so the
 // whole Worker stays under its 300 KiB gzip budget (issue 12, "Performance"; `GZIP_LIMIT_KIB` below):
 // - zod: its 60 locale modules are English only, the one the API uses (esbuild cannot tree-shake zod's
-//   `export * as locales`); `z.compile` (it generates code with `new Function`, which Workers forbid) and
-//   `z.fromJSONSchema` (nothing here builds a schema from JSON Schema) throw when called.
+//   `export * as locales`); `z.compile` (it generates code with `new Function`, which Workers forbid),
+//   `z.fromJSONSchema` and zod's JSON Schema output (nothing here reads or writes JSON Schema: the OpenAPI document
+//   comes from zod-to-openapi's own walk of the schemas) throw when called.
 // - viem's Multicall3 bytecode (deployless batched calls; no client in the Worker batches calls).
 // - ox: private keys from a BIP-39 mnemonic throw (the Worker holds no wallet); and its barrels are narrowed to the
 //   namespaces each importer names (`narrowOxBarrels`, same modules).
@@ -13,7 +14,7 @@
 // - `mppx/server`, imported by src/gateway/mppx.ts only, is `Mppx` (mppx's server/Mppx.js, unchanged) and `tempo` =
 //   `{ charge }` (its tempo/server/Charge.js, unchanged): the package index also loads the session and subscription
 //   intents, the Stripe and EVM methods, which the gateway never offers.
-// - `viem/tempo`, imported from mppx's server-side files only, is the members mppx's charge server reads, taken by
+// - `viem/tempo`, imported from mppx's server-side files and src/gateway/tempo-transaction.ts, is the members they read, taken by
 //   name from viem's own modules (`Abis.tip20`, `Abis.stablecoinDex`, `Transaction`, `Addresses`, `TokenId`). The
 //   `Actions` it names (token metadata and balances, fee tokens, the DEX, access keys) and `withFeePayer` serve paths
 //   the gateway never takes — a fee payer (local or remote), the payment page's amount, proof credentials — and throw,
