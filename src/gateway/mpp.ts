@@ -234,7 +234,9 @@ export async function validateMpp(terms: MppTerms, authorization: string): Promi
   if (facts.validBefore === undefined || facts.validBefore * 1000 > expiresAt.getTime() + VALID_BEFORE_SKEW_MS) {
     return mppRefusal(terms, "The transaction must expire (validBefore) no later than the challenge");
   }
-  const server = serverFor(lib, terms);
+  // One server validates now and broadcasts later; validation sends nothing, so `watch` notes only the broadcast.
+  const watch: SendWatch = { submitted: false };
+  const server = serverFor(lib, terms, watch);
   const options = { request: routeRequest(terms), realm: terms.realm, scope: terms.scope };
   let payer: string;
   try {
@@ -245,8 +247,6 @@ export async function validateMpp(terms: MppTerms, authorization: string): Promi
     return mppRefusal(terms, err instanceof Error ? err : String(err));
   }
   if (!/^0x[0-9a-fA-F]{40}$/.test(payer)) return mppRefusal(terms, "The transaction names no sender");
-  const watch: SendWatch = { submitted: false };
-  const sender = serverFor(lib, terms, watch);
   return {
     challengeId: credential.challenge.id,
     payer,
@@ -254,7 +254,7 @@ export async function validateMpp(terms: MppTerms, authorization: string): Promi
     txHash: facts.hash,
     validBefore: new Date(facts.validBefore * 1000),
     broadcast: async () => {
-      const receipt = await sender.broadcastCredential(credential, options);
+      const receipt = await server.broadcastCredential(credential, options);
       return { txHash: receipt.reference, receiptHeader: lib.Receipt.serialize(receipt) };
     },
     submitted: () => watch.submitted,
