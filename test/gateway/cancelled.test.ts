@@ -3,18 +3,16 @@
 // outcome's record still happen. The request goes through the Worker's real fetch handler (exports.default, whose
 // environment is the test one: MPP, since its Tempo RPC is routed there), so the runtime cancels it as it cancels a
 // client that disconnects.
-import { env, exports } from "cloudflare:workers";
-import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createMppBuyer } from "../localnet/mpp-buyer.ts";
 import { gatewayFetch, history, openShop, upstreamRequests, waitFor } from "./support.ts";
-import { tempoBalanceOf as balanceOf, TEMPO_RPC as RPC, tempo } from "./tempo-support.ts";
+import { tempoBalanceOf as balanceOf, TEMPO_RPC as RPC, setTempoWallet, tempo } from "./tempo-support.ts";
 
 describe("a request cancelled after the payment was recorded", () => {
   it("still settles and records its outcome: COMPLETED with the hash, the recipient paid once", async () => {
     const shop = await openShop({ networks: ["tempo-testnet"], price: "9100", route: "/hang/1500/echo" });
-    const recipient = privateKeyToAddress(generatePrivateKey());
-    await env.DB.prepare("UPDATE tenants SET tempo_wallet_address = ? WHERE id = ?").bind(recipient, shop.actor.tenant.id).run();
+    const recipient = await setTempoWallet(shop.actor.tenant.id);
     const buyer = createMppBuyer({
       privateKey: tempo.buyers[0]!.privateKey,
       rpcUrl: RPC,

@@ -1,13 +1,9 @@
-// The x402 challenge is built once per isolate for the same terms (src/gateway/x402.ts), and so is the server that
-// issues MPP challenges (src/gateway/mpp.ts): what a buyer sees must still follow every change of the paywall and its
-// tenant at once, and a 402 that names an error is never reused for another request.
-import { env } from "cloudflare:workers";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { Challenge } from "mppx";
-import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import { api } from "../support/client.ts";
 import { balanceOf, gatewayFetch, history, net, openShop, signedPayment, upstreamRequests } from "./support.ts";
+import { setTempoWallet } from "./tempo-support.ts";
 
 const challengeOf = async (url: string, init?: RequestInit) => {
   const res = await gatewayFetch(url, init);
@@ -100,11 +96,6 @@ describe("the MPP challenge after the paywall or its tenant changed", () => {
   it("names the new price, description and recipient at once, and its own paywall", async () => {
     const shop = await openShop({ networks: ["tempo-testnet"], price: "1000", paywall: { description: "First" } });
     const mpp = shop.mpp as string;
-    const setTempoWallet = async (tenantId: string) => {
-      const address = privateKeyToAddress(generatePrivateKey());
-      await env.DB.prepare("UPDATE tenants SET tempo_wallet_address = ? WHERE id = ?").bind(address, tenantId).run();
-      return address;
-    };
     const firstRecipient = await setTempoWallet(shop.actor.tenant.id);
     const first = await mppChallengeOf(mpp);
     expect(first.request).toMatchObject({ amount: "1000", recipient: firstRecipient });
@@ -119,7 +110,7 @@ describe("the MPP challenge after the paywall or its tenant changed", () => {
 
     // Another tenant's paywall on the same terms gets challenges bound to its own paywall.
     const other = await openShop({ networks: ["tempo-testnet"], price: "2000", paywall: { description: "Second" } });
-    await env.DB.prepare("UPDATE tenants SET tempo_wallet_address = ? WHERE id = ?").bind(recipient, other.actor.tenant.id).run();
+    await setTempoWallet(other.actor.tenant.id, recipient);
     const theirs = await mppChallengeOf(other.mpp as string);
     expect(theirs.request).toMatchObject({ amount: "2000", recipient });
     // The paywall a challenge is bound to travels in its `opaque` (base64url JSON, HMAC-bound with the rest).

@@ -6,7 +6,6 @@
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { Credential, Receipt } from "mppx";
-import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { sendRawTransactionSync } from "viem/actions";
 import { Account as TempoAccount, Transaction } from "viem/tempo";
 import { describe, expect, it } from "vitest";
@@ -17,7 +16,14 @@ import worker from "../../src/index.ts";
 import { createMppBuyer } from "../localnet/mpp-buyer.ts";
 import { send } from "../support/client.ts";
 import { GATEWAY_ENV, gatewayFetch, history, net, openShop, upstreamRequests } from "./support.ts";
-import { tempoBalanceOf as balanceOf, tempoClient as client, TEMPO_RPC as RPC, tempo } from "./tempo-support.ts";
+import {
+  tempoBalanceOf as balanceOf,
+  tempoClient as client,
+  mppShop,
+  TEMPO_RPC as RPC,
+  setTempoWallet,
+  tempo,
+} from "./tempo-support.ts";
 
 let nextBuyer = 0;
 const mppBuyer = () => {
@@ -27,13 +33,6 @@ const mppBuyer = () => {
     ...createMppBuyer({ privateKey: account.privateKey, rpcUrl: RPC, chainId: tempo.chainId, fetch: gatewayFetch }),
   };
 };
-
-async function mppShop(price: string) {
-  const shop = await openShop({ networks: ["tempo-testnet"], price });
-  const recipient = privateKeyToAddress(generatePrivateKey());
-  await env.DB.prepare("UPDATE tenants SET tempo_wallet_address = ? WHERE id = ?").bind(recipient, shop.actor.tenant.id).run();
-  return { ...shop, mpp: shop.mpp as string, recipient };
-}
 
 /** A credential for the shop's challenge (pull mode: signed, nothing sent) and its signed transaction's facts. */
 async function credentialFor(url: string) {
@@ -77,7 +76,7 @@ const sweepAt = (at: number) => worker.scheduled(createScheduledController({ sch
 
 describe("MPP: the transaction was sent, then the RPC's answer was lost", () => {
   it("its receipt says it succeeded: the buyer gets the upstream's answer with a Payment-Receipt, COMPLETED with the hash", async () => {
-    const shop = await mppShop("8100");
+    const shop = await mppShop({ price: "8100" });
     const { credential, facts } = await credentialFor(shop.mpp);
     const res = await payThrough("answer-lost", shop.mpp, credential);
     const text = await res.text();
@@ -93,7 +92,7 @@ describe("MPP: the transaction was sent, then the RPC's answer was lost", () => 
 
 describe("MPP: the transaction was not sent, and the RPC's answer was lost", () => {
   it("no receipt yet: 502 PAYMENT_OUTCOME_UNKNOWN with the hash, PENDING with it; mined later, the sweep records COMPLETED", async () => {
-    const shop = await mppShop("8200");
+    const shop = await mppShop({ price: "8200" });
     const { credential, signed, facts } = await credentialFor(shop.mpp);
     const res = await payThrough("send-dropped", shop.mpp, credential);
     expect(res.status).toBe(502);
@@ -117,7 +116,7 @@ describe("MPP: the transaction was not sent, and the RPC's answer was lost", () 
   });
 
   it("the same credential again while PENDING: the same 502 and transaction, no new challenge, not a refused attempt", async () => {
-    const shop = await mppShop("8250");
+    const shop = await mppShop({ price: "8250" });
     const { credential, facts } = await credentialFor(shop.mpp);
     // An address allowed one refused attempt: replays of an unsettled payment are not refusals (never a 429).
     const client = { ip: "198.51.100.250", refusalLimit: 1 };
@@ -140,7 +139,7 @@ describe("MPP: the transaction was not sent, and the RPC's answer was lost", () 
   });
 
   it("never mined: PENDING while it could still be, FAILED by the sweep once past its validBefore", async () => {
-    const shop = await mppShop("8300");
+    const shop = await mppShop({ price: "8300" });
     const { credential, facts } = await credentialFor(shop.mpp);
     expect((await payThrough("send-dropped", shop.mpp, credential)).status).toBe(502);
     const validBefore = (facts.validBefore as number) * 1000;
@@ -160,7 +159,7 @@ describe("MPP: the transaction was not sent, and the RPC's answer was lost", () 
 
 describe("MPP: the node refuses the sent transaction (a JSON-RPC error)", () => {
   it("the money did not move: 402 with a fresh challenge, FAILED, not 502", async () => {
-    const shop = await mppShop("8400");
+    const shop = await mppShop({ price: "8400" });
     const { credential } = await credentialFor(shop.mpp);
     const res = await payThrough("send-refused", shop.mpp, credential);
     expect(res.status, await res.clone().text()).toBe(402);
@@ -173,7 +172,7 @@ describe("MPP: the node refuses the sent transaction (a JSON-RPC error)", () => 
 
 describe("MPP: the transaction's own expiry", () => {
   it("a validBefore later than the challenge's expiry, or none: 402 before anything is forwarded or recorded", async () => {
-    const shop = await mppShop("8500");
+    const shop = await mppShop({ price: "8500" });
     const c = await credentialFor(shop.mpp);
     for (const validBefore of [Math.floor(Date.now() / 1000) + 3600, undefined]) {
       const res = await send(
@@ -188,7 +187,7 @@ describe("MPP: the transaction's own expiry", () => {
   });
 
   it("too little time left before the transaction expires: 402 before the upstream is called", async () => {
-    const shop = await mppShop("8600");
+    const shop = await mppShop({ price: "8600" });
     const c = await credentialFor(shop.mpp);
     const credential = await withValidBefore(c, Math.floor(Date.now() / 1000) + 5);
     const res = await send(new Request(shop.mpp, { headers: { Authorization: credential } }), GATEWAY_ENV);
@@ -201,8 +200,7 @@ describe("MPP: the transaction's own expiry", () => {
 
   it("an upstream slower than the transaction allows is cut short: 504, FAILED, nothing charged (not an expired broadcast)", async () => {
     const shop = await openShop({ networks: ["tempo-testnet"], price: "8700", route: "/hang/27000" });
-    const recipient = privateKeyToAddress(generatePrivateKey());
-    await env.DB.prepare("UPDATE tenants SET tempo_wallet_address = ? WHERE id = ?").bind(recipient, shop.actor.tenant.id).run();
+    const recipient = await setTempoWallet(shop.actor.tenant.id);
     const { credential, facts } = await credentialFor(shop.mpp as string);
     const res = await send(new Request(shop.mpp as string, { headers: { Authorization: credential } }), GATEWAY_ENV);
     expect(res.status, await res.clone().text()).toBe(504);

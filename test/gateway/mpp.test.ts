@@ -3,13 +3,13 @@
 import { env } from "cloudflare:workers";
 import { Challenge, Credential, Receipt } from "mppx";
 import { createClient, http } from "viem";
-import { generatePrivateKey, privateKeyToAccount, privateKeyToAddress } from "viem/accounts";
+import { privateKeyToAccount } from "viem/accounts";
 import { Actions } from "viem/tempo";
 import { describe, expect, it } from "vitest";
 import { createMppBuyer } from "../localnet/mpp-buyer.ts";
 import { send } from "../support/client.ts";
-import { GATEWAY_ENV, gatewayFetch, history, openShop, type ShopOptions, upstreamRequests, waitFor } from "./support.ts";
-import { tempoBalanceOf as balanceOf, tempoChain as chain, TEMPO_RPC as RPC, tempo } from "./tempo-support.ts";
+import { GATEWAY_ENV, gatewayFetch, history, upstreamRequests, waitFor } from "./support.ts";
+import { tempoBalanceOf as balanceOf, tempoChain as chain, mppShop, TEMPO_RPC as RPC, tempo } from "./tempo-support.ts";
 
 let nextBuyer = 0;
 /** A fresh funded account per payment (anvil mines one expiring-nonce transaction per account: see tempo.ts). */
@@ -18,14 +18,6 @@ const mppBuyer = (mode?: "pull" | "push") => {
   if (!account || nextBuyer >= tempo.buyers.length) throw new Error("out of funded Tempo buyers (the last one is mpp-wiring's)");
   return createMppBuyer({ privateKey: account.privateKey, rpcUrl: RPC, chainId: tempo.chainId, fetch: gatewayFetch, mode });
 };
-
-/** A shop on the Tempo testnet whose tenant's Tempo wallet is fresh (so balance assertions never race). */
-async function mppShop(options: ShopOptions = {}) {
-  const shop = await openShop({ networks: ["tempo-testnet"], ...options });
-  const recipient = privateKeyToAddress(generatePrivateKey());
-  await env.DB.prepare("UPDATE tenants SET tempo_wallet_address = ? WHERE id = ?").bind(recipient, shop.actor.tenant.id).run();
-  return { ...shop, mpp: shop.mpp as string, recipient };
-}
 
 /** A credential for the shop's current challenge, built by mppx's client (nothing is sent in pull mode). */
 async function credentialFor(url: string, buyer = mppBuyer()) {

@@ -2,11 +2,11 @@
 // verification (a facilitator /verify, an eth_call on the Tempo RPC), so an address whose payments keep being
 // refused gets 429 before anything is verified. Payments that verify never count; challenges are never limited.
 
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createMppBuyer } from "../localnet/mpp-buyer.ts";
 import { send } from "../support/client.ts";
 import { FACILITATOR, GATEWAY_ENV, gatewayFetch, history, net, openShop, signedPayment, upstreamRequests } from "./support.ts";
+import { setTempoWallet } from "./tempo-support.ts";
 
 const LIMITED = { ...GATEWAY_ENV, PAYMENT_REFUSAL_LIMIT: "3" } as Partial<Env>;
 let n = 0;
@@ -67,9 +67,7 @@ describe("refused payment attempts per client address", () => {
 describe("refused MPP payment attempts", () => {
   it("count against the same address; over the limit, a genuine credential gets 429 before mppx validates it", async () => {
     const shop = await openShop({ networks: ["tempo-testnet"], price: "1300" });
-    await env.DB.prepare("UPDATE tenants SET tempo_wallet_address = ? WHERE id = ?")
-      .bind(net.tempo!.merchant.address, shop.actor.tenant.id)
-      .run();
+    await setTempoWallet(shop.actor.tenant.id, net.tempo!.merchant.address);
     const url = shop.mpp as string;
     const ip = address();
     const payMpp = (authorization: string) =>

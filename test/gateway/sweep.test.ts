@@ -6,7 +6,6 @@ import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { Credential } from "mppx";
 import { createClient, http, keccak256, toHex } from "viem";
-import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { sendRawTransactionSync } from "viem/actions";
 import { tempoModerato } from "viem/chains";
 import { afterEach, describe, expect, it } from "vitest";
@@ -20,7 +19,8 @@ import {
 import worker from "../../src/index.ts";
 import { createMppBuyer } from "../localnet/mpp-buyer.ts";
 import { api, send } from "../support/client.ts";
-import { GATEWAY_ENV, gatewayFetch, net, openShop } from "./support.ts";
+import { GATEWAY_ENV, gatewayFetch, net } from "./support.ts";
+import { mppShop } from "./tempo-support.ts";
 
 const RPC = "https://tempo-rpc.gateway.test";
 const tempo = net.tempo!;
@@ -28,13 +28,6 @@ const chain = { ...tempoModerato, id: tempo.chainId, rpcUrls: { default: { http:
 const client = createClient({ chain, transport: http(RPC, { retryCount: 0 }) });
 // Buyers the MPP outcome tests do not use (they run in their own file; accounts are shared by the chain).
 let nextBuyer = tempo.buyers.length - 1;
-
-async function mppShop() {
-  const shop = await openShop({ networks: ["tempo-testnet"], price: "9100" });
-  const recipient = privateKeyToAddress(generatePrivateKey());
-  await env.DB.prepare("UPDATE tenants SET tempo_wallet_address = ? WHERE id = ?").bind(recipient, shop.actor.tenant.id).run();
-  return { ...shop, mpp: shop.mpp as string, recipient };
-}
 
 /** An MPP payment left PENDING (its transaction not sent), then sent by the buyer: on chain, not yet recorded. */
 async function pendingButPaid(shop: Awaited<ReturnType<typeof mppShop>>) {
@@ -105,7 +98,7 @@ afterEach(async () => {
 
 describe("the sweep's queue", () => {
   it("a full batch of payments that stay unknown does not starve a newer one: the next run reaches and settles it", async () => {
-    const shop = await mppShop();
+    const shop = await mppShop({ price: "9100" });
     const paid = await pendingButPaid(shop);
     const fillers = await unknownPayments(shop, SWEEP_BATCH);
     const later = Date.now() + SWEEP_MIN_AGE_MS + 1_000;
@@ -118,7 +111,7 @@ describe("the sweep's queue", () => {
   }, 60_000);
 
   it("a payment whose paywall was deleted is settled all the same, with its event", async () => {
-    const shop = await mppShop();
+    const shop = await mppShop({ price: "9100" });
     const paid = await pendingButPaid(shop);
     const deleted = await api(`/v1/paywalls/${shop.paywallId}`, { key: shop.actor.key, method: "DELETE" });
     expect(deleted.status, deleted.text).toBe(200);
@@ -129,7 +122,7 @@ describe("the sweep's queue", () => {
   }, 60_000);
 
   it(`a network whose RPC failed ${SWEEP_RPC_FAILURES} times is not asked again in that run: its other payments wait`, async () => {
-    const shop = await mppShop();
+    const shop = await mppShop({ price: "9100" });
     const fillers = await unknownPayments(shop, SWEEP_RPC_FAILURES + 2);
     // The Tempo RPC answers with a proxy's error page: "the chain could not be reached".
     const overrides = { ...JSON.parse(net.networkOverrides), "tempo-testnet": { rpcUrl: "https://unrouted.gateway.test" } };
@@ -138,7 +131,7 @@ describe("the sweep's queue", () => {
   });
 
   it("past the run's deadline no payment is taken: all wait for the next run, unchecked", async () => {
-    const shop = await mppShop();
+    const shop = await mppShop({ price: "9100" });
     const fillers = await unknownPayments(shop, 3);
     const result = await sweepPendingPayments(env, new Date(Date.now() + SWEEP_MIN_AGE_MS + 1_000), 0);
     expect(result).toMatchObject({ checked: 0, pending: 0 });
