@@ -1,15 +1,15 @@
-import { createApp } from "./app.ts";
 import { getDb } from "./db/client.ts";
 import { deleteExpiredIdempotencyKeys } from "./db/idempotency.ts";
 import { PAYMENT_SWEEP_CRON, sweepPendingPayments } from "./gateway/reconcile.ts";
+import { createWorker } from "./worker.ts";
 
-export { Ingest } from "./ingest/entrypoint.ts";
-export { RateLimiter } from "./rate-limit/durable-object.ts";
+export { Ingest } from "./core/ledger/entrypoint.ts";
+export { RateLimiter } from "./core/rate-limit/durable-object.ts";
 
-const app = createApp();
+const worker = createWorker();
 
 export default {
-  fetch: app.fetch,
+  fetch: worker.fetch,
   /**
    * The Cron Triggers of wrangler.toml. Every five minutes: settles the gateway's PENDING payments from the chain
    * (src/gateway/reconcile.ts). Hourly: deletes idempotency records past their 24 hours.

@@ -13,12 +13,12 @@ import {
   revokeKey,
   seedDemo,
 } from "../src/admin/commands.ts";
+import { ApiError } from "../src/core/http/errors.ts";
+import { hashApiKey } from "../src/core/keys/api-key.ts";
+import { SCOPES } from "../src/core/keys/scopes.ts";
 import { countActiveKeys, MAX_ACTIVE_KEYS_PER_TENANT } from "../src/db/api-keys.ts";
 import { getDb } from "../src/db/client.ts";
-import { ApiError } from "../src/errors.ts";
-import { hashApiKey } from "../src/lib/api-key.ts";
 import { newId } from "../src/lib/ids.ts";
-import { SCOPES } from "../src/lib/scopes.ts";
 import { api } from "./support/client.ts";
 import { createApiKey, randomWallet } from "./support/factories.ts";
 

@@ -7,13 +7,12 @@
  * `ALREADY_REVOKED`. Dates go out as ISO strings. The raw key leaves this module once, from `createKey`.
  */
 import { z } from "zod";
+import { ApiError } from "../core/http/errors.ts";
+import { type CreatedKeyOutput, createKey, parseInput as parse } from "../core/keys/management.ts";
+import { SCOPES } from "../core/keys/scopes.ts";
 import type { Db } from "../db/client.ts";
 import type { Tenant } from "../db/schema.ts";
-import { findTenantById, hasAnyTenant, insertTenantIfEmailFree, listTenants } from "../db/tenants.ts";
-import { ApiError } from "../errors.ts";
-import { type CreatedKeyOutput, createKey, Name, parseInput as parse } from "../keys/management.ts";
-import { newId } from "../lib/ids.ts";
-import { SCOPES } from "../lib/scopes.ts";
+import { findTenantById, hasAnyTenant, listTenants } from "../db/tenants.ts";
 
 // The key commands are the shared key-management module's (the dashboard uses the same rules).
 export {
@@ -29,65 +28,14 @@ export {
   removeKey,
   resumeKey,
   revokeKey,
-} from "../keys/management.ts";
+} from "../core/keys/management.ts";
 
-// ---------------------------------------------------------------------------------------------------------------
-// Input schemas
+// The tenant rules are the shared tenants module's (the dashboard's sign-up uses the same ones).
+import { createTenant, type TenantOutput, tenantOutput } from "../core/tenants.ts";
 
-const Wallet = z
-  .string()
-  .trim()
-  .regex(/^0x[a-fA-F0-9]{40}$/, "Must be an address: 0x followed by 40 hex characters");
-
-/** Emails are compared case-insensitively: stored trimmed and lowercased, so the unique index catches `A@x` vs `a@x`. */
-const Email = z.string().trim().toLowerCase().pipe(z.email("Must be an email address").max(320));
+export { createTenant, TenantCreateInput, type TenantOutput, tenantOutput } from "../core/tenants.ts";
 
 const Id = z.string().trim().min(1, "Required").max(100);
-
-export const TenantCreateInput = z.strictObject({
-  email: Email,
-  name: Name,
-  wallet: Wallet,
-  tempoWallet: Wallet.nullish(),
-});
-export type TenantCreateInput = z.input<typeof TenantCreateInput>;
-
-// ---------------------------------------------------------------------------------------------------------------
-// Outputs
-
-export interface TenantOutput {
-  id: string;
-  email: string;
-  name: string;
-  walletAddress: string;
-  tempoWalletAddress: string | null;
-  createdAt: string;
-}
-
-export const tenantOutput = (t: Tenant): TenantOutput => ({
-  id: t.id,
-  email: t.email,
-  name: t.name,
-  walletAddress: t.walletAddress,
-  tempoWalletAddress: t.tempoWalletAddress,
-  createdAt: t.createdAt.toISOString(),
-});
-
-// ---------------------------------------------------------------------------------------------------------------
-// Tenants
-
-export async function createTenant(db: Db, input: TenantCreateInput): Promise<TenantOutput> {
-  const v = parse(TenantCreateInput, input);
-  const tenant = await insertTenantIfEmailFree(db, {
-    id: newId("ten"),
-    email: v.email,
-    name: v.name,
-    walletAddress: v.wallet,
-    tempoWalletAddress: v.tempoWallet ?? null,
-  });
-  if (!tenant) throw new ApiError("CONFLICT", `A tenant with the email ${v.email} already exists`);
-  return tenantOutput(tenant);
-}
 
 export async function listAllTenants(db: Db): Promise<TenantOutput[]> {
   return (await listTenants(db)).map(tenantOutput);
@@ -113,7 +61,7 @@ export async function demoData(db: Db, input: DemoDataInput) {
   const v = parse(DemoDataInput, input);
   const tenant = await requireTenant(db, v.tenant);
   // Loaded on demand: the ingestion code pulls in the API's schemas, which the other commands do not need.
-  const { writeDemoData } = await import("../ingest/demo-data.ts");
+  const { writeDemoData } = await import("./demo-data.ts");
   return writeDemoData(db, tenant, v.count);
 }
 

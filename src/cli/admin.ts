@@ -18,11 +18,11 @@ import {
   resumeKey,
   revokeKey,
 } from "../admin/commands.ts";
+import { ApiError } from "../core/http/errors.ts";
+import { SCOPES } from "../core/keys/scopes.ts";
 import { createSignInLink } from "../dashboard/sign-in-links.ts";
 import { type Db, getDb } from "../db/client.ts";
-import { ApiError } from "../errors.ts";
 import { formatIssues, type Issue } from "../lib/issues.ts";
-import { SCOPES } from "../lib/scopes.ts";
 import { applyLocalMigrations, type D1Handle, openD1, pendingMigrations, reserveStdout } from "./platform.ts";
 
 const USAGE = `Usage: npm run -s admin -- [--remote] <command>

@@ -15,9 +15,9 @@ import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs
 import { constants } from "node:os";
 import { join } from "node:path";
 import { DEMO_TENANT, listAllTenants, seedDemo } from "../admin/commands.ts";
+import { generateKeyRingSecret } from "../core/secrets/secret-box.ts";
 import { createSignInLink } from "../dashboard/sign-in-links.ts";
 import { getDb } from "../db/client.ts";
-import { generateKeyRingSecret } from "../lib/secret-box.ts";
 import { applyLocalMigrations, openD1, PROJECT_ROOT, stopWithUs, WRANGLER_BIN, wranglerEnv } from "./platform.ts";
 
 const DEFAULT_PORT = "8787";
@@ -105,7 +105,9 @@ async function main(): Promise<void> {
     return runDevPaymentLoop(Number(port));
   }
 
-  const child = spawn(WRANGLER_BIN, ["dev", "--var", "DASHBOARD_SIGNUP:open", ...args], {
+  // Two origins on one port: the API and dashboard on `localhost`, the payment URLs on `127.0.0.1`.
+  const vars = ["--var", "DASHBOARD_SIGNUP:open", "--var", `PAYMENT_BASE_URL:http://127.0.0.1:${port}`];
+  const child = spawn(WRANGLER_BIN, ["dev", ...vars, ...args], {
     cwd: PROJECT_ROOT,
     env: wranglerEnv(),
     stdio: "inherit",

@@ -4,11 +4,11 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { createApp } from "../app.ts";
+import { createApi } from "../api/app.ts";
 
 const out = resolve(process.argv[2] ?? "dist/openapi.json");
 console.log = console.error; // the request's access-log line goes to stderr; stdout stays empty
-const res = await createApp().request("/openapi.json", {}, {} as Env);
+const res = await createApi().request("/openapi.json", {}, {} as Env);
 if (res.status !== 200) throw new Error(`/openapi.json answered ${res.status}`);
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, `${JSON.stringify(await res.json(), null, 2)}\n`);

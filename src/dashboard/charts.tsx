@@ -4,9 +4,10 @@
  * a tooltip (`<title>`) on every bar and point, and the same figures as a table. Amounts stay integer micro-USDC
  * (bigint) from the database to the label; only pixel geometry is computed in numbers.
  */
+
+import { formatUsdc, formatUsdcShort } from "../core/money/usdc.ts";
 import type { DayStats } from "../db/daily-stats.ts";
 import { formatCount as count } from "../lib/digits.ts";
-import { formatUsdc, formatUsdcShort } from "../lib/usdc.ts";
 
 /** The drawing's own coordinate system; the SVG scales to its container. */
 const WIDTH = 480;

@@ -11,7 +11,7 @@ import type { MiddlewareHandler } from "hono";
 import { csrf } from "hono/csrf";
 import { HTTPException } from "hono/http-exception";
 import { randomHex } from "../lib/ids.ts";
-import type { DashboardEnv } from "./context.ts";
+import type { DashboardEnv } from "./env.ts";
 
 const FORM_TYPE = /^(application\/x-www-form-urlencoded|multipart\/form-data)(;|$)/i;
 const SAFE_METHOD = /^(GET|HEAD|OPTIONS)$/;

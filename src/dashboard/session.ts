@@ -7,7 +7,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { findLiveSession, insertSession, revokeSession, touchSession } from "../db/dashboard.ts";
 import { randomHex, sha256Hex } from "../lib/ids.ts";
-import type { DashboardEnv } from "./context.ts";
+import type { DashboardEnv } from "./env.ts";
 
 export const SESSION_COOKIE = "__Host-dashboard_session";
 export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;

@@ -3,10 +3,11 @@
  * for the demo tenant: a random token in the URL, only its SHA-256 stored, usable once within 10 minutes.
  * Plain functions over a drizzle `Db` (no `cloudflare:workers`), so the CLI runs them too.
  */
+
+import { ApiError } from "../core/http/errors.ts";
 import type { Db } from "../db/client.ts";
 import { consumeSignInLink, insertSignInLink } from "../db/dashboard.ts";
 import { findTenantById } from "../db/tenants.ts";
-import { ApiError } from "../errors.ts";
 import { randomHex, sha256Hex } from "../lib/ids.ts";
 
 export const LINK_TTL_MS = 10 * 60 * 1000;

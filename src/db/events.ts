@@ -1,8 +1,8 @@
 import { count, eq, getTableColumns, inArray, sql } from "drizzle-orm";
-import type { Page } from "../paging.ts";
 import type { Db } from "./client.ts";
 import { selectEventCounts } from "./counts.ts";
 import { type HistoryFilter, historyWhere, newestFirst } from "./history.ts";
+import type { Page } from "./page.ts";
 import { EVENT_TYPES, type EventRow, type EventType, events, paywalls } from "./schema.ts";
 
 export interface EventFilter extends HistoryFilter {

@@ -1,8 +1,8 @@
 import { and, count, desc, eq, exists, gt, inArray, isNull, type SQL, sql } from "drizzle-orm";
-import type { Page } from "../paging.ts";
 import type { Db } from "./client.ts";
 import { countOf, selectCountOf } from "./counts.ts";
 import { batchRecording, type ResponseRecorder } from "./idempotency.ts";
+import type { Page } from "./page.ts";
 import { type Mode, type PaywallRow, paywalls, services } from "./schema.ts";
 
 export type NewPaywall = typeof paywalls.$inferInsert;

@@ -1,8 +1,8 @@
 import { and, desc, eq, exists, gt, inArray, type SQL, sql } from "drizzle-orm";
-import type { Page } from "../paging.ts";
 import type { Db } from "./client.ts";
 import { countOf } from "./counts.ts";
 import { batchRecording, type ResponseRecorder } from "./idempotency.ts";
+import type { Page } from "./page.ts";
 import { type Mode, type PaywallRow, paywalls, type ServiceRow, services } from "./schema.ts";
 
 export type NewService = typeof services.$inferInsert;

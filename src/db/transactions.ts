@@ -1,8 +1,8 @@
 import { and, count, eq, getTableColumns, inArray } from "drizzle-orm";
-import type { Page } from "../paging.ts";
 import type { Db } from "./client.ts";
 import { selectCountOf } from "./counts.ts";
 import { type HistoryFilter, historyWhere, newestFirst } from "./history.ts";
+import type { Page } from "./page.ts";
 import { paywalls, type TransactionRow, type TransactionStatus, transactions } from "./schema.ts";
 
 export interface TransactionFilter extends HistoryFilter {

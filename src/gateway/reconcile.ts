@@ -1,9 +1,9 @@
+import { recordPaymentOutcome } from "../core/ledger/ingest.ts";
+import { networkTable } from "../core/money/network-table.ts";
+import type { NetworkId } from "../core/money/networks.ts";
 import { getDb } from "../db/client.ts";
 import { findPendingPayments, notePaymentsChecked } from "../db/gateway.ts";
 import type { PaywallRow } from "../db/schema.ts";
-import { recordPaymentOutcome } from "../ingest/ingest.ts";
-import { networkTable } from "../lib/network-table.ts";
-import type { NetworkId } from "../lib/networks.ts";
 import { CHAIN_UNREACHABLE, type ChainOutcome, tempoChainOutcome, x402ChainOutcome } from "./chain-outcome.ts";
 import { outcomeEventIdOf } from "./payment-id.ts";
 

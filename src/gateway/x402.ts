@@ -14,8 +14,8 @@ import {
   type VerifyResponse,
 } from "@x402/core/types";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
-import { caip2, type NetworkEntry, networkOfCaip2 } from "../lib/network-table.ts";
-import type { NetworkId } from "../lib/networks.ts";
+import { caip2, type NetworkEntry, networkOfCaip2 } from "../core/money/network-table.ts";
+import type { NetworkId } from "../core/money/networks.ts";
 
 /**
  * The x402 v2 side of the gateway, built from `@x402/core`'s resource server and `@x402/evm`'s `exact` scheme:

@@ -6,7 +6,7 @@
 import "../support/canary-scan.ts";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { generateApiKey } from "../../src/lib/api-key.ts";
+import { generateApiKey } from "../../src/core/keys/api-key.ts";
 import { AUTH_FIELDS, AUTH_METHODS, type SpecAuthMethod as AuthMethod } from "../fixtures/spec.ts";
 import { canaries, canary, describeLeaks, harvestStoredSecrets, LeakScanner, registerApiKey } from "../support/canaries.ts";
 import { type ApiResult, type CallOptions, api as callWorker } from "../support/client.ts";

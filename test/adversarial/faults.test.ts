@@ -8,11 +8,11 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { Ingest } from "../../src/core/ledger/entrypoint.ts";
+import { recordEvents, recordTransactions } from "../../src/core/ledger/ingest.ts";
+import type { RateLimitDecision } from "../../src/core/rate-limit/durable-object.ts";
 import { getDb } from "../../src/db/client.ts";
-import { Ingest } from "../../src/ingest/entrypoint.ts";
-import { recordEvents, recordTransactions } from "../../src/ingest/ingest.ts";
 import { newId, randomHex } from "../../src/lib/ids.ts";
-import type { RateLimitDecision } from "../../src/rate-limit/durable-object.ts";
 import { type ApiResult, api } from "../support/client.ts";
 import { type CapturedConsole, captureConsole } from "../support/console.ts";
 import { createApiKey, insertRows, paywallRow, serviceRow } from "../support/factories.ts";

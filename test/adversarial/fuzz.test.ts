@@ -178,7 +178,7 @@ describe("deviations the fuzzer found", () => {
     const text = `{"slug":"deep","name":"n","targetType":"ROUTE","targetRoute":"/x","serviceId":"${actor.anchor.mainnet}","price":"1","currency":"USDC","networks":["base"],"fulfillmentMode":"PROXY","cacheRules":${deep}}`;
     const before = await snapshot(actor.tenant.id);
     const ans = await send(actor, { method: "POST", path: "/v1/paywalls", text });
-    // Today: 500 INTERNAL_ERROR (RangeError: Maximum call stack size exceeded in c.json, src/routes/paywalls/handlers.ts
+    // Today: 500 INTERNAL_ERROR (RangeError: Maximum call stack size exceeded in c.json, src/api/routes/paywalls/handlers.ts
     // createPaywall) after the row was inserted; from then on GET /v1/paywalls, GET /v1/services and
     // GET /v1/services/{id} of this tenant answer 500 too, and a retry is 409 CONFLICT.
     const reads = await Promise.all(

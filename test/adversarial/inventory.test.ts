@@ -2,7 +2,7 @@
 // served. Checked twice: statically against the routes Hono registered, and through the Worker (a documented
 // operation never reaches the not-found handler; an undocumented method on a documented path always does).
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { createApp } from "../../src/app.ts";
+import { createApi } from "../../src/api/app.ts";
 import { api } from "../support/client.ts";
 import { createApiKey } from "../support/factories.ts";
 
@@ -16,16 +16,7 @@ const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
  * Served on purpose but not documented: the document itself. It is outside `/v1`, needs no key and is not part of
  * the API a client programs against. (Its reference page, /docs, is a static asset: test/browser/docs.test.ts.)
  */
-const UNDOCUMENTED = [
-  "GET /openapi.json",
-  // The payment gateway's buyer-facing URLs (src/gateway): no key, every method (405 outside allowedMethods).
-  "ALL /api/x402/pay/:serviceId/:slug",
-  "ALL /api/mpp/pay/:serviceId/:slug",
-  "ALL /api/signed/:token",
-];
-
-/** The tenant dashboard: HTML pages with session sign-in, outside `/v1` and outside the API document (test/dashboard). */
-const DASHBOARD = (route: string) => / \/dashboard(\/|$)/.test(route);
+const UNDOCUMENTED = ["GET /openapi.json"];
 
 /** `/v1/services/{id}` → `/v1/services/:id` (Hono's spelling). */
 const honoPath = (template: string) => template.replace(/\{([^}]+)\}/g, ":$1");
@@ -60,7 +51,7 @@ beforeAll(async () => {
  * Everything else is an endpoint, including an `ALL` entry on a concrete path.
  */
 function registered() {
-  const routes = createApp().routes;
+  const routes = createApi().routes;
   const key = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
   const wildcards = [...new Set(routes.filter((r) => r.path.endsWith("*")).map(key))].sort();
   const served = [...new Set(routes.filter((r) => !r.path.endsWith("*")).map(key))].sort();
@@ -72,15 +63,14 @@ describe("static: the routes Hono registered", () => {
     const { wildcards } = registered();
     expect(wildcards.length).toBeGreaterThan(0);
     expect(
-      wildcards.every((w) => /^(ALL|GET|POST|PUT|PATCH|DELETE) (\/v1|\/dashboard)?\/\*$/.test(w)),
+      wildcards.every((w) => /^(ALL|GET|POST|PUT|PATCH|DELETE) (\/v1)?\/\*$/.test(w)),
       wildcards.join(", "),
     ).toBe(true);
   });
 
   it("every served route is documented (apart from the document and its reference page)", () => {
     const { served } = registered();
-    expect(served.filter((r) => !documented.includes(r) && !UNDOCUMENTED.includes(r) && !DASHBOARD(r))).toEqual([]);
-    expect(served.filter(DASHBOARD)).toContain("GET /dashboard/keys");
+    expect(served.filter((r) => !documented.includes(r) && !UNDOCUMENTED.includes(r))).toEqual([]);
   });
 
   it("every documented route is served", () => {
@@ -143,7 +133,7 @@ describe("through the Worker", () => {
   it("no wildcard entry answers by itself: a path under it that no route serves reaches the not-found handler", async () => {
     const missing = await notFoundBody();
     const answered: string[] = [];
-    for (const entry of registered().wildcards.filter((w) => !DASHBOARD(w))) {
+    for (const entry of registered().wildcards) {
       const [method, pattern] = entry.split(" ") as [string, string];
       const path = pattern.replace("*", "inventory-probe-under-wildcard");
       for (const m of method === "ALL" ? METHODS : [method]) {

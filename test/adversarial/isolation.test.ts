@@ -8,9 +8,9 @@
 // - Every allowed response is checked not to mention the other tenant's ids.
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { getConfig } from "../../src/config.ts";
+import { getConfig } from "../../src/core/config.ts";
+import { SCOPES, type Scope } from "../../src/core/keys/scopes.ts";
 import type { PaywallRow, Tenant } from "../../src/db/schema.ts";
-import { SCOPES, type Scope } from "../../src/lib/scopes.ts";
 import { ALL_SCOPES, GRANTED_BY } from "../fixtures/spec.ts";
 import { createPaywallFor, ingest, recordId } from "../history/support.ts";
 import { canary } from "../support/canaries.ts";

@@ -14,6 +14,7 @@ import { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { beforeAll, describe, expect, it } from "vitest";
 import { checkMigrations, type MigrationSource, orderByJournal, splitStatements } from "../../drizzle/check-migrations.ts";
 import journal from "../../migrations/meta/_journal.json";
+import { generateApiKey } from "../../src/core/keys/api-key.ts";
 import { findKeyWithTenantByHash } from "../../src/db/api-keys.ts";
 import { getDb } from "../../src/db/client.ts";
 import { findEventsPage } from "../../src/db/events.ts";
@@ -22,7 +23,6 @@ import * as schema from "../../src/db/schema.ts";
 import { findServicesPage } from "../../src/db/services.ts";
 import { listTenants } from "../../src/db/tenants.ts";
 import { findTransactionsPage } from "../../src/db/transactions.ts";
-import { generateApiKey } from "../../src/lib/api-key.ts";
 
 declare global {
   interface ImportMeta {

@@ -3,6 +3,10 @@
 
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload } from "@x402/core/types";
+import { hashApiKey } from "../../src/core/keys/api-key.ts";
+import { recordEvents, recordTransactions } from "../../src/core/ledger/ingest.ts";
+import { parseKeyRing } from "../../src/core/secrets/secret-box.ts";
+import { sealHeaders } from "../../src/core/secrets/secret-fields.ts";
 import { SESSION_COOKIE, SESSION_MAX_MS } from "../../src/dashboard/session.ts";
 import { findKeyWithTenantByHash } from "../../src/db/api-keys.ts";
 import type { Db } from "../../src/db/client.ts";
@@ -19,11 +23,7 @@ import {
 } from "../../src/db/paywalls.ts";
 import { findService, findServicesPage, listServiceNames } from "../../src/db/services.ts";
 import { findTransactionsPage } from "../../src/db/transactions.ts";
-import { recordEvents, recordTransactions } from "../../src/ingest/ingest.ts";
-import { hashApiKey } from "../../src/lib/api-key.ts";
 import { newId, randomHex, sha256Hex } from "../../src/lib/ids.ts";
-import { parseKeyRing } from "../../src/lib/secret-box.ts";
-import { sealHeaders } from "../../src/lib/secret-fields.ts";
 import { lastUtcDays } from "../../src/lib/utc-days.ts";
 import { COOKIE_KEY } from "./load.ts";
 import { type ApiResponse, type BenchContext, cloneSeries, inPool } from "./seed.ts";

@@ -1,13 +1,14 @@
 // Seeding, from Node, into the D1 database the workers share (through the `d1` helper worker, see remoteD1).
 // Tenants and keys go through the app's own code (insertTenant, insertKey, generateApiKey); large tables are generated
 // in SQL by `insertSeries`, which needs no bound parameter per row (D1 allows at most 100 per statement).
+
+import { generateApiKey } from "../../src/core/keys/api-key.ts";
+import { SCOPES } from "../../src/core/keys/scopes.ts";
 import { insertKey } from "../../src/db/api-keys.ts";
 import { type Db, getDb } from "../../src/db/client.ts";
 import type { Tenant } from "../../src/db/schema.ts";
 import { insertTenant } from "../../src/db/tenants.ts";
-import { generateApiKey } from "../../src/lib/api-key.ts";
 import { newId, randomHex } from "../../src/lib/ids.ts";
-import { SCOPES } from "../../src/lib/scopes.ts";
 
 export interface RemoteD1Options {
   /** Called with each statement before it is sent (explain.ts records what a db function issues). */

@@ -1,4 +1,4 @@
-import type { Account } from "../../src/instrumentation.ts";
+import type { Account } from "../../src/lib/instrumentation.ts";
 
 /** Parses the header written by `formatServerTiming` (the benchmark and its tests read it). */
 export function parseServerTiming(header: string | null | undefined): (Account & { appMs: number }) | undefined {

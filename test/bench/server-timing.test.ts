@@ -3,10 +3,10 @@
 import { env } from "cloudflare:workers";
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
+import type { AppEnv } from "../../src/api/env.ts";
+import { serverTiming } from "../../src/core/http/server-timing.ts";
 import { getDb } from "../../src/db/client.ts";
 import { apiKeys, tenants } from "../../src/db/schema.ts";
-import { serverTiming } from "../../src/middleware/server-timing.ts";
-import type { AppEnv } from "../../src/types.ts";
 import { parseServerTiming } from "./server-timing-header.ts";
 
 const seen: Env[] = [];

@@ -7,9 +7,9 @@ import type { Browser, Page } from "puppeteer-core";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTenant } from "../../src/admin/commands.ts";
+import { createKey } from "../../src/core/keys/management.ts";
 import { createSignInLink } from "../../src/dashboard/sign-in-links.ts";
 import { getDb } from "../../src/db/client.ts";
-import { createKey } from "../../src/keys/management.ts";
 import { DESKTOP, launchBrowser, openPage, type PageProblems, PHONE, screenshot } from "./support/browser.ts";
 import { type RunningWorker, startWorker } from "./support/worker.ts";
 

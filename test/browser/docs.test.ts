@@ -2,7 +2,7 @@
 // renders every operation of /openapi.json readably and offline.
 import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ERROR_STATUS } from "../../src/errors.ts";
+import { ERROR_STATUS } from "../../src/core/http/errors.ts";
 import { DESKTOP, launchBrowser, openPage, type PageProblems, PHONE, screenshot } from "./support/browser.ts";
 import { type RunningWorker, startWorker } from "./support/worker.ts";
 

@@ -4,11 +4,11 @@
 // Screenshots (desktop and 375 px) go to test-output/screenshots/.
 import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeDemoData } from "../../src/admin/demo-data.ts";
+import { formatUsdc } from "../../src/core/money/usdc.ts";
 import { createSignInLink } from "../../src/dashboard/sign-in-links.ts";
 import { getDb } from "../../src/db/client.ts";
 import { findTenantById } from "../../src/db/tenants.ts";
-import { writeDemoData } from "../../src/ingest/demo-data.ts";
-import { formatUsdc } from "../../src/lib/usdc.ts";
 import { lastUtcDays } from "../../src/lib/utc-days.ts";
 import { DESKTOP, launchBrowser, openPage, PHONE, screenshot } from "./support/browser.ts";
 import { type RunningWorker, startWorker } from "./support/worker.ts";

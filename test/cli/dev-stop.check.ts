@@ -44,7 +44,7 @@ function processGroup(pgid: number): string[] {
 
 async function healthy(port: number): Promise<boolean> {
   try {
-    return (await fetch(`http://127.0.0.1:${port}/v1/health`)).status === 200;
+    return (await fetch(`http://localhost:${port}/v1/health`)).status === 200;
   } catch {
     return false;
   }

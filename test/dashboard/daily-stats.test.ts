@@ -4,10 +4,10 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { writeDemoData } from "../../src/admin/demo-data.ts";
 import { getDb } from "../../src/db/client.ts";
 import { findDailyStats, statsScope } from "../../src/db/daily-stats.ts";
 import { type Tenant, tenants as tenantsTable } from "../../src/db/schema.ts";
-import { writeDemoData } from "../../src/ingest/demo-data.ts";
 import { lastUtcDays } from "../../src/lib/utc-days.ts";
 import { address, createPaywallFor, ingest, recordId, txHash } from "../history/support.ts";
 import { createTenant, db } from "../support/factories.ts";

@@ -4,8 +4,8 @@
 import { env, exports } from "cloudflare:workers";
 import { Hono } from "hono";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
-import type { DashboardOptions, SignupPolicy } from "../../src/dashboard/context.ts";
-import { createDashboard } from "../../src/dashboard/index.tsx";
+import { createDashboard } from "../../src/dashboard/app.tsx";
+import type { DashboardOptions, SignupPolicy } from "../../src/dashboard/env.ts";
 import { createSignInLink } from "../../src/dashboard/sign-in-links.ts";
 import type { Tenant } from "../../src/db/schema.ts";
 import { sha256Hex } from "../../src/lib/ids.ts";

@@ -2,9 +2,9 @@
 // records, the lists apply the API's filters and paging, and another tenant's records never show.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { writeDemoData } from "../../src/admin/demo-data.ts";
+import { formatUsdc } from "../../src/core/money/usdc.ts";
 import type { Tenant } from "../../src/db/schema.ts";
-import { writeDemoData } from "../../src/ingest/demo-data.ts";
-import { formatUsdc } from "../../src/lib/usdc.ts";
 import { lastUtcDays } from "../../src/lib/utc-days.ts";
 import { createPaywallFor, ingest, recordId, txHash } from "../history/support.ts";
 import { createTenant, db } from "../support/factories.ts";

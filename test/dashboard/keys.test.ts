@@ -3,9 +3,9 @@
 // tenant's session never reaching another tenant's keys (key ids posted in forms included).
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { pauseKey } from "../../src/keys/management.ts";
+import { pauseKey } from "../../src/core/keys/management.ts";
+import { SCOPES } from "../../src/core/keys/scopes.ts";
 import { sha256Hex } from "../../src/lib/ids.ts";
-import { SCOPES } from "../../src/lib/scopes.ts";
 import { registerApiKey } from "../support/canaries.ts";
 import { api } from "../support/client.ts";
 import { createApiKey, db } from "../support/factories.ts";

@@ -2,8 +2,8 @@
 // the enable/disable toggle, and that another tenant's paywall can neither be seen nor switched.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { writeDemoData } from "../../src/admin/demo-data.ts";
 import { insertPaywallWithinCap } from "../../src/db/paywalls.ts";
-import { writeDemoData } from "../../src/ingest/demo-data.ts";
 import { newId } from "../../src/lib/ids.ts";
 import { createPaywallFor } from "../history/support.ts";
 import { api } from "../support/client.ts";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it, vi } from "vitest";
+import { SCOPES } from "../../src/core/keys/scopes.ts";
 import { deleteKey, setKeyStatus } from "../../src/db/api-keys.ts";
-import { SCOPES } from "../../src/lib/scopes.ts";
 import { type ApiResult, api } from "../support/client.ts";
 import { useTestClock } from "../support/clock.ts";
 import { captureConsole } from "../support/console.ts";

@@ -3,8 +3,8 @@
 // HTTP through the Worker. Authenticated requests never touch that bucket.
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { getConfig } from "../../src/config.ts";
-import { clientBucket, UNKNOWN_CLIENT_BUCKET } from "../../src/rate-limit/client-bucket.ts";
+import { getConfig } from "../../src/core/config.ts";
+import { clientBucket, UNKNOWN_CLIENT_BUCKET } from "../../src/core/rate-limit/client-bucket.ts";
 import { api } from "../support/client.ts";
 import { captureConsole } from "../support/console.ts";
 import { createApiKey, unknownKey } from "../support/factories.ts";

@@ -1,12 +1,12 @@
 import { env } from "cloudflare:workers";
 import { DrizzleQueryError } from "drizzle-orm/errors";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { createRouter } from "../../src/api/router.ts";
+import { accessLog } from "../../src/core/http/access-log.ts";
+import { renderError } from "../../src/core/http/render.ts";
+import { requestId } from "../../src/core/http/request-id.ts";
 import { findKeyWithTenantByHash } from "../../src/db/api-keys.ts";
 import { getDb } from "../../src/db/client.ts";
-import { renderError } from "../../src/error-handler.ts";
-import { accessLog } from "../../src/middleware/access-log.ts";
-import { requestId } from "../../src/middleware/request-id.ts";
-import { createRouter } from "../../src/router.ts";
 import { type ApiResult, api, read } from "../support/client.ts";
 import { captureConsole } from "../support/console.ts";
 import { createApiKey } from "../support/factories.ts";

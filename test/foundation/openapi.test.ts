@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { ERROR_STATUS } from "../../src/errors.ts";
+import { ERROR_STATUS } from "../../src/core/http/errors.ts";
 import { api } from "../support/client.ts";
 import { captureConsole } from "../support/console.ts";
 import { createApiKey } from "../support/factories.ts";

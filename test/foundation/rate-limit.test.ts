@@ -1,8 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it, vi } from "vitest";
+import type { RateLimitDecision } from "../../src/core/rate-limit/durable-object.ts";
 import { setKeyStatus } from "../../src/db/api-keys.ts";
-import type { RateLimitDecision } from "../../src/rate-limit/durable-object.ts";
 import { api } from "../support/client.ts";
 import { useTestClock } from "../support/clock.ts";
 import { captureConsole } from "../support/console.ts";

@@ -1,9 +1,9 @@
 // The order of checks and the statuses it yields, over HTTP through the Worker: authentication before any body is
 // read, client disconnects that are not server errors, strict query strings, keys refused in URLs, CORS preflights.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { getConfig } from "../../src/config.ts";
-import { hasScope, SCOPES, type Scope } from "../../src/lib/scopes.ts";
-import { MAX_BODY_BYTES } from "../../src/middleware/request-guards.ts";
+import { MAX_BODY_BYTES } from "../../src/api/middleware/request-guards.ts";
+import { getConfig } from "../../src/core/config.ts";
+import { hasScope, SCOPES, type Scope } from "../../src/core/keys/scopes.ts";
 import { api, read, send } from "../support/client.ts";
 import { captureConsole } from "../support/console.ts";
 import { createApiKey, unknownKey } from "../support/factories.ts";

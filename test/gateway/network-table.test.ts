@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { caip2, NETWORK_TABLE, networkOfCaip2, networkTable } from "../../src/lib/network-table.ts";
-import { NETWORK_IDS } from "../../src/lib/networks.ts";
+import { caip2, NETWORK_TABLE, networkOfCaip2, networkTable } from "../../src/core/money/network-table.ts";
+import { NETWORK_IDS } from "../../src/core/money/networks.ts";
 
 describe("network table", () => {
   it("has one entry per network id, EVM networks with an EIP-712 domain, Tempo networks without", () => {

@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { type Address, createPublicClient, erc20Abi, http } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { expect, inject } from "vitest";
-import type { Event, Transaction } from "../../src/history/records.ts";
+import type { Event, Transaction } from "../../src/api/routes/history-records.ts";
 import { createX402Buyer } from "../localnet/buyer.ts";
 import type { RecordedRequest } from "../localnet/upstream.ts";
 import { api, send } from "../support/client.ts";

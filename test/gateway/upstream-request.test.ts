@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { AUTH_METHODS, type AuthMethod } from "../../src/core/secrets/auth-config.ts";
 import { paymentRecordIds } from "../../src/gateway/payment-id.ts";
 import { readToken, signToken } from "../../src/gateway/signed-url.ts";
 import {
@@ -10,7 +11,6 @@ import {
   type UpstreamParts,
   withQuery,
 } from "../../src/gateway/upstream-request.ts";
-import { AUTH_METHODS, type AuthMethod } from "../../src/lib/auth-config.ts";
 
 const parts = (overrides: Partial<UpstreamParts> = {}): UpstreamParts => ({
   url: new URL("https://up.example.com/v1/x?a=1"),

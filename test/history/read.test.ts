@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { writeDemoData } from "../../src/ingest/demo-data.ts";
-import { SCOPES, type Scope } from "../../src/lib/scopes.ts";
+import { writeDemoData } from "../../src/admin/demo-data.ts";
+import { SCOPES, type Scope } from "../../src/core/keys/scopes.ts";
 import { api } from "../support/client.ts";
 import { createApiKey, db } from "../support/factories.ts";
 import { seededRandom } from "../support/random.ts";

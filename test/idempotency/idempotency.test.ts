@@ -4,8 +4,8 @@
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from "../../src/api/middleware/idempotency.ts";
 import worker from "../../src/index.ts";
-import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from "../../src/middleware/idempotency.ts";
 import { type ApiResult, api } from "../support/client.ts";
 import { useTestClock } from "../support/clock.ts";
 import { captureConsole } from "../support/console.ts";

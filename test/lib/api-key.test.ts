@@ -6,7 +6,7 @@ import {
   hashApiKey,
   KEY_PREFIX_LENGTH,
   readApiKey,
-} from "../../src/lib/api-key.ts";
+} from "../../src/core/keys/api-key.ts";
 
 const KEY = `mpk_${"0123456789abcdef".repeat(4)}`;
 const OTHER = `mpk_${"fedcba9876543210".repeat(4)}`;

@@ -6,7 +6,7 @@ import {
   authConfigIssues,
   isSecretField,
   maskAuthConfig,
-} from "../../src/lib/auth-config.ts";
+} from "../../src/core/secrets/auth-config.ts";
 import { AUTH_FIELDS } from "../fixtures/spec.ts";
 
 const ORACLE = AUTH_FIELDS;

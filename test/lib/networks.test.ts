@@ -6,7 +6,7 @@ import {
   NETWORKS_BY_MODE,
   networksOutsideMode,
   supportsMpp,
-} from "../../src/lib/networks.ts";
+} from "../../src/core/money/networks.ts";
 
 // The spec's table (2.2), copied here as the oracle.
 const TESTNET = ["arc-testnet", "base-sepolia", "hyperevm-testnet", "tempo-testnet"];

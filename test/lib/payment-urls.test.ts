@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { paymentUrls } from "../../src/lib/payment-urls.ts";
+import { paymentUrls } from "../../src/core/payments.ts";
 
 const BASE = "https://pay.example.com";
 

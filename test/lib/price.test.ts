@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { isValidPrice, MAX_PRICE } from "../../src/lib/price.ts";
+import { isValidPrice, MAX_PRICE } from "../../src/core/money/price.ts";
 
 describe("isValidPrice", () => {
   it("the maximum is 1,000,000,000 USDC in micro-units", () => {

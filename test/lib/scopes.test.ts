@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { hasScope, isScope, parseScopes, SCOPES, type Scope } from "../../src/lib/scopes.ts";
+import { hasScope, isScope, parseScopes, SCOPES, type Scope } from "../../src/core/keys/scopes.ts";
 import { ALL_SCOPES, grants } from "../fixtures/spec.ts";
 
 /** From the spec's scope table: what each scope grants besides itself. */

@@ -10,7 +10,7 @@ import {
   MASK,
   parseKeyRing,
   secretAad,
-} from "../../src/lib/secret-box.ts";
+} from "../../src/core/secrets/secret-box.ts";
 
 // ---- helpers (independent of the module under test) ----
 

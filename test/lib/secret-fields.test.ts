@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { decryptSecret, parseKeyRing } from "../../src/lib/secret-box.ts";
-import { headersMaskedWithoutValue, sealAuthConfig, sealHeaders } from "../../src/lib/secret-fields.ts";
+import { decryptSecret, parseKeyRing } from "../../src/core/secrets/secret-box.ts";
+import { headersMaskedWithoutValue, sealAuthConfig, sealHeaders } from "../../src/core/secrets/secret-fields.ts";
 
 const ring = parseKeyRing(env.ENCRYPTION_KEY as string);
 const TENANT = "ten_aaaaaaaaaaaaaaaaaaaaaaaa";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatUsdc, formatUsdcShort } from "../../src/lib/usdc.ts";
+import { formatUsdc, formatUsdcShort } from "../../src/core/money/usdc.ts";
 
 describe("formatUsdc", () => {
   it("shows integer micro-USDC with six decimals, digit by digit", () => {

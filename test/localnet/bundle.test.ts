@@ -35,9 +35,6 @@ const api = async (path: string, init: { method?: string; body?: unknown } = {})
   };
 };
 
-/** A payment URL as the Worker answers it here: the paywall's path on the local Worker's origin. */
-const local = (paymentUrl: string) => `${worker.url}${new URL(paymentUrl).pathname}`;
-
 /** The JSON-RPC calls the Worker sent to the Tempo chain. */
 const tempoRpcCalls: { method: string; params: unknown[] }[] = [];
 
@@ -98,8 +95,8 @@ beforeAll(async () => {
   });
   expect(paywall.status).toBe(201);
   const urls = paywall.body.data.paymentUrls ?? {};
-  x402Url = local(urls.x402 as string);
-  mppUrl = local(urls.mpp as string);
+  x402Url = urls.x402 as string;
+  mppUrl = urls.mpp as string;
 }, 240_000);
 
 afterAll(async () => {

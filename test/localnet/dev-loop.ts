@@ -71,7 +71,7 @@ function writeRunVars(port: number): string {
   mkdirSync(join(PROJECT_ROOT, ".wrangler"), { recursive: true });
   const extra = {
     FACILITATOR_URL_TESTNET: `https://${GATEWAY_TEST_HOSTS.facilitator}`,
-    PAYMENT_BASE_URL: `http://localhost:${port}`,
+    PAYMENT_BASE_URL: `http://127.0.0.1:${port}`,
   };
   const lines = Object.entries(extra).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
   writeFileSync(file, `${base}${base.endsWith("\n") || base === "" ? "" : "\n"}${lines.join("\n")}\n`, { mode: 0o600 });

@@ -1,6 +1,6 @@
 // Object-level (ownership, references) and function-level (scopes) authorization of the 10 routes.
 import { beforeAll, describe, expect, it } from "vitest";
-import type { Scope } from "../../src/lib/scopes.ts";
+import type { Scope } from "../../src/core/keys/scopes.ts";
 import { ALL_SCOPES, GRANTED_BY } from "../fixtures/spec.ts";
 import { type ApiResult, api } from "../support/client.ts";
 import { captureConsole } from "../support/console.ts";

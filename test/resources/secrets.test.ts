@@ -1,7 +1,7 @@
 // Secrets at rest (authConfig secrets, paywall header values) and the canary: a secret never leaves the Worker.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { decryptSecret, parseKeyRing } from "../../src/lib/secret-box.ts";
+import { decryptSecret, parseKeyRing } from "../../src/core/secrets/secret-box.ts";
 import { api } from "../support/client.ts";
 import { type CapturedConsole, captureConsole } from "../support/console.ts";
 import {

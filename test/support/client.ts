@@ -4,7 +4,7 @@
 // goes through the Worker's real fetch handler.
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { exports, env as testEnv } from "cloudflare:workers";
-import { createApp } from "../../src/app.ts";
+import { createWorker } from "../../src/worker.ts";
 import { observeResponse } from "./canaries.ts";
 
 /** Bindings or vars that replace the test environment's for one call. */
@@ -55,7 +55,7 @@ export function buildRequest(path: string, options: CallOptions = {}): Request {
   return new Request(`https://api.test${path}`, { method: options.method ?? "GET", headers, body });
 }
 
-const app = createApp();
+const app = createWorker();
 
 // Config is parsed once per env object: the same overrides object gives the same env, so one scenario's calls
 // share their parsed config as they would in production.

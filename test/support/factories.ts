@@ -1,12 +1,12 @@
 // One factory per row kind, written straight to D1 (the API has its own tests): tenants, API keys, services, paywalls.
 import { env } from "cloudflare:workers";
+import { generateApiKey } from "../../src/core/keys/api-key.ts";
+import { SCOPES, type Scope } from "../../src/core/keys/scopes.ts";
 import { insertKey } from "../../src/db/api-keys.ts";
 import { getDb } from "../../src/db/client.ts";
 import { type ApiKeyRow, type KeyStatus, paywalls, services, type Tenant } from "../../src/db/schema.ts";
 import { insertTenant } from "../../src/db/tenants.ts";
-import { generateApiKey } from "../../src/lib/api-key.ts";
 import { newId, randomHex } from "../../src/lib/ids.ts";
-import { SCOPES, type Scope } from "../../src/lib/scopes.ts";
 import { registerApiKey } from "./canaries.ts";
 
 export const db = () => getDb(env.DB);

@@ -2,7 +2,7 @@
 // D1 bindings that fail, record, hold or sabotage calls, and a rate-limiter namespace with a chosen answer.
 //
 import { env } from "cloudflare:workers";
-import type { RateLimitDecision } from "../../src/rate-limit/durable-object.ts";
+import type { RateLimitDecision } from "../../src/core/rate-limit/durable-object.ts";
 
 // faultyD1: a D1 binding that forwards to a real one and fails chosen calls with the errors D1 returns in production.
 //

@@ -4,9 +4,9 @@
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { afterAll, beforeAll, expect, vi } from "vitest";
+import { writeDemoData } from "../../src/admin/demo-data.ts";
+import { ERROR_STATUS } from "../../src/core/http/errors.ts";
 import type { Tenant } from "../../src/db/schema.ts";
-import { ERROR_STATUS } from "../../src/errors.ts";
-import { writeDemoData } from "../../src/ingest/demo-data.ts";
 import { headerNameProblem, headerTokenProblem, paramNameProblem } from "../../src/lib/header-rules.ts";
 import { routePathProblem } from "../../src/lib/url-rules.ts";
 import { AUTH_FIELDS, AUTH_METHODS, NETWORKS, type SpecAuthMethod } from "../fixtures/spec.ts";

@@ -2,9 +2,9 @@
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { expect } from "vitest";
+import type { Paywall } from "../../src/api/routes/paywalls/schemas.ts";
+import type { Service } from "../../src/api/routes/services/schemas.ts";
 import { paywalls, services, type Tenant } from "../../src/db/schema.ts";
-import type { Paywall } from "../../src/routes/paywalls/schemas.ts";
-import type { Service } from "../../src/routes/services/schemas.ts";
 import { canaries } from "./canaries.ts";
 import { type ApiResult, api } from "./client.ts";
 import { createApiKey, db } from "./factories.ts";

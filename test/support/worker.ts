@@ -1,6 +1,6 @@
 // The Worker under test: the real one, plus a deliberately broken rate limiter that proves the exactness test can fail.
 import { DurableObject } from "cloudflare:workers";
-import type { RateLimitDecision } from "../../src/rate-limit/durable-object.ts";
+import type { RateLimitDecision } from "../../src/core/rate-limit/durable-object.ts";
 
 export { default, Ingest, RateLimiter } from "../../src/index.ts";
 

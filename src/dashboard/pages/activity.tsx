@@ -1,7 +1,7 @@
 /** Key activity: the audit trail of the tenant's key changes (what, when, by whom, from which address), newest first. */
 import { Hono } from "hono";
 import { listKeyEventsOfTenant } from "../../db/key-events.ts";
-import type { DashboardEnv } from "../context.ts";
+import type { DashboardEnv } from "../env.ts";
 import { formatDate } from "../format.ts";
 import { Layout } from "../layout.tsx";
 

@@ -5,9 +5,8 @@
  */
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { findKeyById, listKeysOfTenant } from "../../db/api-keys.ts";
-import type { ApiKeyRow } from "../../db/schema.ts";
-import { ApiError } from "../../errors.ts";
+import { ApiError } from "../../core/http/errors.ts";
+import { effectiveKeyStatus } from "../../core/keys/api-key.ts";
 import {
   type Actor,
   type CreatedKeyOutput,
@@ -18,10 +17,11 @@ import {
   removeKey,
   resumeKey,
   revokeKey,
-} from "../../keys/management.ts";
-import { effectiveKeyStatus } from "../../lib/api-key.ts";
-import { SCOPES } from "../../lib/scopes.ts";
-import type { DashboardEnv } from "../context.ts";
+} from "../../core/keys/management.ts";
+import { SCOPES } from "../../core/keys/scopes.ts";
+import { findKeyById, listKeysOfTenant } from "../../db/api-keys.ts";
+import type { ApiKeyRow } from "../../db/schema.ts";
+import type { DashboardEnv } from "../env.ts";
 import { expiryFromForm, formatDate, toDateTimeLocal } from "../format.ts";
 import { Layout, Notice } from "../layout.tsx";
 

@@ -5,9 +5,9 @@
  */
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { TenantCreateInput } from "../../admin/commands.ts";
+import { TenantCreateInput } from "../../core/tenants.ts";
 import { updateTenantProfile, updateTenantWallet } from "../../db/tenants.ts";
-import type { DashboardEnv } from "../context.ts";
+import type { DashboardEnv } from "../env.ts";
 import { Layout, Notice } from "../layout.tsx";
 import { issueSiweMessage, SiweError, verifySiweMessage } from "../siwe.ts";
 

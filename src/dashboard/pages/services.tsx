@@ -5,13 +5,13 @@
  */
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { getConfig } from "../../config.ts";
+import { getConfig } from "../../core/config.ts";
+import { formatUsdc } from "../../core/money/usdc.ts";
+import { paymentUrls } from "../../core/payments.ts";
 import { findPaywall, findPaywallsPage, setPaywallEnabled } from "../../db/paywalls.ts";
 import type { PaywallRow, ServiceRow } from "../../db/schema.ts";
 import { findServicesPage } from "../../db/services.ts";
-import { paymentUrls } from "../../lib/payment-urls.ts";
-import { formatUsdc } from "../../lib/usdc.ts";
-import type { DashboardEnv } from "../context.ts";
+import type { DashboardEnv } from "../env.ts";
 import { Layout, Notice } from "../layout.tsx";
 
 type Ctx = Context<DashboardEnv>;

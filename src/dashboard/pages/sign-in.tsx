@@ -1,9 +1,9 @@
 /** Sign-in (wallet or one-time link), sign-up of a new wallet, and sign-out. */
 import { Hono } from "hono";
-import { createTenant, TenantCreateInput } from "../../admin/commands.ts";
+import { ApiError } from "../../core/http/errors.ts";
+import { createTenant, TenantCreateInput } from "../../core/tenants.ts";
 import { bindSessionToTenantQuery, findTenantByWallet } from "../../db/dashboard.ts";
-import { ApiError } from "../../errors.ts";
-import type { DashboardEnv } from "../context.ts";
+import type { DashboardEnv } from "../env.ts";
 import { Layout, Notice } from "../layout.tsx";
 import { currentSession, endSession, startSession } from "../session.ts";
 import { redeemSignInLink } from "../sign-in-links.ts";

@@ -19,8 +19,10 @@ export interface LogLine {
 }
 
 export interface RunningWorker {
-  /** `http://127.0.0.1:<port>`: the Worker and its static assets, as a browser reaches them. */
+  /** `http://localhost:<port>`: the API origin (the API, the dashboard and the static API reference). */
   url: string;
+  /** `http://127.0.0.1:<port>`: the payment origin (`PAYMENT_BASE_URL`), the same Worker under its other host name. */
+  paymentUrl: string;
   /** A raw API key with every scope, of the seeded tenant. */
   key: string;
   tenantId: string;
@@ -68,6 +70,9 @@ export async function startWorker(options: StartOptions): Promise<RunningWorker>
   await rm(storage, { recursive: true, force: true });
   await mkdir(storage, { recursive: true });
   const logs: LogLine[] = [];
+  // Two origins on one port, as under `npm run dev`: the API and dashboard on `localhost`, payments on `127.0.0.1`.
+  const url = `http://localhost:${options.port}`;
+  const paymentUrl = `http://127.0.0.1:${options.port}`;
   const app: V4WorkerOptions = {
     name: "app",
     modules: true,
@@ -76,11 +81,17 @@ export async function startWorker(options: StartOptions): Promise<RunningWorker>
     compatibilityFlags: ["nodejs_compat"],
     d1Databases: { DB: "app-db" },
     durableObjects: { RATE_LIMITER: { className: "RateLimiter", useSQLite: true } },
-    bindings: { ...(await readVars(ROOT)), ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY, ...options.vars },
+    bindings: {
+      ...(await readVars(ROOT)),
+      ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY,
+      PAYMENT_BASE_URL: paymentUrl,
+      ...options.vars,
+    },
     assets: {
       directory: join(ROOT, "src", "public"),
+      binding: "ASSETS",
       routerConfig: { has_user_worker: true },
-      run_worker_first: ["/v1/*", "/openapi.json", "/api/*", "/dashboard", "/dashboard/*"],
+      run_worker_first: true,
     },
     ...(options.outboundService ? { outboundService: options.outboundService as never } : {}),
   };
@@ -95,13 +106,14 @@ export async function startWorker(options: StartOptions): Promise<RunningWorker>
       },
     }),
   );
-  const url = (await mf.ready).origin;
+  await mf.ready;
   const d1 = (await mf.getD1Database("DB", "app")) as unknown as D1Database;
   await applyMigrations(d1, ROOT);
   const seeded = await seedDemo(getDb(d1));
   if (!seeded) throw new Error("the fresh database already had a tenant");
   return {
     url,
+    paymentUrl,
     key: seeded.key.key,
     tenantId: seeded.tenant.id,
     logs,

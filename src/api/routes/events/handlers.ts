@@ -1,0 +1,24 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { findEvent, findEventsPage } from "../../../db/events.ts";
+import type { ApiEnv } from "../../env.ts";
+import { meta } from "../../envelope.ts";
+import { pagination } from "../../paging.ts";
+import { assertFilterRefsOwned, assertOwned } from "../guards.ts";
+import { toEvent } from "../history-records.ts";
+import type * as routes from "./routes.ts";
+
+export const listEvents: RouteHandler<typeof routes.listEvents, ApiEnv> = async (c) => {
+  const { limit, offset, ...filter } = c.req.valid("query");
+  const tenantId = c.var.auth.tenant.id;
+  await assertFilterRefsOwned(c.var.db, tenantId, filter);
+  const page = await findEventsPage(c.var.db, tenantId, { limit, offset }, filter);
+  return c.json(
+    { data: page.rows.map(toEvent), meta: { ...meta(c), pagination: pagination(page.total, limit, offset), stats: page.stats } },
+    200,
+  );
+};
+
+export const getEvent: RouteHandler<typeof routes.getEvent, ApiEnv> = async (c) => {
+  const row = assertOwned(await findEvent(c.var.db, c.req.valid("param").id), c.var.auth.tenant.id, "Event");
+  return c.json({ data: toEvent(row), meta: meta(c) }, 200);
+};

@@ -1,0 +1,31 @@
+import { envelope } from "../../envelope.ts";
+import { json, scopedRoute } from "../../openapi.ts";
+import { EventSchema } from "../history-records.ts";
+import { IdParamSchema } from "../schemas.ts";
+import { EventListQuerySchema, EventListSchema } from "./schemas.ts";
+
+const tags = ["Events"];
+
+export const listEvents = scopedRoute("events:read", {
+  operationId: "listEvents",
+  method: "get",
+  path: "/events",
+  tags,
+  summary: "List analytics events",
+  description:
+    "Newest first. Filters: `eventType`, `paywallId`, `serviceId`, and an inclusive `from`/`to` range on createdAt. `meta.stats` counts each eventType over the whole filtered set.",
+  request: { query: EventListQuerySchema },
+  responses: { 200: { description: "A page of events with stats", ...json(EventListSchema) } },
+  errors: ["VALIDATION_ERROR", "FORBIDDEN"],
+});
+
+export const getEvent = scopedRoute("events:read", {
+  operationId: "getEvent",
+  method: "get",
+  path: "/events/{id}",
+  tags,
+  summary: "Get an event",
+  request: { params: IdParamSchema },
+  responses: { 200: { description: "The event", ...json(envelope(EventSchema)) } },
+  errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND"],
+});

@@ -1,0 +1,81 @@
+import { z } from "@hono/zod-openapi";
+import type { EventWithPaywall } from "../../db/events.ts";
+import { EVENT_TYPES, PROTOCOLS, TRANSACTION_STATUSES } from "../../db/schema.ts";
+import type { TransactionWithPaywall } from "../../db/transactions.ts";
+import { NetworkIdSchema } from "./schemas.ts";
+
+// The response form of history records: the API's reads and the ingest entrypoint's results share it.
+
+export const PaywallSummarySchema = z
+  .object({ id: z.string(), slug: z.string(), name: z.string() })
+  .nullable()
+  .openapi("PaywallSummary");
+
+export const TransactionSchema = z
+  .object({
+    id: z.string().openapi({ example: "txn_01hx3c9e7f2a" }),
+    paywallId: z.string(),
+    serviceId: z.string().nullable(),
+    protocol: z.enum(PROTOCOLS),
+    network: NetworkIdSchema,
+    amount: z.string().openapi({ description: "Integer micro-USDC", example: "10000" }),
+    currency: z.enum(["USDC"]),
+    status: z.enum(TRANSACTION_STATUSES),
+    payerAddress: z.string().nullable(),
+    txHash: z.string().nullable(),
+    failureReason: z.string().nullable(),
+    createdAt: z.iso.datetime(),
+    settledAt: z.iso.datetime().nullable(),
+    Paywall: PaywallSummarySchema,
+  })
+  .openapi("Transaction");
+
+export const EventSchema = z
+  .object({
+    id: z.string().openapi({ example: "evt_01hx3c9e7f2a" }),
+    paywallId: z.string(),
+    serviceId: z.string().nullable(),
+    eventType: z.enum(EVENT_TYPES),
+    statusCode: z.int().nullable().openapi({ description: "Upstream HTTP status" }),
+    responseTime: z.int().nullable().openapi({ description: "Upstream response time in milliseconds" }),
+    amount: z.string().nullable(),
+    metadata: z.record(z.string(), z.unknown()).nullable(),
+    createdAt: z.iso.datetime(),
+    Paywall: PaywallSummarySchema,
+  })
+  .openapi("Event");
+
+export type Transaction = z.infer<typeof TransactionSchema>;
+export type Event = z.infer<typeof EventSchema>;
+
+/** The response form of a transaction, with the summary of its paywall (null once the paywall is deleted). */
+export const toTransaction = (row: TransactionWithPaywall): Transaction => ({
+  id: row.id,
+  paywallId: row.paywallId,
+  serviceId: row.serviceId,
+  protocol: row.protocol,
+  network: row.network as Transaction["network"],
+  amount: row.amount,
+  currency: row.currency,
+  status: row.status,
+  payerAddress: row.payerAddress,
+  txHash: row.txHash,
+  failureReason: row.failureReason,
+  createdAt: row.createdAt.toISOString(),
+  settledAt: row.settledAt?.toISOString() ?? null,
+  Paywall: row.paywallSlug === null ? null : { id: row.paywallId, slug: row.paywallSlug, name: row.paywallName ?? "" },
+});
+
+/** The response form of an event, with the summary of its paywall (null once the paywall is deleted). */
+export const toEvent = (row: EventWithPaywall): Event => ({
+  id: row.id,
+  paywallId: row.paywallId,
+  serviceId: row.serviceId,
+  eventType: row.eventType,
+  statusCode: row.statusCode,
+  responseTime: row.responseTime,
+  amount: row.amount,
+  metadata: row.metadata,
+  createdAt: row.createdAt.toISOString(),
+  Paywall: row.paywallSlug === null ? null : { id: row.paywallId, slug: row.paywallSlug, name: row.paywallName ?? "" },
+});

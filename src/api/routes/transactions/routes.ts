@@ -1,0 +1,31 @@
+import { envelope, listEnvelope } from "../../envelope.ts";
+import { json, scopedRoute } from "../../openapi.ts";
+import { TransactionSchema } from "../history-records.ts";
+import { IdParamSchema } from "../schemas.ts";
+import { TransactionListQuerySchema } from "./schemas.ts";
+
+const tags = ["Transactions"];
+
+export const listTransactions = scopedRoute("transactions:read", {
+  operationId: "listTransactions",
+  method: "get",
+  path: "/transactions",
+  tags,
+  summary: "List payment transactions",
+  description:
+    "Newest first. Filters: `status`, `paywallId`, `serviceId`, `network`, `protocol`, and an inclusive `from`/`to` range on createdAt.",
+  request: { query: TransactionListQuerySchema },
+  responses: { 200: { description: "A page of transactions", ...json(listEnvelope(TransactionSchema)) } },
+  errors: ["VALIDATION_ERROR", "FORBIDDEN"],
+});
+
+export const getTransaction = scopedRoute("transactions:read", {
+  operationId: "getTransaction",
+  method: "get",
+  path: "/transactions/{id}",
+  tags,
+  summary: "Get a transaction",
+  request: { params: IdParamSchema },
+  responses: { 200: { description: "The transaction", ...json(envelope(TransactionSchema)) } },
+  errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND"],
+});

@@ -1,0 +1,89 @@
+import { z } from "zod";
+import { type KeyRing, parseKeyRing } from "./secrets/secret-box.ts";
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+/** `https://app.example.com`: a scheme, a host and an optional port, exactly as a browser sends `Origin`. */
+const isOrigin = (value: string) => {
+  const url = URL.parse(value);
+  return url !== null && (url.protocol === "https:" || url.protocol === "http:") && url.origin === value;
+};
+
+const OriginListSchema = z
+  .string()
+  .default("")
+  .transform((list) =>
+    list
+      .split(",")
+      .map((entry) => entry.trim())
+      .filter(Boolean),
+  )
+  .pipe(z.array(z.string().refine(isOrigin, { message: "Each entry must be an origin like https://app.example.com" })));
+
+const ConfigSchema = z.object({
+  RATE_LIMIT_MAX: positiveInt(1000),
+  RATE_LIMIT_WINDOW_SECONDS: positiveInt(60),
+  IP_RATE_LIMIT_MAX: positiveInt(120),
+  PAYMENT_REFUSAL_LIMIT: positiveInt(30),
+  MAX_SERVICES_PER_TENANT: positiveInt(50),
+  MAX_PAYWALLS_PER_TENANT: positiveInt(500),
+  PAYMENT_BASE_URL: z.url().default("https://pay.example.com"),
+  FACILITATOR_URL_TESTNET: z.url().default("https://facilitator.example.com/testnet"),
+  FACILITATOR_URL_MAINNET: z.url().default("https://facilitator.example.com/mainnet"),
+  ENCRYPTION_KEY: z.string().optional(),
+  SERVER_TIMING: z.enum(["on", "off"]).default("off"),
+  CORS_ALLOWED_ORIGINS: OriginListSchema,
+});
+
+export interface Config {
+  /**
+   * `max` per API key; `ipMax` per client address for requests without an authenticated key; `paymentRefusalMax`
+   * refused payment attempts per client address at the gateway; one window length.
+   */
+  rateLimit: { max: number; ipMax: number; paymentRefusalMax: number; windowMs: number };
+  maxServicesPerTenant: number;
+  maxPaywallsPerTenant: number;
+  paymentBaseUrl: string;
+  facilitatorUrl: { testnet: string; mainnet: string };
+  encryptionKey: string | undefined;
+  serverTiming: boolean;
+  /** Origins whose browser pages may call the API; empty: no cross-origin access. */
+  corsAllowedOrigins: string[];
+}
+
+const cache = new WeakMap<object, Config>();
+
+/** Parses the Worker's vars once per isolate (per env object); a bad value fails loudly at the first request. */
+export function getConfig(env: object): Config {
+  let config = cache.get(env);
+  if (!config) {
+    const v = ConfigSchema.parse(env);
+    config = {
+      rateLimit: {
+        max: v.RATE_LIMIT_MAX,
+        ipMax: v.IP_RATE_LIMIT_MAX,
+        paymentRefusalMax: v.PAYMENT_REFUSAL_LIMIT,
+        windowMs: v.RATE_LIMIT_WINDOW_SECONDS * 1000,
+      },
+      maxServicesPerTenant: v.MAX_SERVICES_PER_TENANT,
+      maxPaywallsPerTenant: v.MAX_PAYWALLS_PER_TENANT,
+      paymentBaseUrl: v.PAYMENT_BASE_URL.replace(/\/+$/, ""),
+      facilitatorUrl: { testnet: v.FACILITATOR_URL_TESTNET, mainnet: v.FACILITATOR_URL_MAINNET },
+      encryptionKey: v.ENCRYPTION_KEY,
+      serverTiming: v.SERVER_TIMING === "on",
+      corsAllowedOrigins: v.CORS_ALLOWED_ORIGINS,
+    };
+    cache.set(env, config);
+  }
+  return config;
+}
+
+/** The `ENCRYPTION_KEY` secret (also the root of the gateway's HMAC keys). A missing secret is a deployment error (500). */
+export function encryptionSecret(env: Env): string {
+  const secret = getConfig(env).encryptionKey;
+  if (!secret) throw new Error("ENCRYPTION_KEY is not configured");
+  return secret;
+}
+
+/** The encryption key ring from the `ENCRYPTION_KEY` secret. */
+export const keyRing = (env: Env): KeyRing => parseKeyRing(encryptionSecret(env));

@@ -1,0 +1,35 @@
+import type { MiddlewareHandler } from "hono";
+import type { ErrorCode } from "./errors.ts";
+import type { RequestIdVariables } from "./request-id.ts";
+
+/** The failure the request's log line names: an error code, or a cause more precise than the one the client sees. */
+export type LoggedError = ErrorCode | "RATE_LIMITER_UNAVAILABLE" | "CLIENT_RATE_LIMITED" | "CLIENT_ABORTED" | "API_KEY_IN_URL";
+
+/** Set by whoever refuses the request (the error renderer, or a middleware with a more precise cause). */
+export type AccessLogVariables = { errorCode?: LoggedError };
+
+/** Who the request acted for, when an app authenticated it (the API's key): ids only. */
+type LoggedIdentity = { auth?: { keyId: string; tenant: { id: string } } };
+
+/** One structured JSON line per request. It names the key and tenant by id only: never a key, a body or a query string. */
+export function accessLog(): MiddlewareHandler<{
+  Variables: RequestIdVariables & AccessLogVariables & LoggedIdentity;
+}> {
+  return async function accessLog(c, next) {
+    const start = performance.now();
+    await next();
+    const { keyId, tenant } = c.var.auth ?? { keyId: null, tenant: null };
+    const line = {
+      requestId: c.var.requestId,
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      durationMs: Math.round((performance.now() - start) * 100) / 100,
+      keyId,
+      tenantId: tenant ? tenant.id : null,
+      ...(c.var.errorCode ? { error: c.var.errorCode } : {}),
+    };
+    if (c.res.status >= 500) console.error(JSON.stringify(line));
+    else console.log(JSON.stringify(line));
+  };
+}

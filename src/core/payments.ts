@@ -1,0 +1,29 @@
+import { supportsMpp } from "./money/networks.ts";
+
+// What buyers of a paywall meet, whichever app shows it: its payment URLs and how long a payment request stays valid.
+
+/** Seconds a 402's payment requirements stay valid (the paywall's `validityWindow`). */
+export const VALIDITY_WINDOW_SECONDS = 300;
+
+export interface PaymentUrls {
+  x402: string | null;
+  mpp: string | null;
+}
+
+/** Buyer-facing payment URLs of a paywall; both `null` without a service, `mpp` only with a Tempo network. */
+export function paymentUrls(base: string, serviceId: string | null, slug: string, networks: readonly string[]): PaymentUrls {
+  if (!serviceId) return { x402: null, mpp: null };
+  const tail = `${encodeURIComponent(serviceId)}/${encodeURIComponent(slug)}`;
+  return {
+    x402: `${base}/api/x402/pay/${tail}`,
+    mpp: supportsMpp(networks) ? `${base}/api/mpp/pay/${tail}` : null,
+  };
+}
+
+/**
+ * Whether a request is for the payment origin: its host (with the port) is the host of `PAYMENT_BASE_URL`. Every
+ * other host is the API origin; the two never answer each other's paths.
+ */
+export function isPaymentOrigin(requestUrl: string, paymentBaseUrl: string): boolean {
+  return new URL(requestUrl).host === new URL(paymentBaseUrl).host;
+}

@@ -1,0 +1,5 @@
+/** Which slice of a list: what the data-access functions take. */
+export interface Page {
+  limit: number;
+  offset: number;
+}
