@@ -8,6 +8,7 @@ import { seedDemo } from "../../../src/admin/commands.ts";
 import { buildWorker } from "../../../src/cli/build.ts";
 import { getDb } from "../../../src/db/client.ts";
 import { applyMigrations, BENCH_ENCRYPTION_KEY, readVars } from "../../bench/workers.ts";
+import { outboundService } from "../../localnet/outbound.ts";
 
 export const ROOT = resolve(import.meta.dirname, "../../..");
 /** Everything tests write (bundles, screenshots, workerd storage): git-ignored. */
@@ -93,7 +94,8 @@ export async function startWorker(options: StartOptions): Promise<RunningWorker>
       routerConfig: { has_user_worker: true },
       run_worker_first: true,
     },
-    ...(options.outboundService ? { outboundService: options.outboundService as never } : {}),
+    // As a Node handler, so a connection that fails is a failed fetch in the Worker (test/localnet/outbound.ts).
+    ...(options.outboundService ? { outboundService: outboundService(options.outboundService) as never } : {}),
   };
   const mf = new Miniflare(
     convertV4MiniflareOptions({
