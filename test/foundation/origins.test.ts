@@ -89,7 +89,7 @@ describe("the payment origin answers nothing but the payment paths", () => {
       fc.asyncProperty(fc.array(segment, { maxLength: 5 }), fc.constantFrom(...METHODS), async (segments, method) => {
         const path = `/${segments.join("/")}`;
         // The three payment path shapes themselves are the gateway's (and answered by it): not "any other".
-        if (/^\/api\/(x402\/pay|mpp\/pay)\/[^/]+\/[^/]+$|^\/api\/signed\/[^/]+$/.test(new URL(path, PAY).pathname)) return;
+        if (/^\/api\/(x402\/pay|mpp\/pay)\/[^/]+\/[^/]+$|^\/api\/signed\/[^/]+$/.test(new URL(`${PAY}${path}`).pathname)) return;
         const res = await call(PAY, method, path);
         expectNotFoundEnvelope(res, method, `${method} ${path}`);
         expectPaymentHeaders(res.headers, `${method} ${path}`);
@@ -127,6 +127,50 @@ describe("the API origin never answers a payment path", () => {
       }),
       { numRuns: 150 },
     );
+  });
+
+  it("a live paywall's payment URLs: 402 on the payment origin, 404 'No such endpoint' on the API origin", async () => {
+    const { key } = await createApiKey();
+    const service = await api("/v1/services", {
+      key,
+      method: "POST",
+      body: {
+        name: "Origins",
+        baseUrl: "https://api.example.com",
+        authMethod: "none",
+        authConfig: {},
+        networks: ["base-sepolia", "tempo-testnet"],
+        mode: "testnet",
+      },
+    });
+    const paywall = await api("/v1/paywalls", {
+      key,
+      method: "POST",
+      body: {
+        slug: "origins",
+        name: "Origins",
+        targetType: "ROUTE",
+        targetRoute: "/x",
+        serviceId: service.body.data.id,
+        price: "100",
+        currency: "USDC",
+        networks: ["base-sepolia", "tempo-testnet"],
+        fulfillmentMode: "PROXY",
+      },
+    });
+    expect(paywall.status, paywall.text).toBe(201);
+    for (const url of Object.values(paywall.body.data.paymentUrls as Record<string, string>)) {
+      const { pathname } = new URL(url);
+      expect(new URL(url).origin).toBe(PAY);
+      const paid = await call(PAY, "GET", pathname);
+      expect(paid.status, url).toBe(402);
+      expectPaymentHeaders(paid.headers, url);
+      for (const method of METHODS.filter((m) => m !== "OPTIONS")) {
+        const res = await call(API, method, pathname);
+        expectNotFoundEnvelope(res, method, `${method} ${API}${pathname}`);
+        if (method !== "HEAD") expect(res.body.error, pathname).toBe("No such endpoint");
+      }
+    }
   });
 
   it("localhost and another host name are the API origin too", async () => {
