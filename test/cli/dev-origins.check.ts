@@ -18,6 +18,19 @@ const ROOT = resolve(import.meta.dirname, "../..");
 const STATE = join(ROOT, ".wrangler", "state");
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
+/**
+ * fetch, once more when the pooled connection turns out closed (the dev server drops idle keep-alive connections
+ * while a step of this check runs a CLI): what a browser does too.
+ */
+async function fetch(url: string, init?: RequestInit): Promise<Response> {
+  try {
+    return await globalThis.fetch(url, init);
+  } catch (err) {
+    if ((err as { cause?: { code?: string } }).cause?.code !== "UND_ERR_SOCKET") throw err;
+    return globalThis.fetch(url, init);
+  }
+}
+
 function freePort(): Promise<number> {
   return new Promise((done, fail) => {
     const server = createServer().listen(0, "127.0.0.1", () => {
