@@ -1,9 +1,8 @@
 import { getDb } from "./db/client.ts";
 import { deleteExpiredIdempotencyKeys } from "./db/idempotency.ts";
-import { PAYMENT_SWEEP_CRON, sweepPendingPayments } from "./gateway/reconcile.ts";
+import { PAYMENT_SWEEP_CRON, sweepPendingPayments } from "./gateway/sweep.ts";
 import { createWorker } from "./worker.ts";
 
-export { Ingest } from "./core/ledger/entrypoint.ts";
 export { RateLimiter } from "./core/rate-limit/durable-object.ts";
 
 const worker = createWorker();
@@ -12,7 +11,7 @@ export default {
   fetch: worker.fetch,
   /**
    * The Cron Triggers of wrangler.toml. Every five minutes: settles the gateway's PENDING payments from the chain
-   * (src/gateway/reconcile.ts). Hourly: deletes idempotency records past their 24 hours.
+   * (src/gateway/sweep.ts). Hourly: deletes idempotency records past their 24 hours.
    */
   async scheduled(controller, env) {
     if (controller.cron === PAYMENT_SWEEP_CRON) {

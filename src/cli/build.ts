@@ -11,10 +11,10 @@
 // - mppx's browser payment page: its tempo server's inlined page (`internal/html.gen.js`, ~720 KB of script), the
 //   server's page template and service worker (`server/internal/html/config.js`, `serviceWorker.gen.js`): the gateway
 //   answers API clients and never serves a page, so the page is empty and rendering one throws.
-// - `mppx/server`, imported by src/gateway/mppx.ts only, is `Mppx` (mppx's server/Mppx.js, unchanged) and `tempo` =
+// - `mppx/server`, imported by src/gateway/mpp/mppx.ts only, is `Mppx` (mppx's server/Mppx.js, unchanged) and `tempo` =
 //   `{ charge }` (its tempo/server/Charge.js, unchanged): the package index also loads the session and subscription
 //   intents, the Stripe and EVM methods, which the gateway never offers.
-// - `viem/tempo`, imported from mppx's server-side files and src/gateway/tempo-transaction.ts, is the members they read, taken by
+// - `viem/tempo`, imported from mppx's server-side files and src/gateway/mpp/tempo-transaction.ts, is the members they read, taken by
 //   name from viem's own modules (`Abis.tip20`, `Abis.stablecoinDex`, `Transaction`, `Addresses`, `TokenId`). The
 //   `Actions` it names (token metadata and balances, fee tokens, the DEX, access keys) and `withFeePayer` serve paths
 //   the gateway never takes — a fee payer (local or remote), the payment page's amount, proof credentials — and throw,
@@ -23,7 +23,7 @@
 // - `viem/actions`, imported from mppx's tempo server files, is the actions they call, by name from viem's modules;
 //   `verifyTypedData` (and with it viem's smart-account signature verification) checks mppx's proof credentials,
 //   which only a zero-amount charge takes: a paywall's price is at least 1 micro-USDC, so it throws if ever called.
-// - viem's Tempo chains (`tempo`, `tempoModerato`, read by mppx and by src/gateway/mppx.ts) keep their definitions
+// - viem's Tempo chains (`tempo`, `tempoModerato`, read by mppx and by src/gateway/mpp/mppx.ts) keep their definitions
 //   but their chain config is the part the gateway's client uses: the formatters (blocks, transactions, receipts,
 //   requests) and the transaction serializer. Left out: the hooks that prepare and sign a transaction for an account
 //   (fee tokens, nonces, configurable and access-key accounts) and `verifyHash` for account signatures, which pull
@@ -88,7 +88,7 @@ export interface FileSubstitution {
 export const moduleSubstitutions: ModuleSubstitution[] = [
   {
     specifier: "mppx/server",
-    importer: /\/src\/gateway\/mppx\.ts$/,
+    importer: /\/src\/gateway\/mpp\/mppx\.ts$/,
     contents: () => `export * as Mppx from ${JSON.stringify(nodeModules("mppx/dist/server/Mppx.js"))};
 import { charge } from ${JSON.stringify(nodeModules("mppx/dist/tempo/server/Charge.js"))};
 export const tempo = Object.freeze({ charge });
@@ -98,8 +98,8 @@ export const tempo = Object.freeze({ charge });
     specifier: "viem/tempo",
     bundleOnly: true,
     // mppx's server side (its charge server, their helpers, its viem client) and the gateway's own Tempo transaction
-    // facts (src/gateway/tempo-transaction.ts, `Transaction` only): mppx's buyer client keeps the whole viem/tempo.
-    importer: /\/node_modules\/mppx\/dist\/(tempo\/(server|internal)|viem)\/|\/src\/gateway\/tempo-transaction\.ts$/,
+    // facts (src/gateway/mpp/tempo-transaction.ts, `Transaction` only): mppx's buyer client keeps the whole viem/tempo.
+    importer: /\/node_modules\/mppx\/dist\/(tempo\/(server|internal)|viem)\/|\/src\/gateway\/mpp\/tempo-transaction\.ts$/,
     contents: () => {
       const viem = (file: string) => JSON.stringify(nodeModules(`viem/_esm/tempo/${file}`));
       return `${strictObject}
@@ -268,7 +268,7 @@ const mcpSdkStub: Plugin = {
   setup(b) {
     // The MCP SDK, which mppx's server imports on its MCP path only (the same alias as wrangler.toml's).
     b.onResolve({ filter: /^@modelcontextprotocol\/sdk\/types\.js$/ }, () => ({
-      path: `${process.cwd()}/src/gateway/mcp-sdk-stub.ts`,
+      path: `${process.cwd()}/src/gateway/mpp/mcp-sdk-stub.ts`,
     }));
   },
 };

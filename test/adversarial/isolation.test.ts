@@ -10,12 +10,14 @@ import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { getConfig } from "../../src/core/config.ts";
 import { SCOPES, type Scope } from "../../src/core/keys/scopes.ts";
+import { requestEventIdOf } from "../../src/core/ledger/ids.ts";
 import type { PaywallRow, Tenant } from "../../src/db/schema.ts";
 import { ALL_SCOPES, GRANTED_BY } from "../fixtures/spec.ts";
-import { createPaywallFor, ingest, recordId } from "../history/support.ts";
+import { createPaywallFor } from "../history/support.ts";
 import { canary } from "../support/canaries.ts";
 import { api } from "../support/client.ts";
 import { createApiKey, createTenant } from "../support/factories.ts";
+import { recordPayment } from "../support/payments.ts";
 
 // ---------------------------------------------------------------------------------------------------------------
 // The document
@@ -481,23 +483,10 @@ let B: TenantFixture;
 let keys: Keys;
 let ran = 0;
 
-type Ingested = { ok: true; data: { record: { id: string } } } | { ok: false; code: string };
-
+/** A payment of the paywall (PENDING) and its REQUEST event, as the gateway records them. */
 async function history(paywall: PaywallRow): Promise<{ transaction: string; event: string }> {
-  const tx = (await ingest().recordTransaction({
-    id: recordId("txn"),
-    paywallId: paywall.id,
-    protocol: "x402",
-    network: "base-sepolia",
-    amount: "1000",
-  })) as Ingested;
-  const ev = (await ingest().recordEvent({
-    id: recordId("evt"),
-    paywallId: paywall.id,
-    eventType: "REQUEST",
-  })) as unknown as Ingested;
-  if (!tx.ok || !ev.ok) throw new Error(`ingest failed: ${JSON.stringify([tx, ev])}`);
-  return { transaction: tx.data.record.id, event: ev.data.record.id };
+  const { transactionId } = await recordPayment(paywall, { network: "base-sepolia", amount: "1000" });
+  return { transaction: transactionId, event: requestEventIdOf(transactionId) };
 }
 
 async function tenantFixture(): Promise<TenantFixture> {

@@ -1,4 +1,4 @@
-import type { AuthMethod } from "../core/secrets/auth-config.ts";
+import type { AuthMethod } from "../../core/secrets/auth-config.ts";
 
 /**
  * How a paid request becomes the upstream request: pure functions, no I/O.

@@ -14,8 +14,8 @@ import {
   type VerifyResponse,
 } from "@x402/core/types";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
-import { caip2, type NetworkEntry, networkOfCaip2 } from "../core/money/network-table.ts";
-import type { NetworkId } from "../core/money/networks.ts";
+import { caip2, type NetworkEntry, networkOfCaip2 } from "../../core/money/network-table.ts";
+import type { NetworkId } from "../../core/money/networks.ts";
 
 /**
  * The x402 v2 side of the gateway, built from `@x402/core`'s resource server and `@x402/evm`'s `exact` scheme:
@@ -232,9 +232,8 @@ export function matchPayment(session: X402Session, payload: PaymentPayload, tabl
 export const VALID_BEFORE_SKEW_SECONDS = 60;
 
 /**
- * Whether the authorization's `validBefore` is later than the requirement allows (now + `maxTimeoutSeconds` + a
- * small skew): an authorization valid for longer would keep an unsettled payment "still able to move" that long.
+ * The latest `validBefore` (unix seconds) an authorization may carry: now + the requirement's `maxTimeoutSeconds` + a
+ * small skew. An authorization valid for longer would keep an unsettled payment "still able to move" that long.
  */
-export const validBeforeTooLate = (matched: MatchedPayment, now = Date.now()) =>
-  BigInt(matched.validBefore) >
+export const validBeforeCutoff = (matched: MatchedPayment, now = Date.now()) =>
   BigInt(Math.floor(now / 1000) + matched.requirements.maxTimeoutSeconds + VALID_BEFORE_SKEW_SECONDS);
