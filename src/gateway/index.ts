@@ -424,7 +424,7 @@ async function payX402(c: Ctx): Promise<Response> {
   const denied = deniedAttempt(c);
   if (denied) return denied;
 
-  const payload = decodePayment(header);
+  const payload = decodePayment(session, header);
   if (!payload)
     return refusedAttempt(c, paymentRequiredResponse(session, "The PAYMENT-SIGNATURE header is not a valid x402 payment"));
   const table = networkTable(c.env);
@@ -479,12 +479,16 @@ async function payX402(c: Ctx): Promise<Response> {
       try {
         const result = await session.server.settlePayment(payload, matched.requirements);
         if (result.success) {
-          return { kind: "settled", txHash: result.transaction, headers: { [PAYMENT_RESPONSE]: paymentResponseHeader(result) } };
+          return {
+            kind: "settled",
+            txHash: result.transaction,
+            headers: { [PAYMENT_RESPONSE]: paymentResponseHeader(session, result) },
+          };
         }
         failed = result;
       } catch (err) {
         // A non-2xx settle response; `undefined` when no answer was seen at all.
-        failed = failedSettlement(err);
+        failed = failedSettlement(session, err);
       }
       // Not settled, or not known to be: the token says whether the authorization was used, and for what.
       const outcome = await x402ChainOutcome(table[matched.network].rpcUrl, {
@@ -499,14 +503,20 @@ async function payX402(c: Ctx): Promise<Response> {
       // A definite refusal (nothing was sent) stays the facilitator's refusal once the token says unused.
       if (failed && !mayStillSettle(failed) && outcome.status === "UNKNOWN" && outcome.unused) {
         const reason = `settlement failed: ${failed.errorReason ?? "unknown"}`;
-        return { kind: "refused", reason, response: settlementFailedResponse(failed) };
+        return { kind: "refused", reason, response: settlementFailedResponse(session, failed) };
       }
       return fromChain(
         outcome,
         async (transaction) => ({
-          [PAYMENT_RESPONSE]: paymentResponseHeader({ success: true, transaction, network: networkId, payer: matched.payer }),
+          [PAYMENT_RESPONSE]: paymentResponseHeader(session, {
+            success: true,
+            transaction,
+            network: networkId,
+            payer: matched.payer,
+          }),
         }),
-        (reason) => settlementFailedResponse({ success: false, transaction: "", network: networkId, errorReason: reason }),
+        (reason) =>
+          settlementFailedResponse(session, { success: false, transaction: "", network: networkId, errorReason: reason }),
         txHash,
       );
     },

@@ -1,0 +1,11 @@
+// The parts of the x402 SDK the gateway uses, loaded lazily by x402.ts (as ./mppx.ts is by mpp.ts): an isolate that
+// only answers the management API never evaluates @x402/core or @x402/evm.
+export {
+  decodePaymentSignatureHeader,
+  encodePaymentRequiredHeader,
+  encodePaymentResponseHeader,
+  HTTPFacilitatorClient,
+} from "@x402/core/http";
+export { x402ResourceServer } from "@x402/core/server";
+export { SettleError } from "@x402/core/types";
+export { ExactEvmScheme } from "@x402/evm/exact/server";
