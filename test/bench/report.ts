@@ -48,7 +48,14 @@ export interface BenchReport {
   startedAt: string;
   elapsedS: number;
   machine: { cpus: number; node: string };
-  bundle: { bundler: string; bytes: number; gzipKiB: number; wranglerGzipKiB: number | undefined; buildMs: number };
+  bundle: {
+    bundler: string;
+    bytes: number;
+    gzipKiB: number;
+    wranglerGzipKiB: number | undefined;
+    ceilingKiB: number;
+    buildMs: number;
+  };
   scenarios: ScenarioReport[];
   targets: (Verdict & { name: string })[];
 }
@@ -115,8 +122,8 @@ export function renderTable(report: BenchReport): string {
   out.push("");
   const b = report.bundle;
   out.push(
-    `bundle (${b.bundler}, then wrangler deploy --dry-run): ${num(b.bytes / 1024, 1)} KiB, gzip ${num(b.wranglerGzipKiB ?? b.gzipKiB)} KiB` +
-      ` (${b.wranglerGzipKiB === undefined ? "gzip -6 here" : `wrangler; gzip -6 here: ${num(b.gzipKiB)} KiB`})`,
+    `bundle (${b.bundler}): ${num(b.bytes / 1024, 1)} KiB, gzip ${num(b.wranglerGzipKiB ?? b.gzipKiB)} KiB` +
+      ` (${b.wranglerGzipKiB === undefined ? "gzip -6 here" : `wrangler; gzip -6 here: ${num(b.gzipKiB)} KiB`}); ceiling ${b.ceilingKiB} KiB gzip`,
   );
   const accounted = report.scenarios.filter((s) => s.accounting);
   if (accounted.length > 0) {

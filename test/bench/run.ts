@@ -98,7 +98,7 @@ async function main(): Promise<number> {
   const fixture = (name: string) =>
     bundleFixture(join(import.meta.dirname, `fixtures/${name}.ts`), join(tmp!, `${name}/index.js`));
   const [app, ceilingScript, floorScript, d1Script, outboundScript, vars] = await Promise.all([
-    buildApp(ROOT, join(tmp, "app")),
+    buildApp(join(tmp, "app")),
     fixture("ceiling"),
     fixture("storage-floor"),
     fixture("d1-remote"),
@@ -342,7 +342,10 @@ async function main(): Promise<number> {
     statementsPerReq: r.accounting?.statementsPerReq,
     doCallsPerReq: r.accounting?.doCallsPerReq,
   }));
-  const targets = TARGETS.map((t) => ({ name: t.name, ...t.check({ scenarios: measured, bundleGzipKiB }) }));
+  const targets = TARGETS.map((t) => ({
+    name: t.name,
+    ...t.check({ scenarios: measured, bundleGzipKiB, bundleCeilingKiB: app.ceilingKiB }),
+  }));
 
   const report: BenchReport = {
     startedAt: new Date(started).toISOString(),
@@ -353,6 +356,7 @@ async function main(): Promise<number> {
       bytes: app.bytes,
       gzipKiB: app.gzipKiB,
       wranglerGzipKiB: app.wranglerGzipKiB,
+      ceilingKiB: app.ceilingKiB,
       buildMs: app.ms,
     },
     scenarios: reports,

@@ -29,7 +29,7 @@ const overheadOf = (addedP99: number): Overhead => ({
 const verdict = (name: string, scenarios: Measured[]) => {
   const target = TARGETS.find((t) => t.name.startsWith(name));
   if (!target) throw new Error(`no target ${name}`);
-  return target.check({ scenarios, bundleGzipKiB: 200 } satisfies TargetInput);
+  return target.check({ scenarios, bundleGzipKiB: 200, bundleCeilingKiB: 1024 } satisfies TargetInput);
 };
 
 describe("gateway targets", () => {
@@ -57,5 +57,18 @@ describe("gateway targets", () => {
     expect(verdict("zero errors", [clean]).status).toBe("PASS");
     expect(verdict("zero errors", [{ ...clean, unexpected: 1 }]).status).toBe("FAIL");
     expect(verdict("zero errors", [{ ...clean, alongsideBad: 1 }]).status).toBe("FAIL");
+  });
+});
+
+describe("size target", () => {
+  it("holds the bundle to the 1 MiB gzip ceiling", () => {
+    const at = (bundleGzipKiB: number) =>
+      TARGETS.find((t) => t.name.startsWith("bundle ≤ 1 MiB gzip"))?.check({
+        scenarios: [],
+        bundleGzipKiB,
+        bundleCeilingKiB: 1024,
+      }).status;
+    expect(at(1024)).toBe("PASS");
+    expect(at(1024.01)).toBe("FAIL");
   });
 });

