@@ -9,7 +9,7 @@
 // dynamically on its MCP transport path only, and the SDK is not installed (src/gateway/mcp-sdk-stub.ts).
 //
 // The size is a regression guard, not a budget: the build fails above GZIP_CEILING_KIB. What the edge pays for is
-// the Worker's startup CPU, not its bytes.
+// the Worker's startup CPU, measured by `npm run bench` (test/bench/startup.ts) against Cloudflare's startup limit.
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";

@@ -1,5 +1,5 @@
 // The parts of mppx the gateway uses, loaded lazily by mpp.ts: an isolate that answers the management API never
-// evaluates mppx.
+// evaluates mppx (test/bench/startup.ts checks it).
 export { Challenge, Credential, Errors, Receipt } from "mppx";
 export { Mppx, tempo } from "mppx/server";
 export { createClient, http } from "viem";

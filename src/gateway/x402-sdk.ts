@@ -1,5 +1,5 @@
 // The parts of the x402 SDK the gateway uses, loaded lazily by x402.ts (as ./mppx.ts is by mpp.ts): an isolate that
-// only answers the management API never evaluates @x402/core or @x402/evm.
+// only answers the management API never evaluates @x402/core or @x402/evm (test/bench/startup.ts checks it).
 export {
   decodePaymentSignatureHeader,
   encodePaymentRequiredHeader,

@@ -1,11 +1,15 @@
 // Builds what the benchmark runs: the production bundle (exactly what `npm run deploy` uploads) and the fixtures.
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
 import { buildWorker, GZIP_CEILING_KIB } from "../../src/cli/build.ts";
 
 export interface AppBuild {
   scriptPath: string;
-  /** esbuild's metafile of the build (every input and its imports). */
-  metafilePath: string;
+  /** esbuild's metafile of the build (every input and its imports), if there is one. */
+  metafilePath: string | undefined;
   /** How the bundle was made. */
   bundler: string;
   /** Bytes of the bundle (the worker script, without its source map). */
@@ -36,6 +40,25 @@ export async function buildApp(outdir: string): Promise<AppBuild> {
     gzipKiB: built.gzipKiB,
     ceilingKiB: GZIP_CEILING_KIB,
     ms: Math.round(performance.now() - start),
+  };
+}
+
+/**
+ * A bundle built elsewhere (`--script`, e.g. another branch's build, to compare two builds on the same machine); its
+ * metafile is `bundle-meta.json` next to it, if there.
+ */
+export async function prebuiltApp(scriptPath: string): Promise<AppBuild> {
+  const bundle = await readFile(scriptPath);
+  const metafilePath = join(dirname(scriptPath), "bundle-meta.json");
+  return {
+    scriptPath,
+    metafilePath: existsSync(metafilePath) ? metafilePath : undefined,
+    bundler: `prebuilt ${scriptPath}`,
+    bytes: bundle.length,
+    wranglerGzipKiB: undefined,
+    gzipKiB: Math.round((gzipSync(bundle).length / 1024) * 100) / 100,
+    ceilingKiB: GZIP_CEILING_KIB,
+    ms: 0,
   };
 }
 
