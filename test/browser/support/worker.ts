@@ -31,6 +31,10 @@ export interface RunningWorker {
   mf: Miniflare;
   /** The Worker's D1 database, for tests that set up or read rows directly. */
   db(): Promise<D1Database>;
+  /** `http://127.0.0.1:<port>` of a variant (`StartOptions.variants`): the same bundle and storage, other vars. */
+  urlOf(variant: string): Promise<string>;
+  /** Runs the Worker's `scheduled` handler for `cron` as of `scheduledTime` (ms since the epoch). */
+  scheduled(cron: string, scheduledTime: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -50,6 +54,11 @@ export interface StartOptions {
   vars?: Record<string, string>;
   /** Where the Worker's outbound `fetch` goes (Miniflare's `outboundService`), e.g. the local payment stack's router. */
   outboundService?: (request: Request) => Promise<Response>;
+  /**
+   * More copies of the Worker, each with these vars over the others', sharing its D1 database and rate limiter (e.g.
+   * a facilitator behind a fault): each answers on its own port (`urlOf`).
+   */
+  variants?: Record<string, Record<string, string>>;
 }
 
 export async function startWorker(options: StartOptions): Promise<RunningWorker> {
@@ -74,12 +83,26 @@ export async function startWorker(options: StartOptions): Promise<RunningWorker>
     },
     ...(options.outboundService ? { outboundService: options.outboundService as never } : {}),
   };
+  const variants = Object.entries(options.variants ?? {}).map(
+    ([name, vars]): V4WorkerOptions => ({
+      name: `variant-${name}`,
+      modules: true,
+      scriptPath,
+      compatibilityDate: app.compatibilityDate,
+      compatibilityFlags: app.compatibilityFlags,
+      d1Databases: app.d1Databases,
+      durableObjects: { RATE_LIMITER: { className: "RateLimiter", scriptName: "app", useSQLite: true } },
+      bindings: { ...app.bindings, ...vars },
+      ...(options.outboundService ? { outboundService: options.outboundService as never } : {}),
+      unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
+    }),
+  );
   const mf = new Miniflare(
     convertV4MiniflareOptions({
       host: "127.0.0.1",
       port: options.port,
       resourcePersistencePath: storage,
-      workers: [app],
+      workers: [app, ...variants],
       handleStructuredLogs: ({ level, message }: { level: string; message: string }) => {
         logs.push({ level, message });
       },
@@ -106,6 +129,10 @@ export async function startWorker(options: StartOptions): Promise<RunningWorker>
       }),
     mf,
     db: async () => d1,
+    urlOf: async (variant) => (await mf.unsafeGetDirectURL(`variant-${variant}`)).origin,
+    scheduled: async (cron, scheduledTime) => {
+      await (await mf.getWorker("app")).scheduled({ cron, scheduledTime: new Date(scheduledTime) });
+    },
     stop: () => mf.dispose(),
   };
 }
