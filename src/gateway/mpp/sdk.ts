@@ -35,7 +35,7 @@ export interface MppTerms {
   validitySeconds: number;
 }
 
-const mppx = () => import("./mppx.ts");
+const mppx = () => import("./lib.ts");
 type Lib = Awaited<ReturnType<typeof mppx>>;
 
 /**
@@ -149,8 +149,8 @@ async function challengeHeader(lib: Lib, terms: MppTerms): Promise<string> {
 
 /** The MPP `402`: `WWW-Authenticate: Payment` with method `tempo`, intent `charge`, pull mode only. */
 export async function mppChallenge(terms: MppTerms): Promise<Response> {
-  // Loaded on the first MPP request only: mppx's modules are large and, loaded eagerly, they end the test runtime's
-  // isolate between test files (every later file of a run fails to start).
+  // Loaded on the first MPP request only (./lib.ts): an isolate that answers the management API never evaluates mppx,
+  // and evaluating it is most of an MPP challenge's first-request cost (test/bench/startup.ts).
   const lib = await mppx();
   return new Response(null, { status: 402, headers: { "WWW-Authenticate": await challengeHeader(lib, terms), ...NO_STORE } });
 }

@@ -56,7 +56,7 @@ function sessionFor(c: Ctx, t: PaymentTarget): Promise<X402Session> {
 async function acceptablePayment(session: X402Session, header: string, table: ReturnType<typeof networkTable>) {
   const refuse = async (reason: string, payload?: Parameters<typeof paymentRequiredResponse>[2]) =>
     new PaymentRefusal(await paymentRequiredResponse(session, reason, payload));
-  const payload = decodePayment(header);
+  const payload = decodePayment(session, header);
   if (!payload) throw await refuse("The PAYMENT-SIGNATURE header is not a valid x402 payment");
   const matched = matchPayment(session, payload, table);
   if (!matched) throw await refuse("The payment matches none of the accepted requirements", payload);
@@ -135,11 +135,15 @@ async function settleX402(
   try {
     const result = await session.server.settlePayment(payload, matched.requirements);
     if (result.success) {
-      return { kind: "settled", txHash: result.transaction, headers: { [PAYMENT_RESPONSE]: paymentResponseHeader(result) } };
+      return {
+        kind: "settled",
+        txHash: result.transaction,
+        headers: { [PAYMENT_RESPONSE]: paymentResponseHeader(session, result) },
+      };
     }
     failed = result;
   } catch (err) {
-    failed = failedSettlement(err); // a non-2xx settle response; `undefined` when no answer was seen at all
+    failed = failedSettlement(session, err); // a non-2xx settle response; `undefined` when no answer was seen at all
   }
   const outcome = await x402ChainOutcome(rpcUrl, {
     asset: pending.asset,
@@ -153,15 +157,15 @@ async function settleX402(
     return {
       kind: "refused",
       reason: `settlement failed: ${failed.errorReason ?? "unknown"}`,
-      response: settlementFailedResponse(failed),
+      response: settlementFailedResponse(session, failed),
     };
   }
   return settlementFromChain(
     outcome,
     async (transaction) => ({
-      [PAYMENT_RESPONSE]: paymentResponseHeader({ success: true, transaction, network, payer: matched.payer }),
+      [PAYMENT_RESPONSE]: paymentResponseHeader(session, { success: true, transaction, network, payer: matched.payer }),
     }),
-    (reason) => settlementFailedResponse({ success: false, transaction: "", network, errorReason: reason }),
+    (reason) => settlementFailedResponse(session, { success: false, transaction: "", network, errorReason: reason }),
     failed?.transaction || undefined,
   );
 }
