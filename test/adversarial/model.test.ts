@@ -11,13 +11,13 @@
 // Prints one line, `model: N runs, M commands`.
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { pauseKey, resumeKey, revokeKey } from "../../src/admin/commands.ts";
 import { ApiError } from "../../src/core/http/errors.ts";
 import type { Tenant } from "../../src/db/schema.ts";
 import { grants, type SpecScope } from "../fixtures/spec.ts";
 import { read, send } from "../support/client.ts";
-import { captureConsole } from "../support/console.ts";
+import { printToRunner } from "../support/console.ts";
 import { createApiKey, createTenant, db } from "../support/factories.ts";
 import { envInt, fcParams } from "../support/fuzz-env.ts";
 
@@ -771,13 +771,9 @@ async function setup(): Promise<{ model: Model; real: Real }> {
 // ---------------------------------------------------------------------------------------------------------------
 
 describe("model-based: services, paywalls and keys across three tenants", () => {
-  beforeAll(() => {
-    captureConsole();
-  });
   afterAll(() => {
-    vi.restoreAllMocks();
     const seen = [...outcomes].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k}: ${n}`);
-    console.log(`model: ${runCount} runs, ${commandCount} commands (${seen.join(", ")})`);
+    printToRunner(`model: ${runCount} runs, ${commandCount} commands (${seen.join(", ")})`);
   });
 
   it(

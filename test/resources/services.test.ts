@@ -2,7 +2,6 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { AUTH_METHODS, authFieldsOf } from "../fixtures/spec.ts";
 import { api } from "../support/client.ts";
 import { useTestClock } from "../support/clock.ts";
-import { captureConsole } from "../support/console.ts";
 import {
   type Actor,
   actor,
@@ -17,10 +16,6 @@ import {
   serviceBody,
   storedService,
 } from "../support/resources.ts";
-
-beforeAll(() => {
-  captureConsole();
-});
 
 const fullBody = () => ({
   name: "Weather API",

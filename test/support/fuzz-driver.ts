@@ -3,7 +3,7 @@
 // fixtures (a reader tenant with data, a stranger, writers that rotate before the beta caps).
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
-import { afterAll, beforeAll, expect, vi } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { writeDemoData } from "../../src/admin/demo-data.ts";
 import { ERROR_STATUS } from "../../src/core/http/errors.ts";
 import type { Tenant } from "../../src/db/schema.ts";
@@ -11,7 +11,7 @@ import { headerNameProblem, headerTokenProblem, paramNameProblem } from "../../s
 import { routePathProblem } from "../../src/lib/url-rules.ts";
 import { AUTH_FIELDS, AUTH_METHODS, NETWORKS, type SpecAuthMethod } from "../fixtures/spec.ts";
 import { api, read, send as sendRequest } from "./client.ts";
-import { captureConsole } from "./console.ts";
+import { printToRunner } from "./console.ts";
 import { createApiKey, db } from "./factories.ts";
 import { envInt } from "./fuzz-env.ts";
 import {
@@ -1059,14 +1059,12 @@ export async function tryBody(
   return ans;
 }
 
-/** A fuzz suite's file: quiet access log, the fuzzing tenants set up once, and the run's summary printed at the end. */
+/** A fuzz suite's file: the fuzzing tenants set up once, and the run's summary printed at the end. */
 export function useFuzzSuite(): void {
   beforeAll(async () => {
-    captureConsole();
     await setUpFuzzing();
   }, TIMEOUT);
   afterAll(() => {
-    vi.restoreAllMocks(); // captureConsole() silenced the access log
-    console.log(fuzzSummary());
+    printToRunner(fuzzSummary());
   });
 }
