@@ -73,7 +73,7 @@ type Ctx = Context<GatewayEnv>;
 const fail = (c: Ctx, code: ConstructorParameters<typeof ApiError>[0], message: string, headers?: Record<string, string>) =>
   renderError(new ApiError(code, message, headers ? { headers } : {}), c);
 
-/** The paywall behind the URL, refused as the spec says: 404 unknown or disabled, 405 outside allowedMethods. */
+/** The paywall behind the URL, refused before any payment: 404 unknown or disabled, 405 outside allowedMethods. */
 async function resolveTarget(c: Ctx, protocol: "x402" | "mpp"): Promise<PaymentTarget | Response> {
   const target = await findPaymentTarget(getDb(c.env.DB), c.req.param("serviceId") ?? "", c.req.param("slug") ?? "");
   if (!target?.paywall.enabled) return fail(c, "NOT_FOUND", "No such paywall");

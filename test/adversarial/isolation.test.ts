@@ -753,7 +753,7 @@ describe("the matrix is complete", () => {
     expect([...ALL_SCOPES].sort()).toEqual([...SCOPES].sort());
   });
 
-  it("the documented scopes are the specification's (a consistent but wrong scope in code and document is caught here)", () => {
+  it("the documented scopes are the contract's (a consistent but wrong scope in code and document is caught here)", () => {
     const documented = Object.fromEntries(ROUTES.map((r) => [r.key, r.public ? "public" : r.scope]));
     expect(documented).toEqual({
       "GET /v1/health": "public",

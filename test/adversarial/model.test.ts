@@ -26,7 +26,7 @@ const MAX_COMMANDS = envInt("FUZZ_MODEL_COMMANDS", 30);
 const TIMEOUT = 120_000 + RUNS * MAX_COMMANDS * 400;
 
 // ---------------------------------------------------------------------------------------------------------------
-// Contract facts (spec 2.2, 5.6; decisions.md)
+// Contract facts (docs/api.md: networks, scopes, keys)
 
 const NETWORKS = {
   testnet: ["arc-testnet", "base-sepolia", "hyperevm-testnet", "tempo-testnet"],
@@ -110,7 +110,7 @@ interface Outcome {
   code?: string;
 }
 
-/** Key state, then scope (decisions.md: key → state → IP → rate limit → scope → handler). `null` when the request gets through. */
+/** Key state, then scope (docs/api.md: key → state → IP → rate limit → scope → handler). `null` when the request gets through. */
 function gate(m: Model, t: number, k: number, scope: Scope | null): Outcome | null {
   const key = m.keys[t]?.[k] as MKey;
   if (key.state === "revoked") return { status: 401, code: "KEY_REVOKED" };
@@ -586,7 +586,7 @@ function keyCommand(t: number, k: number, action: "pause" | "resume" | "revoke")
     expect(error, label).toBeUndefined();
     key.state = action === "pause" ? "paused" : action === "resume" ? "active" : "revoked";
     expect(result?.status).toBe(key.state);
-    // Takes effect on the very next request (decisions.md: no cache may serve a stale key state).
+    // Takes effect on the very next request (docs/api.md: no cache may serve a stale key state).
     const ans = await api(m, t, k, "GET", "/v1/me");
     expectOutcome(`${label} then GET /v1/me`, ans, gate(m, t, k, null) ?? { status: 200 });
   });

@@ -179,7 +179,7 @@ const ROUTES: Route[] = [
   },
 ];
 
-/** Scopes that grant `scope` (the spec's table). */
+/** Scopes that grant `scope` (the contract's table, test/fixtures/spec.ts). */
 const grants = (scope: Scope): Scope[] => [...GRANTED_BY[scope]];
 
 /** A tenant with a service and a paywall, and an all-scopes key to check nothing changed. */

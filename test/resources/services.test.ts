@@ -226,7 +226,7 @@ describe("POST /v1/services validation", () => {
     expectInvalid(await post(body), field);
   });
 
-  /** The fields each method requires (the spec's field table; methods without fields are left out). */
+  /** The fields each method requires (the contract's field table; methods without fields are left out). */
   const REQUIRED: Record<string, string[]> = Object.fromEntries(
     AUTH_METHODS.map((method) => [method, authFieldsOf(method)] as const).filter(([, fields]) => fields.length > 0),
   );
