@@ -71,7 +71,7 @@ export default defineConfig(async () => {
           test: {
             name: "gateway",
             globalSetup: ["./test/localnet/global-setup.ts"],
-            onConsoleLog: (log: string) => !log.startsWith('{"requestId":"req_'),
+            // The main suite's setup files (vitest.config.ts): migrations, the console capture, the canary scan.
             setupFiles: ["./test/support/setup.ts", "./test/support/canary-scan.ts"],
             include: ["test/gateway/**/*.test.ts", "test/localnet/workerd/**/*.test.ts"],
           },

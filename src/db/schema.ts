@@ -226,7 +226,7 @@ export const tenantCounts = sqliteTable(
 );
 
 // ---------------------------------------------------------------------------------------------------------------
-// Dashboard (issue 11): sessions, sign-in nonces and links, and the audit trail of key changes
+// Dashboard: sessions, sign-in nonces and links, and the audit trail of key changes
 
 /**
  * A dashboard session. `id` is the SHA-256 of the random id in the cookie (the cookie value itself is never

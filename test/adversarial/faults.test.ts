@@ -13,7 +13,7 @@ import type { RateLimitDecision } from "../../src/core/rate-limit/durable-object
 import { getDb } from "../../src/db/client.ts";
 import { newId, randomHex } from "../../src/lib/ids.ts";
 import { type ApiResult, api } from "../support/client.ts";
-import { type CapturedConsole, captureConsole } from "../support/console.ts";
+import { consoleOutput } from "../support/console.ts";
 import { createApiKey, insertRows, paywallRow, serviceRow } from "../support/factories.ts";
 import {
   type D1Call,
@@ -34,11 +34,6 @@ import { type Actor, CANARY, serviceBody, uniqueSlug } from "../support/resource
 const NAME_CANARY = "name-canary-3b9e71d4";
 /** The secret canary of resources.ts, never seen anywhere (checked for the whole file in `afterAll`). */
 const SECRET = `${CANARY}-faults`;
-
-let logs: CapturedConsole;
-beforeAll(() => {
-  logs = captureConsole();
-});
 
 /** The loops below make hundreds of requests; under a loaded CI machine they need more than the default 5 s. */
 const SLOW = 120_000;
@@ -281,9 +276,9 @@ function expectGenericDatabaseError(res: ApiResult, logs: string[], who: Actor, 
 
 /** Calls the app with this D1 binding and returns the response with the log lines written meanwhile. */
 async function send(db: D1Database, who: Actor, req: Request) {
-  const from = logs.lines.length;
+  const output = consoleOutput();
   const res = await api(req.path, { key: who.key, method: req.method, body: req.body, env: { DB: db } });
-  return { res, logs: logs.lines.slice(from) };
+  return { res, logs: output.lines };
 }
 
 /** The D1 calls of one healthy run of the scenario (on its own fixture). */
@@ -434,12 +429,12 @@ describe("bookkeeping writes off the critical path", () => {
   it("a failed lastUsedAt update does not fail the request and leaks nothing", async () => {
     const { key, tenant } = await createApiKey();
     const faulty = faultyD1(env.DB, [{ match: sqlMatching(/^update "api_keys"/), fault: "overloaded" }]);
-    const from = logs.lines.length;
+    const output = consoleOutput();
     const res = await api("/v1/me", { key, env: { DB: faulty.db } });
     expect(res.status, res.text).toBe(200);
     expect(faulty.injected).toHaveLength(1);
     expect(res.body.data).toMatchObject({ user: expect.objectContaining({ id: tenant.id }) });
-    for (const line of logs.lines.slice(from)) expect(line).not.toMatch(SQL_TEXT);
+    for (const line of output.lines) expect(line).not.toMatch(SQL_TEXT);
   });
 });
 
@@ -568,14 +563,14 @@ const doError = (message: string, props: { retryable?: boolean; overloaded?: boo
 
 async function throughLimiter(ns: unknown, req: Request = { path: "/v1/me", method: "GET" }) {
   const who = await quietActor();
-  const from = logs.lines.length;
+  const output = consoleOutput();
   const res = await api(req.path, {
     key: who.key,
     method: req.method,
     body: req.body,
     env: { RATE_LIMITER: ns },
   });
-  return { who, res, logs: logs.lines.slice(from) };
+  return { who, res, logs: output.lines };
 }
 
 function expectFailClosed(res: ApiResult, logs: string[]) {

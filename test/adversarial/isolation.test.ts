@@ -7,7 +7,7 @@
 // - Every refused write is checked against D1: the services and paywalls rows of both tenants are unchanged.
 // - Every allowed response is checked not to mention the other tenant's ids.
 import { env } from "cloudflare:workers";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getConfig } from "../../src/core/config.ts";
 import { SCOPES, type Scope } from "../../src/core/keys/scopes.ts";
 import { requestEventIdOf } from "../../src/core/ledger/ids.ts";
@@ -16,6 +16,7 @@ import { ALL_SCOPES, GRANTED_BY } from "../fixtures/spec.ts";
 import { createPaywallFor } from "../history/support.ts";
 import { canary } from "../support/canaries.ts";
 import { api } from "../support/client.ts";
+import { printToRunner } from "../support/console.ts";
 import { createApiKey, createTenant } from "../support/factories.ts";
 import { recordPayment } from "../support/payments.ts";
 
@@ -515,12 +516,6 @@ async function keyFor(fixture: TenantFixture, options: Parameters<typeof createA
 const past = () => new Date(Date.now() - 60_000);
 
 beforeAll(async () => {
-  // The access log is one JSON line per request: kept out of the output (a canary scan still reads every line).
-  const log = console.log;
-  vi.spyOn(console, "log").mockImplementation((...args: unknown[]) => {
-    if (typeof args[0] === "string" && args[0].startsWith('{"requestId"')) return;
-    log(...args);
-  });
   A = await tenantFixture();
   B = await tenantFixture();
   const only = {} as Record<Scope, string>;
@@ -551,7 +546,7 @@ beforeAll(async () => {
 });
 
 afterAll(() => {
-  console.log(
+  printToRunner(
     `isolation matrix: ${ran} cases (${MATRIX.length} = ${ROUTES.length} operations × ${IDENTITIES.length} identities, ` +
       `plus ${REFERENCE_CASES.length} cross-tenant and unknown references)`,
   );
@@ -747,7 +742,7 @@ describe("the matrix is complete", () => {
     expect([...ALL_SCOPES].sort()).toEqual([...SCOPES].sort());
   });
 
-  it("the documented scopes are the specification's (a consistent but wrong scope in code and document is caught here)", () => {
+  it("the documented scopes are the contract's (a consistent but wrong scope in code and document is caught here)", () => {
     const documented = Object.fromEntries(ROUTES.map((r) => [r.key, r.public ? "public" : r.scope]));
     expect(documented).toEqual({
       "GET /v1/health": "public",

@@ -4,9 +4,10 @@
 // refusals, the chain reads themselves) have their own files: x402.test.ts, mpp.test.ts, settlement-outcome.test.ts,
 // mpp-settlement-outcome.test.ts.
 import { env } from "cloudflare:workers";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createMppBuyer } from "../localnet/mpp-buyer.ts";
 import { send } from "../support/client.ts";
+import { consoleOutput } from "../support/console.ts";
 import {
   balanceOf,
   FACILITATOR,
@@ -150,18 +151,15 @@ describe.each([x402, mpp])("$name: the buyer's contract", (standard) => {
     it("a 5xx: the upstream's status and body, FAILED with the reason, an ERROR event, nothing settled, logged as the upstream's", async () => {
       const { shop, payee, pay } = await standard.shop({ price: "4000", route: "/status/503" });
       const payment = await pay();
-      const errors = vi.spyOn(console, "error");
-      const warnings = vi.spyOn(console, "warn");
+      const output = consoleOutput();
       const res = await payment.send();
       expect(res.status).toBe(503);
       // The access log names the upstream's failure (a warning), never our own 500 (an error line).
-      const logged = (spy: typeof errors) =>
-        spy.mock.calls.map((call) => String(call[0])).filter((l) => l.includes('"status":503'));
-      expect(logged(errors)).toEqual([]);
-      expect(logged(warnings).map((l) => JSON.parse(l))).toEqual([
+      const logged = (level: "error" | "warn") => output.at(level).filter((l) => l.includes('"status":503'));
+      expect(logged("error")).toEqual([]);
+      expect(logged("warn").map((l) => JSON.parse(l))).toEqual([
         expect.objectContaining({ status: 503, error: "UPSTREAM_ERROR" }),
       ]);
-      vi.restoreAllMocks();
       expect(res.headers.get(standard.receipt)).toBeNull();
       expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
       expect(await payment.settled()).toBe(0);

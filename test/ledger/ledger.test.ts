@@ -2,6 +2,7 @@
 // names, writes its transaction, event and pending row together, and two racing moves of one payment leave one winner.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import gatewayDoc from "../../docs/gateway.md?raw";
 import { outcomeEventIdOf, requestEventIdOf } from "../../src/core/ledger/ids.ts";
 import { leavePaymentUnknown, PAYMENT_MOVES, type PaymentRef, paymentStatus } from "../../src/core/ledger/ledger.ts";
 import { TRANSACTION_STATUSES } from "../../src/db/schema.ts";
@@ -34,7 +35,24 @@ async function written(ref: PaymentRef) {
 const freshPayment = async () =>
   recordPayment(await createPaywallFor(await createTenant()), { network: "base-sepolia", amount: "2500" });
 
+/** The moves the state diagram of docs/gateway.md draws: `from --> to: move`. */
+function diagramMoves(markdown: string): string[] {
+  const block = /## Payment states[\s\S]*?```mermaid\n([\s\S]*?)```/.exec(markdown)?.[1] ?? "";
+  return block
+    .split("\n")
+    .map((line) => /^\s*(\S+) --> (\S+?):\s*(\w+)/.exec(line))
+    .flatMap((m) => (m ? [`${m[1] === "[*]" ? "null" : m[1]} -> ${m[2]}: ${m[3]}`] : []))
+    .sort();
+}
+
 describe("the transition table", () => {
+  it("is what the state diagram in docs/gateway.md draws", () => {
+    const table = Object.entries(PAYMENT_MOVES)
+      .map(([move, m]) => `${m.from ?? "null"} -> ${m.to}: ${move}`)
+      .sort();
+    expect(diagramMoves(gatewayDoc)).toEqual(table);
+  });
+
   it("names every status; only `start` begins a payment; COMPLETED and FAILED are final", () => {
     const moves = Object.values(PAYMENT_MOVES);
     expect(new Set(moves.map((m) => m.to))).toEqual(new Set(TRANSACTION_STATUSES));
