@@ -33,7 +33,7 @@ const worker = async () =>
 
 export default defineConfig(async () => ({
   plugins: [await worker()],
-  // FUZZ_RUNS, FUZZ_MODEL_RUNS, FUZZ_MODEL_COMMANDS, FUZZ_SEED: larger or reproducible adversarial runs (see README).
+  // FUZZ_RUNS, FUZZ_MODEL_RUNS, FUZZ_MODEL_COMMANDS, FUZZ_SEED: larger or reproducible adversarial runs (docs/development.md).
   envPrefix: ["VITE_", "FUZZ_"],
   test: {
     projects: [
@@ -48,8 +48,7 @@ export default defineConfig(async () => ({
         test: { name: "browser", include: ["test/browser/**/*.test.ts"], testTimeout: 60_000, hookTimeout: 180_000 },
       },
     ],
-    // The Worker's access log prints a JSON line per request; keep the test output to what tests print themselves.
-    onConsoleLog: (log: string) => !log.startsWith('{"requestId":"req_'),
+    // Before every test file: migrations, the console captured and silenced (test/support/console.ts), the canary scan.
     setupFiles: ["./test/support/setup.ts", "./test/support/canary-scan.ts"],
     include: ["test/**/*.test.ts"],
     // Test files run one after another in a few runtimes instead of one runtime each: starting workerd and

@@ -1,10 +1,9 @@
 import { getDb } from "./db/client.ts";
 import { deleteExpiredSignInRows } from "./db/dashboard.ts";
 import { deleteExpiredIdempotencyKeys } from "./db/idempotency.ts";
-import { PAYMENT_SWEEP_CRON, sweepPendingPayments } from "./gateway/reconcile.ts";
+import { PAYMENT_SWEEP_CRON, sweepPendingPayments } from "./gateway/sweep.ts";
 import { createWorker } from "./worker.ts";
 
-export { Ingest } from "./core/ledger/entrypoint.ts";
 export { RateLimiter } from "./core/rate-limit/durable-object.ts";
 
 const worker = createWorker();
@@ -13,7 +12,7 @@ export default {
   fetch: worker.fetch,
   /**
    * The Cron Triggers of wrangler.toml. Every five minutes: settles the gateway's PENDING payments from the chain
-   * (src/gateway/reconcile.ts). Hourly: deletes idempotency records past their 24 hours, and the dashboard's expired
+   * (src/gateway/sweep.ts). Hourly: deletes idempotency records past their 24 hours, and the dashboard's expired
    * SIWE nonces, sign-in links and sessions.
    */
   async scheduled(controller, env) {

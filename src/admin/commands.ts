@@ -1,5 +1,5 @@
 /**
- * The operator commands behind `npm run admin` (decisions.md, "Operator CLI"): plain functions over a drizzle `Db`,
+ * The operator commands behind `npm run admin` (docs/operations.md, "The operator CLI"): plain functions over a drizzle `Db`,
  * so the CLI (Node, through wrangler's platform proxy), `npm run dev` (the demo seed) and the tests (inside workerd)
  * run the same code. Nothing here may import `cloudflare:workers`.
  *

@@ -1,5 +1,9 @@
 import { eq } from "drizzle-orm";
-import { MAX_BATCH, recordEvents, recordTransactions } from "../core/ledger/ingest.ts";
+import type { BatchItem } from "drizzle-orm/batch";
+import { paymentRecordIds } from "../core/ledger/ids.ts";
+import { moveStatements } from "../core/ledger/ledger.ts";
+import { NETWORK_TABLE } from "../core/money/network-table.ts";
+import type { NetworkId } from "../core/money/networks.ts";
 import type { Db } from "../db/client.ts";
 import { insertPaywallWithinCap } from "../db/paywalls.ts";
 import { type PaywallRow, paywalls, type Tenant } from "../db/schema.ts";
@@ -73,57 +77,67 @@ async function demoPaywalls(db: Db, tenant: Tenant): Promise<PaywallRow[]> {
 /** A number in [0, 1); `Math.random` unless a caller (a test) passes a seeded generator. */
 type Random = () => number;
 
+/** Payments written per D1 batch (each is two moves of three statements). */
+const PAYMENTS_PER_BATCH = 15;
+
 /**
- * Writes `count` buyer requests spread over the last week through the ingestion code: each request is a
- * REQUEST event, then SUCCESS (with a COMPLETED or PENDING transaction) or ERROR (with a FAILED one).
+ * Writes `count` buyer requests spread over the last week with the payment ledger's own moves, as the gateway would:
+ * each is a payment started (PENDING + REQUEST), then completed (COMPLETED + SUCCESS), failed (FAILED + ERROR), or,
+ * one in ten of the successful ones, left PENDING. The moves of several payments go in one batch.
  */
 export async function writeDemoData(db: Db, tenant: Tenant, count: number, random: Random = Math.random) {
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)] as T;
   const targets = await demoPaywalls(db, tenant);
-  const events: Record<string, unknown>[] = [];
-  const transactions: Record<string, unknown>[] = [];
   const now = Date.now();
+  let events = 0;
+  let batch: BatchItem<"sqlite">[] = [];
+  const flush = async () => {
+    if (batch.length > 0) await db.batch(batch as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+    batch = [];
+  };
   for (let i = 0; i < count; i++) {
     const paywall = pick(targets);
     const at = new Date(now - Math.floor(random() * 7 * DAY_MS));
     const later = new Date(at.getTime() + 50 + Math.floor(random() * 900));
-    const network = pick(paywall.networks);
+    const network = pick(paywall.networks) as NetworkId;
     const protocol = network.startsWith("tempo") && random() < 0.5 ? "mpp" : "x402";
-    const ok = random() < 0.85;
-    const ref = randomHex(8);
-    events.push({ id: `evt_demo_${ref}_r`, paywallId: paywall.id, eventType: "REQUEST", createdAt: at.toISOString() });
-    events.push({
-      id: `evt_demo_${ref}_${ok ? "s" : "e"}`,
+    const payer = `0x${randomHex(20)}`;
+    const { transactionId } = await paymentRecordIds(protocol, network, payer, `0x${randomHex(32)}`);
+    const ref = {
+      transactionId,
+      tenantId: tenant.id,
       paywallId: paywall.id,
-      eventType: ok ? "SUCCESS" : "ERROR",
-      statusCode: ok ? 200 : pick([402, 500, 502, 504]),
-      responseTime: later.getTime() - at.getTime(),
-      amount: ok ? paywall.price : null,
-      metadata: { method: "GET", path: paywall.targetRoute ?? "/" },
-      createdAt: later.toISOString(),
-    });
-    const pending = ok && random() < 0.1;
-    transactions.push({
-      id: `txn_demo_${ref}`,
-      paywallId: paywall.id,
+      serviceId: paywall.serviceId,
       protocol,
       network,
       amount: paywall.price,
-      status: ok ? (pending ? "PENDING" : "COMPLETED") : "FAILED",
-      payerAddress: `0x${randomHex(20)}`,
-      txHash: ok && !pending ? `0x${randomHex(32)}` : null,
-      failureReason: ok ? null : pick(["insufficient funds", "signature expired", "upstream error"]),
-      createdAt: at.toISOString(),
-      ...(ok && !pending ? { settledAt: later.toISOString() } : {}),
-    });
+    } as const;
+    const entry = NETWORK_TABLE[network];
+    batch.push(
+      ...moveStatements.start(db, {
+        ...ref,
+        currency: entry.token,
+        payer,
+        method: "GET",
+        at,
+        pending: { reference: `0x${randomHex(32)}`, validBefore: later, asset: entry.asset, payTo: paywall.merchantWallet },
+      }),
+    );
+    events++;
+    const outcome = { statusCode: 200, responseTime: later.getTime() - at.getTime(), at: later };
+    if (random() < 0.85) {
+      // One in ten successful ones stays PENDING: its outcome not known yet.
+      if (random() >= 0.1) {
+        batch.push(...moveStatements.complete(db, ref, `0x${randomHex(32)}`, outcome));
+        events++;
+      }
+    } else {
+      const reason = pick(["insufficient funds", "signature expired", "upstream answered 502"]);
+      batch.push(...moveStatements.fail(db, ref, reason, { ...outcome, statusCode: pick([402, 500, 502, 504]) }));
+      events++;
+    }
+    if ((i + 1) % PAYMENTS_PER_BATCH === 0) await flush();
   }
-  for (let i = 0; i < events.length; i += MAX_BATCH) {
-    const result = await recordEvents(db, events.slice(i, i + MAX_BATCH));
-    if (!result.ok) throw new Error(`${result.code}: ${result.error}`);
-  }
-  for (let i = 0; i < transactions.length; i += MAX_BATCH) {
-    const result = await recordTransactions(db, transactions.slice(i, i + MAX_BATCH));
-    if (!result.ok) throw new Error(`${result.code}: ${result.error}`);
-  }
-  return { tenantId: tenant.id, paywalls: targets.map((p) => p.id), events: events.length, transactions: transactions.length };
+  await flush();
+  return { tenantId: tenant.id, paywalls: targets.map((p) => p.id), events, transactions: count };
 }

@@ -1,5 +1,5 @@
 /**
- * The operator CLI: `npm run -s admin -- <command>` (decisions.md, "Operator CLI"; `-s` keeps npm's banner off stdout).
+ * The operator CLI: `npm run -s admin -- <command>` (docs/operations.md; `-s` keeps npm's banner off stdout).
  *
  * Prints one JSON value on stdout and nothing else; on failure prints `{"error", "code"[, "details"]}` on stderr
  * and exits non-zero (2 for a usage error, 1 otherwise). Works on the local D1 that `npm run dev` serves (pending

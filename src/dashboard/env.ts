@@ -4,7 +4,7 @@ import type { Tenant } from "../db/schema.ts";
 /** `open`: a wallet that belongs to no tenant may sign up; `closed`: it is refused. */
 export type SignupPolicy = "open" | "closed";
 
-/** What the dashboard can be given instead of the real clock and the Worker's vars (tests inject both). */
+/** What the dashboard can be given instead of the real clock and the Worker's vars (tests inject the sign-up policy). */
 export interface DashboardOptions {
   now?: () => Date;
   signup?: SignupPolicy;

@@ -143,6 +143,9 @@ export type ServiceRow = typeof services.$inferSelect;
 export type PaywallRow = typeof paywalls.$inferSelect;
 
 export const TRANSACTION_STATUSES = ["PENDING", "COMPLETED", "FAILED"] as const;
+/** The tokens buyers pay in (6 decimals each): USDC, and pathUSD on Tempo's testnet. */
+export const TOKENS = ["USDC", "pathUSD"] as const;
+export type Token = (typeof TOKENS)[number];
 export const PROTOCOLS = ["x402", "mpp"] as const;
 export const EVENT_TYPES = ["REQUEST", "SUCCESS", "ERROR"] as const;
 export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
@@ -162,7 +165,8 @@ export const transactions = sqliteTable(
     protocol: text("protocol", { enum: PROTOCOLS }).notNull(),
     network: text("network").notNull(),
     amount: text("amount").notNull(),
-    currency: text("currency", { enum: ["USDC"] }).notNull(),
+    /** The token the buyer paid in (the network's: pathUSD on tempo-testnet, else USDC). */
+    currency: text("currency", { enum: TOKENS }).notNull(),
     status: text("status", { enum: TRANSACTION_STATUSES }).notNull(),
     payerAddress: text("payer_address"),
     txHash: text("tx_hash"),
@@ -222,7 +226,7 @@ export const tenantCounts = sqliteTable(
 );
 
 // ---------------------------------------------------------------------------------------------------------------
-// Dashboard (issue 11): sessions, sign-in nonces and links, and the audit trail of key changes
+// Dashboard: sessions, sign-in nonces and links, and the audit trail of key changes
 
 /**
  * A dashboard session. `id` is the SHA-256 of the random id in the cookie (the cookie value itself is never
@@ -382,7 +386,7 @@ export type IdempotencyRecord = typeof idempotencyKeys.$inferSelect;
  * settlement's outcome was unknown, or the invocation ended early): written with the PENDING transaction, deleted
  * with its outcome (both in the same batch). `reference` is the x402 authorization's EIP-3009 nonce, or the MPP
  * transaction's hash (known before it is sent); `validBefore` is when the money can no longer move (the
- * authorization's `validBefore`, the Tempo transaction's `validBefore`). Read by the Cron sweep (src/gateway/reconcile.ts).
+ * authorization's `validBefore`, the Tempo transaction's `validBefore`). Read by the Cron sweep (src/gateway/sweep.ts).
  */
 export const pendingPayments = sqliteTable("pending_payments", {
   transactionId: text("transaction_id").primaryKey(),

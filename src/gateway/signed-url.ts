@@ -1,3 +1,18 @@
+import type { Context } from "hono";
+import { encryptionSecret, getConfig } from "../core/config.ts";
+import { ApiError } from "../core/http/errors.ts";
+import { renderError } from "../core/http/render.ts";
+import { VALIDITY_WINDOW_SECONDS } from "../core/payments.ts";
+import { getDb } from "../db/client.ts";
+import { claimSignedUrl, findPaymentTargetOfPaywall, insertSignedUrl, type PaymentTarget } from "../db/gateway.ts";
+import { randomHex } from "../lib/ids.ts";
+import type { GatewayEnv } from "./env.ts";
+import { requireAllowedMethod, upstreamParts } from "./target.ts";
+import { callUpstream } from "./upstream/call.ts";
+import { buyerResponseHeaders } from "./upstream/request.ts";
+
+// SIGNED_URL paywalls: a settled payment is answered with a single-use URL; fetching it performs the upstream call.
+
 /**
  * Signed URL tokens: `<id>.<expiresAtMs>.<base64url HMAC-SHA256(id.expiresAtMs)>`.
  *
@@ -54,4 +69,47 @@ export async function readToken(secret: string, token: string): Promise<{ id: st
   if (!mac) return undefined;
   const valid = await crypto.subtle.verify("HMAC", await signingKey(secret), mac, new TextEncoder().encode(`${id}.${expires}`));
   return valid ? { id, expiresAt: new Date(Number(expires)) } : undefined;
+}
+
+/** The answer to a settled SIGNED_URL payment: a single-use URL, valid for the paywall's validity window. */
+export async function issueSignedUrl(
+  c: Context<GatewayEnv>,
+  target: PaymentTarget,
+  transactionId: string,
+  headers: Record<string, string>,
+): Promise<Response> {
+  const expiresAt = new Date(Date.now() + VALIDITY_WINDOW_SECONDS * 1000);
+  const id = `su_${randomHex(16)}`;
+  const { paywall } = target;
+  await insertSignedUrl(getDb(c.env.DB), { id, tenantId: paywall.tenantId, paywallId: paywall.id, transactionId, expiresAt });
+  const token = await signToken(encryptionSecret(c.env), id, expiresAt);
+  return Response.json(
+    { data: { url: `${getConfig(c.env).paymentBaseUrl}/api/signed/${token}`, expiresAt: expiresAt.toISOString() } },
+    { status: 200, headers: { ...headers, "Cache-Control": "no-store" } },
+  );
+}
+
+/** A signed URL fetched: valid signature, unexpired, and claimed once; then the upstream call. */
+export async function fulfilSignedUrl(c: Context<GatewayEnv>): Promise<Response> {
+  const token = await readToken(encryptionSecret(c.env), c.req.param("token") ?? "");
+  const now = new Date();
+  if (!token || token.expiresAt <= now) throw new ApiError("NOT_FOUND", "This link is invalid or has expired");
+  const db = getDb(c.env.DB);
+  const claimed = await claimSignedUrl(db, token.id, now);
+  if (!claimed) throw new ApiError("NOT_FOUND", "This link is invalid, has expired or was already used");
+  const target = await findPaymentTargetOfPaywall(db, claimed.paywallId);
+  if (!target) throw new ApiError("NOT_FOUND", "The paywall behind this link no longer exists");
+  requireAllowedMethod(c, target);
+  const parts = await upstreamParts(c, target, c.req.raw);
+  const outcome = await callUpstream(c.req.method, parts, target.paywall.timeout);
+  if (outcome.kind === "timeout") {
+    c.set("errorCode", "UPSTREAM_TIMEOUT");
+    return renderError(new ApiError("GATEWAY_TIMEOUT", "The upstream did not answer in time"), c);
+  }
+  if (outcome.kind === "unreachable") {
+    c.set("errorCode", "UPSTREAM_UNREACHABLE");
+    return renderError(new ApiError("BAD_GATEWAY", "The upstream could not be reached"), c);
+  }
+  if (outcome.status >= 500) c.set("errorCode", "UPSTREAM_ERROR");
+  return new Response(outcome.body, { status: outcome.status, headers: buyerResponseHeaders(outcome.headers) });
 }

@@ -10,6 +10,7 @@ import { generateApiKey } from "../../src/core/keys/api-key.ts";
 import { AUTH_FIELDS, AUTH_METHODS, type SpecAuthMethod as AuthMethod } from "../fixtures/spec.ts";
 import { canaries, canary, describeLeaks, harvestStoredSecrets, LeakScanner, registerApiKey } from "../support/canaries.ts";
 import { type ApiResult, type CallOptions, api as callWorker } from "../support/client.ts";
+import { consoleOutput } from "../support/console.ts";
 import { createApiKey } from "../support/factories.ts";
 
 const MASK = "***";
@@ -66,12 +67,6 @@ let intruder: string;
 let readOnly: string;
 
 beforeAll(async () => {
-  // The access log is one JSON line per request: kept out of the output (the scan still reads every line).
-  const log = console.log;
-  vi.spyOn(console, "log").mockImplementation((...args: unknown[]) => {
-    if (typeof args[0] === "string" && args[0].startsWith('{"requestId"')) return;
-    log(...args);
-  });
   const made = await createApiKey({ name: "canary owner" });
   owner = { key: made.key, tenantId: made.tenant.id };
   intruder = (await createApiKey({ name: "canary intruder" })).key;
@@ -428,6 +423,17 @@ describe("error answers never echo a secret", () => {
 });
 
 describe("the scan itself", () => {
+  it("reads every console line as it is written, though the console prints nothing (test/support/console.ts)", () => {
+    const output = consoleOutput();
+    const before = canaries.observationCount("console");
+    const line = `a line only the capture sees ${crypto.randomUUID()}`;
+    console.warn(line);
+    expect(output.lines).toEqual([line]);
+    expect(output.at("warn")).toEqual([line]);
+    expect(canaries.observationCount("console")).toBe(before + 1);
+    expect(() => vi.spyOn(console, "log")).toThrow(/consoleOutput\(\)/);
+  });
+
   it("saw this file's responses and log lines, and registered its secrets (so a clean result is not vacuous)", async () => {
     await canaries.flush();
     await harvestStoredSecrets();

@@ -5,16 +5,15 @@
 // those errors: the client gets `500 DATABASE_ERROR` with a request id and a generic message, nothing is
 // written in part, no SQL, parameter or secret reaches the response or the log, and the same request retried
 // against a healthy D1 succeeds. The rate limiter's Durable Object failing is the documented fail-closed 503.
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { Ingest } from "../../src/core/ledger/entrypoint.ts";
-import { recordEvents, recordTransactions } from "../../src/core/ledger/ingest.ts";
+import { outcomeEventIdOf, requestEventIdOf } from "../../src/core/ledger/ids.ts";
+import { completePayment, failPayment, type PaymentRef, type PaymentStart, startPayment } from "../../src/core/ledger/ledger.ts";
 import type { RateLimitDecision } from "../../src/core/rate-limit/durable-object.ts";
 import { getDb } from "../../src/db/client.ts";
 import { newId, randomHex } from "../../src/lib/ids.ts";
 import { type ApiResult, api } from "../support/client.ts";
-import { type CapturedConsole, captureConsole } from "../support/console.ts";
+import { consoleOutput } from "../support/console.ts";
 import { createApiKey, insertRows, paywallRow, serviceRow } from "../support/factories.ts";
 import {
   type D1Call,
@@ -35,11 +34,6 @@ import { type Actor, CANARY, serviceBody, uniqueSlug } from "../support/resource
 const NAME_CANARY = "name-canary-3b9e71d4";
 /** The secret canary of resources.ts, never seen anywhere (checked for the whole file in `afterAll`). */
 const SECRET = `${CANARY}-faults`;
-
-let logs: CapturedConsole;
-beforeAll(() => {
-  logs = captureConsole();
-});
 
 /** The loops below make hundreds of requests; under a loaded CI machine they need more than the default 5 s. */
 const SLOW = 120_000;
@@ -282,9 +276,9 @@ function expectGenericDatabaseError(res: ApiResult, logs: string[], who: Actor, 
 
 /** Calls the app with this D1 binding and returns the response with the log lines written meanwhile. */
 async function send(db: D1Database, who: Actor, req: Request) {
-  const from = logs.lines.length;
+  const output = consoleOutput();
   const res = await api(req.path, { key: who.key, method: req.method, body: req.body, env: { DB: db } });
-  return { res, logs: logs.lines.slice(from) };
+  return { res, logs: output.lines };
 }
 
 /** The D1 calls of one healthy run of the scenario (on its own fixture). */
@@ -435,12 +429,12 @@ describe("bookkeeping writes off the critical path", () => {
   it("a failed lastUsedAt update does not fail the request and leaks nothing", async () => {
     const { key, tenant } = await createApiKey();
     const faulty = faultyD1(env.DB, [{ match: sqlMatching(/^update "api_keys"/), fault: "overloaded" }]);
-    const from = logs.lines.length;
+    const output = consoleOutput();
     const res = await api("/v1/me", { key, env: { DB: faulty.db } });
     expect(res.status, res.text).toBe(200);
     expect(faulty.injected).toHaveLength(1);
     expect(res.body.data).toMatchObject({ user: expect.objectContaining({ id: tenant.id }) });
-    for (const line of logs.lines.slice(from)) expect(line).not.toMatch(SQL_TEXT);
+    for (const line of output.lines) expect(line).not.toMatch(SQL_TEXT);
   });
 });
 
@@ -462,94 +456,101 @@ describe("GET /v1/health with a failing D1", () => {
   });
 });
 
-// ---- ingestion (the gateway's entrypoint) ----
+// ---- the payment ledger (the gateway's writes) ----
 
-async function ingestFixture() {
+/** A recorded-but-not-started payment of a fresh paywall: the ledger's `start`, then `complete` or `fail`. */
+async function paymentFixture() {
   const who = await quietActor();
   const { paywallIds } = await seedService(who, 1, { networks: ["base-sepolia"] });
-  const paywallId = paywallIds[0] as string;
-  const ids = Array.from({ length: 3 }, () => `txn_${randomHex(8)}`);
-  const transactions = ids.map((id) => ({
-    id,
-    paywallId,
+  const transactionId = `txn_x402_${randomHex(20)}`;
+  const ref: PaymentRef = {
+    transactionId,
+    tenantId: who.tenant.id,
+    paywallId: paywallIds[0] as string,
+    serviceId: null,
     protocol: "x402",
     network: "base-sepolia",
     amount: "1000",
-    failureReason: NAME_CANARY,
-  }));
-  const events = ids.map((id) => ({ id: id.replace("txn", "evt"), paywallId, eventType: "REQUEST", metadata: { note: SECRET } }));
-  return { who, paywallId, transactions, events };
+  };
+  const start: PaymentStart = {
+    ...ref,
+    currency: "USDC",
+    payer: `0x${randomHex(20)}`,
+    method: "GET",
+    pending: {
+      reference: `0x${randomHex(32)}`,
+      validBefore: new Date(Date.now() + 60_000),
+      asset: `0x${randomHex(20)}`,
+      payTo: `0x${randomHex(20)}`,
+    },
+  };
+  return { ref, start };
 }
 
-const storedIds = async (table: "transactions" | "events", ids: string[]) =>
-  count(`SELECT count(*) AS n FROM ${table} WHERE id IN (${ids.map(() => "?").join(",")})`, ...ids);
+/** What the payment's moves wrote: its transaction, its events and its pending row. */
+async function stored(transactionId: string) {
+  const rows = (sql: string, ...params: string[]) =>
+    env.DB.prepare(sql)
+      .bind(...params)
+      .all()
+      .then((r) => r.results);
+  return {
+    transaction: await rows("SELECT status, tx_hash, failure_reason FROM transactions WHERE id = ?", transactionId),
+    events: await rows(
+      "SELECT event_type FROM events WHERE id IN (?, ?) ORDER BY event_type",
+      requestEventIdOf(transactionId),
+      outcomeEventIdOf(transactionId),
+    ),
+    pending: (await rows("SELECT transaction_id FROM pending_payments WHERE transaction_id = ?", transactionId)).length,
+  };
+}
 
-describe("ingestion under D1 faults: a batch of records is stored whole or not at all", () => {
-  for (const kind of ["transactions", "events"] as const) {
+describe("the payment ledger under D1 faults: every move is stored whole or not at all", () => {
+  const moves = {
+    start: (db: D1Database, f: Awaited<ReturnType<typeof paymentFixture>>) => startPayment(getDb(db), f.start),
+    complete: (db: D1Database, f: Awaited<ReturnType<typeof paymentFixture>>) =>
+      completePayment(getDb(db), f.ref, `0x${randomHex(32)}`, { statusCode: 200, responseTime: 5 }),
+    fail: (db: D1Database, f: Awaited<ReturnType<typeof paymentFixture>>) =>
+      failPayment(getDb(db), f.ref, "upstream answered 502", { statusCode: 502, responseTime: 5 }),
+  };
+  for (const move of ["start", "complete", "fail"] as const) {
     it(
-      `${kind}: every statement failing → the call fails, stores all or nothing, and a retry stores exactly one copy`,
+      `${move}: every statement failing → the move throws, writes all or nothing, and a retry moves exactly once`,
       async () => {
-        const record = (db: D1Database, f: Awaited<ReturnType<typeof ingestFixture>>) =>
-          kind === "transactions" ? recordTransactions(getDb(db), f.transactions) : recordEvents(getDb(db), f.events);
-        const ids = (f: Awaited<ReturnType<typeof ingestFixture>>) =>
-          (kind === "transactions" ? f.transactions : f.events).map((r) => r.id);
-
-        const probe = await ingestFixture();
+        const ready = async () => {
+          const f = await paymentFixture();
+          if (move !== "start") await moves.start(env.DB, f);
+          return f;
+        };
+        const probe = await ready();
         const recorder = faultyD1(env.DB);
-        expect(await record(recorder.db, probe)).toMatchObject({ ok: true });
+        expect(await moves[move](recorder.db, probe)).toBe(true);
         const positions = faultPositions(recorder.calls);
+        expect(positions.length).toBeGreaterThan(1); // one batch: each of its statements is a fault position
 
         for (const position of positions) {
           for (const fault of MAIN_FAULTS) {
-            const f = await ingestFixture();
+            const f = await ready();
+            const before = await stored(f.ref.transactionId);
             const faulty = faultyD1(env.DB, [ruleAt(position, fault)]);
-            const error = await record(faulty.db, f).then(
+            const error = await moves[move](faulty.db, f).then(
               () => undefined,
               (e: unknown) => e,
             );
             expect(error, `no failure at ${position.label}`).toBeInstanceOf(Error);
-            const stored = await storedIds(kind, ids(f));
-            expect([0, 3], `partial write at ${position.label}: ${stored} of 3`).toContain(stored);
-            const retry = await record(env.DB, f);
-            expect(retry).toMatchObject({ ok: true });
-            expect(await storedIds(kind, ids(f))).toBe(3);
+            const after = await stored(f.ref.transactionId);
+            // Nothing in part: either the move is wholly there (the fault hit after the commit) or not at all.
+            const retried = await moves[move](env.DB, f);
+            const final = await stored(f.ref.transactionId);
+            if (JSON.stringify(after) === JSON.stringify(before)) expect(retried, position.label).toBe(true);
+            else expect([retried, JSON.stringify(after)], position.label).toEqual([false, JSON.stringify(final)]);
+            expect(await moves[move](env.DB, f)).toBe(false);
           }
         }
-        // The three inserts are one batch: each of its statements was a fault position above.
-        expect(positions.some((p) => p.statement === 2)).toBe(true);
       },
       SLOW,
     );
   }
-
-  it("the Ingest entrypoint turns each D1 error into a generic result and a log line without SQL or data", async () => {
-    for (const fault of MAIN_FAULTS) {
-      const f = await ingestFixture();
-      const faulty = faultyD1(env.DB, [{ match: (c: D1Call) => c.method === "batch", fault }]);
-      const ctx = createExecutionContext();
-      const entry = new Ingest(ctx, { ...env, DB: faulty.db } as Env);
-      const from = logs.lines.length;
-      const result = await entry.recordEvents(f.events as never);
-      await waitOnExecutionContext(ctx);
-      expect(faulty.injected).toHaveLength(1);
-      expect(result).toEqual({
-        ok: false,
-        code: expect.stringMatching(/^(DATABASE|INTERNAL)_ERROR$/),
-        error: expect.any(String),
-      });
-      const text = JSON.stringify(result) + logs.lines.slice(from).join("\n");
-      expect(text).not.toMatch(SQL_TEXT);
-      expect(text).not.toContain(CANARY);
-      expect(text).not.toContain(f.paywallId);
-      expect(
-        await storedIds(
-          "events",
-          f.events.map((e) => e.id),
-        ),
-      ).toBe(0);
-      if (fault !== "disconnected") expect(result).toMatchObject({ code: "DATABASE_ERROR" });
-    }
-  });
 });
 
 // ---- the rate limiter's Durable Object failing ----
@@ -562,14 +563,14 @@ const doError = (message: string, props: { retryable?: boolean; overloaded?: boo
 
 async function throughLimiter(ns: unknown, req: Request = { path: "/v1/me", method: "GET" }) {
   const who = await quietActor();
-  const from = logs.lines.length;
+  const output = consoleOutput();
   const res = await api(req.path, {
     key: who.key,
     method: req.method,
     body: req.body,
     env: { RATE_LIMITER: ns },
   });
-  return { who, res, logs: logs.lines.slice(from) };
+  return { who, res, logs: output.lines };
 }
 
 function expectFailClosed(res: ApiResult, logs: string[]) {

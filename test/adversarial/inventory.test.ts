@@ -1,7 +1,7 @@
 // Route inventory (OWASP API9): every route the app serves is in /openapi.json, and every documented route is
 // served. Checked twice: statically against the routes Hono registered, and through the Worker (a documented
 // operation never reaches the not-found handler; an undocumented method on a documented path always does).
-import { beforeAll, describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createApi } from "../../src/api/app.ts";
 import { api } from "../support/client.ts";
 import { createApiKey } from "../support/factories.ts";
@@ -26,12 +26,6 @@ let documented: string[];
 let key: string;
 
 beforeAll(async () => {
-  // Quiet the access log; anything else still prints.
-  const log = console.log;
-  vi.spyOn(console, "log").mockImplementation((...args: unknown[]) => {
-    if (typeof args[0] === "string" && args[0].startsWith('{"requestId"')) return;
-    log(...args);
-  });
   const res = await api("/openapi.json");
   expect(res.status).toBe(200);
   doc = res.body;

@@ -7,15 +7,18 @@
 // - Every refused write is checked against D1: the services and paywalls rows of both tenants are unchanged.
 // - Every allowed response is checked not to mention the other tenant's ids.
 import { env } from "cloudflare:workers";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getConfig } from "../../src/core/config.ts";
 import { SCOPES, type Scope } from "../../src/core/keys/scopes.ts";
+import { requestEventIdOf } from "../../src/core/ledger/ids.ts";
 import type { PaywallRow, Tenant } from "../../src/db/schema.ts";
 import { ALL_SCOPES, GRANTED_BY } from "../fixtures/spec.ts";
-import { createPaywallFor, ingest, recordId } from "../history/support.ts";
+import { createPaywallFor } from "../history/support.ts";
 import { canary } from "../support/canaries.ts";
 import { api } from "../support/client.ts";
+import { printToRunner } from "../support/console.ts";
 import { createApiKey, createTenant } from "../support/factories.ts";
+import { recordPayment } from "../support/payments.ts";
 
 // ---------------------------------------------------------------------------------------------------------------
 // The document
@@ -481,23 +484,10 @@ let B: TenantFixture;
 let keys: Keys;
 let ran = 0;
 
-type Ingested = { ok: true; data: { record: { id: string } } } | { ok: false; code: string };
-
+/** A payment of the paywall (PENDING) and its REQUEST event, as the gateway records them. */
 async function history(paywall: PaywallRow): Promise<{ transaction: string; event: string }> {
-  const tx = (await ingest().recordTransaction({
-    id: recordId("txn"),
-    paywallId: paywall.id,
-    protocol: "x402",
-    network: "base-sepolia",
-    amount: "1000",
-  })) as Ingested;
-  const ev = (await ingest().recordEvent({
-    id: recordId("evt"),
-    paywallId: paywall.id,
-    eventType: "REQUEST",
-  })) as unknown as Ingested;
-  if (!tx.ok || !ev.ok) throw new Error(`ingest failed: ${JSON.stringify([tx, ev])}`);
-  return { transaction: tx.data.record.id, event: ev.data.record.id };
+  const { transactionId } = await recordPayment(paywall, { network: "base-sepolia", amount: "1000" });
+  return { transaction: transactionId, event: requestEventIdOf(transactionId) };
 }
 
 async function tenantFixture(): Promise<TenantFixture> {
@@ -526,12 +516,6 @@ async function keyFor(fixture: TenantFixture, options: Parameters<typeof createA
 const past = () => new Date(Date.now() - 60_000);
 
 beforeAll(async () => {
-  // The access log is one JSON line per request: kept out of the output (a canary scan still reads every line).
-  const log = console.log;
-  vi.spyOn(console, "log").mockImplementation((...args: unknown[]) => {
-    if (typeof args[0] === "string" && args[0].startsWith('{"requestId"')) return;
-    log(...args);
-  });
   A = await tenantFixture();
   B = await tenantFixture();
   const only = {} as Record<Scope, string>;
@@ -562,7 +546,7 @@ beforeAll(async () => {
 });
 
 afterAll(() => {
-  console.log(
+  printToRunner(
     `isolation matrix: ${ran} cases (${MATRIX.length} = ${ROUTES.length} operations × ${IDENTITIES.length} identities, ` +
       `plus ${REFERENCE_CASES.length} cross-tenant and unknown references)`,
   );
@@ -758,7 +742,7 @@ describe("the matrix is complete", () => {
     expect([...ALL_SCOPES].sort()).toEqual([...SCOPES].sort());
   });
 
-  it("the documented scopes are the specification's (a consistent but wrong scope in code and document is caught here)", () => {
+  it("the documented scopes are the contract's (a consistent but wrong scope in code and document is caught here)", () => {
     const documented = Object.fromEntries(ROUTES.map((r) => [r.key, r.public ? "public" : r.scope]));
     expect(documented).toEqual({
       "GET /v1/health": "public",

@@ -11,13 +11,13 @@
 // Prints one line, `model: N runs, M commands`.
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { pauseKey, resumeKey, revokeKey } from "../../src/admin/commands.ts";
 import { ApiError } from "../../src/core/http/errors.ts";
 import type { Tenant } from "../../src/db/schema.ts";
 import { grants, type SpecScope } from "../fixtures/spec.ts";
 import { read, send } from "../support/client.ts";
-import { captureConsole } from "../support/console.ts";
+import { printToRunner } from "../support/console.ts";
 import { createApiKey, createTenant, db } from "../support/factories.ts";
 import { envInt, fcParams } from "../support/fuzz-env.ts";
 
@@ -26,7 +26,7 @@ const MAX_COMMANDS = envInt("FUZZ_MODEL_COMMANDS", 30);
 const TIMEOUT = 120_000 + RUNS * MAX_COMMANDS * 400;
 
 // ---------------------------------------------------------------------------------------------------------------
-// Contract facts (spec 2.2, 5.6; decisions.md)
+// Contract facts (docs/api.md: networks, scopes, keys)
 
 const NETWORKS = {
   testnet: ["arc-testnet", "base-sepolia", "hyperevm-testnet", "tempo-testnet"],
@@ -110,7 +110,7 @@ interface Outcome {
   code?: string;
 }
 
-/** Key state, then scope (decisions.md: key → state → IP → rate limit → scope → handler). `null` when the request gets through. */
+/** Key state, then scope (docs/api.md: key → state → IP → rate limit → scope → handler). `null` when the request gets through. */
 function gate(m: Model, t: number, k: number, scope: Scope | null): Outcome | null {
   const key = m.keys[t]?.[k] as MKey;
   if (key.state === "revoked") return { status: 401, code: "KEY_REVOKED" };
@@ -586,7 +586,7 @@ function keyCommand(t: number, k: number, action: "pause" | "resume" | "revoke")
     expect(error, label).toBeUndefined();
     key.state = action === "pause" ? "paused" : action === "resume" ? "active" : "revoked";
     expect(result?.status).toBe(key.state);
-    // Takes effect on the very next request (decisions.md: no cache may serve a stale key state).
+    // Takes effect on the very next request (docs/api.md: no cache may serve a stale key state).
     const ans = await api(m, t, k, "GET", "/v1/me");
     expectOutcome(`${label} then GET /v1/me`, ans, gate(m, t, k, null) ?? { status: 200 });
   });
@@ -771,13 +771,9 @@ async function setup(): Promise<{ model: Model; real: Real }> {
 // ---------------------------------------------------------------------------------------------------------------
 
 describe("model-based: services, paywalls and keys across three tenants", () => {
-  beforeAll(() => {
-    captureConsole();
-  });
   afterAll(() => {
-    vi.restoreAllMocks();
     const seen = [...outcomes].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k}: ${n}`);
-    console.log(`model: ${runCount} runs, ${commandCount} commands (${seen.join(", ")})`);
+    printToRunner(`model: ${runCount} runs, ${commandCount} commands (${seen.join(", ")})`);
   });
 
   it(

@@ -3,6 +3,7 @@ import type { QueryPlan } from "./explain.ts";
 import type { Accounting, LoadResult } from "./load.ts";
 import type { Overhead } from "./overhead.ts";
 import type { Scenario } from "./scenarios.ts";
+import type { StartupReport } from "./startup.ts";
 import type { Verdict } from "./targets.ts";
 
 export interface ScenarioReport {
@@ -48,7 +49,15 @@ export interface BenchReport {
   startedAt: string;
   elapsedS: number;
   machine: { cpus: number; node: string };
-  bundle: { bundler: string; bytes: number; gzipKiB: number; wranglerGzipKiB: number | undefined; buildMs: number };
+  bundle: {
+    bundler: string;
+    bytes: number;
+    gzipKiB: number;
+    wranglerGzipKiB: number | undefined;
+    ceilingKiB: number;
+    buildMs: number;
+  };
+  startup?: StartupReport;
   scenarios: ScenarioReport[];
   targets: (Verdict & { name: string })[];
 }
@@ -115,9 +124,24 @@ export function renderTable(report: BenchReport): string {
   out.push("");
   const b = report.bundle;
   out.push(
-    `bundle (${b.bundler}, then wrangler deploy --dry-run): ${num(b.bytes / 1024, 1)} KiB, gzip ${num(b.wranglerGzipKiB ?? b.gzipKiB)} KiB` +
-      ` (${b.wranglerGzipKiB === undefined ? "gzip -6 here" : `wrangler; gzip -6 here: ${num(b.gzipKiB)} KiB`})`,
+    `bundle (${b.bundler}): ${num(b.bytes / 1024, 1)} KiB, gzip ${num(b.wranglerGzipKiB ?? b.gzipKiB)} KiB` +
+      ` (${b.wranglerGzipKiB === undefined ? "gzip -6 here" : `wrangler; gzip -6 here: ${num(b.gzipKiB)} KiB`}); ceiling ${b.ceilingKiB} KiB gzip`,
   );
+  const st = report.startup;
+  if (st) {
+    const sdks = (list: string[] | undefined) => (list === undefined ? "not checked" : list.length ? list.join(", ") : "none");
+    out.push(
+      "",
+      "startup (test/bench/startup.ts: fresh isolates of the bundle in workerd; CPU time of the workerd process):",
+      `  global scope, per isolate: ${num(st.startupMs)} ms CPU (rounds: ${st.roundsMs.map((m) => num(m)).join(", ")}; ` +
+        `${st.isolatesPerRound} isolates each) = ${num((st.startupMs / st.limitMs) * 100, 0)}% of Cloudflare's ${st.limitMs} ms ` +
+        `startup limit (${st.limitSource}); budget ${st.budgetMs} ms`,
+      "  first request on a fresh isolate (after its startup), and the same request warm:",
+      ...st.firstRequests.map((r) => `    ${r.name}: ${num(r.firstMs)} ms CPU, warm ${num(r.warmMs)} ms (${r.status})`),
+      `  payment SDK modules evaluated: at startup ${sdks(st.atStartup)}; by the API (${st.api?.requests.join(", ") ?? "-"}) ${sdks(st.api?.paymentSdks)};` +
+        ` by an x402 challenge ${sdks(st.x402?.paymentSdks)}; by an MPP challenge ${sdks(st.mpp?.paymentSdks)}`,
+    );
+  }
   const accounted = report.scenarios.filter((s) => s.accounting);
   if (accounted.length > 0) {
     out.push(

@@ -1,17 +1,18 @@
-// `npm run bench [-- --json] [--out <file.json>] [--only <name|…>] [--duration <s>] [--connections <n>] [--strict]`
+// `npm run bench [-- --json] [--out <file.json>] [--only <name|…>] [--duration <s>] [--connections <n>] [--strict]
+//  [--script <bundle.js>]`
 // (`npm run -s bench -- --json` for JSON alone on stdout: without -s, npm prints its own banner there first.)
 //
-// Builds the production bundle (wrangler deploy --dry-run), runs it and the two reference fixtures in one workerd
-// through Miniflare's API (not `wrangler dev`), seeds through the app's own code, drives each scenario with a
+// Builds the production bundle (wrangler deploy --dry-run), measures its startup on fresh isolates (startup.ts), runs
+// it and the two reference fixtures in one workerd through Miniflare's API (not `wrangler dev`), seeds through the app's own code, drives each scenario with a
 // closed-loop load (load.ts) on 127.0.0.1 for a fixed duration, then prints a table (or JSON) and the targets. Bounded: everything stops within
 // the time budget, and the process exits by itself. See test/bench/README.md.
 import { existsSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { Miniflare } from "miniflare";
-import { buildApp, bundleFixture } from "./build.ts";
+import { buildApp, bundleFixture, prebuiltApp } from "./build.ts";
 import { cpuSampler, findWorkerd } from "./cpu.ts";
 import { explain } from "./explain.ts";
 import { account, prime, probe, type RawLoad, runLoad, summarize, unexpectedIn } from "./load.ts";
@@ -20,6 +21,7 @@ import { type BenchReport, renderTable, type ScenarioReport } from "./report.ts"
 import { DEFAULT_FLOOR, DEFAULTS, REFERENCES, SCENARIOS, type Scenario, type Seeded } from "./scenarios.ts";
 import { createContext, remoteD1, seedBase } from "./seed.ts";
 import { type StandIns, startStandIns } from "./stand-ins.ts";
+import { type Metafile, measureStartup } from "./startup.ts";
 import { TARGETS } from "./targets.ts";
 import { applyMigrations, readVars, startWorkers } from "./workers.ts";
 
@@ -36,6 +38,7 @@ const { values: args } = parseArgs({
     strict: { type: "boolean", default: false },
     out: { type: "string" },
     "stand-in-port": { type: "string" },
+    script: { type: "string" },
   },
 });
 
@@ -98,7 +101,7 @@ async function main(): Promise<number> {
   const fixture = (name: string) =>
     bundleFixture(join(import.meta.dirname, `fixtures/${name}.ts`), join(tmp!, `${name}/index.js`));
   const [app, ceilingScript, floorScript, d1Script, outboundScript, vars] = await Promise.all([
-    buildApp(ROOT, join(tmp, "app")),
+    args.script ? prebuiltApp(resolve(args.script)) : buildApp(join(tmp, "app")),
     fixture("ceiling"),
     fixture("storage-floor"),
     fixture("d1-remote"),
@@ -107,6 +110,20 @@ async function main(): Promise<number> {
   ]);
   log(
     `bundle (${app.bundler}) ${(app.bytes / 1024).toFixed(1)} KiB, gzip ${app.wranglerGzipKiB ?? app.gzipKiB} KiB (${app.ms} ms)`,
+  );
+  // Before any load: the probes start workerd processes of their own, one at a time, on a machine otherwise idle.
+  const startup = await measureStartup({
+    root: ROOT,
+    scriptPath: app.scriptPath,
+    vars,
+    storageDir: join(tmp, "startup"),
+    metafile: app.metafilePath ? (JSON.parse(await readFile(app.metafilePath, "utf8")) as Metafile) : undefined,
+    log,
+  });
+  log(
+    `startup: ${startup.startupMs} ms CPU per isolate (limit ${startup.limitMs} ms); first requests: ` +
+      startup.firstRequests.map((r) => `${r.name} ${r.firstMs} ms`).join(", ") +
+      ` (${(startup.ms / 1000).toFixed(1)} s)`,
   );
 
   const stand = await startStandIns(standInPort);
@@ -342,7 +359,10 @@ async function main(): Promise<number> {
     statementsPerReq: r.accounting?.statementsPerReq,
     doCallsPerReq: r.accounting?.doCallsPerReq,
   }));
-  const targets = TARGETS.map((t) => ({ name: t.name, ...t.check({ scenarios: measured, bundleGzipKiB }) }));
+  const targets = TARGETS.map((t) => ({
+    name: t.name,
+    ...t.check({ scenarios: measured, bundleGzipKiB, bundleCeilingKiB: app.ceilingKiB, startup }),
+  }));
 
   const report: BenchReport = {
     startedAt: new Date(started).toISOString(),
@@ -353,8 +373,10 @@ async function main(): Promise<number> {
       bytes: app.bytes,
       gzipKiB: app.gzipKiB,
       wranglerGzipKiB: app.wranglerGzipKiB,
+      ceilingKiB: app.ceilingKiB,
       buildMs: app.ms,
     },
+    startup,
     scenarios: reports,
     targets,
   };

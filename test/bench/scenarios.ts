@@ -4,7 +4,8 @@
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload } from "@x402/core/types";
 import { hashApiKey } from "../../src/core/keys/api-key.ts";
-import { recordEvents, recordTransactions } from "../../src/core/ledger/ingest.ts";
+import { outcomeEventIdOf } from "../../src/core/ledger/ids.ts";
+import { completePayment, startPayment } from "../../src/core/ledger/ledger.ts";
 import { parseKeyRing } from "../../src/core/secrets/secret-box.ts";
 import { sealHeaders } from "../../src/core/secrets/secret-fields.ts";
 import { SESSION_COOKIE, SESSION_MAX_MS } from "../../src/dashboard/session.ts";
@@ -238,36 +239,34 @@ const historySeries = (ctx: BenchContext, count: number, name = `history tenant 
     const serviceId = await createService(ctx, keys[0]!, 0);
     const paywallId = await createPaywall(ctx, keys[0]!, serviceId, "history");
     const tag = randomHex(3);
-    const event = await recordEvents(ctx.db, [
-      {
-        id: `evt_${tag}_template`,
-        paywallId,
-        eventType: "SUCCESS",
-        statusCode: 200,
-        responseTime: 120,
-        amount: "10000",
-        metadata: { method: "GET", path: "/v1/history/1" },
+    // One payment through the ledger (PENDING + REQUEST, then COMPLETED + SUCCESS): its rows are the templates.
+    const ref = {
+      transactionId: `txn_x402_${tag}_template`,
+      tenantId: tenant.id,
+      paywallId,
+      serviceId,
+      protocol: "x402",
+      network: "base-sepolia",
+      amount: "10000",
+    } as const;
+    await startPayment(ctx.db, {
+      ...ref,
+      currency: "USDC",
+      payer: `0x${randomHex(20)}`,
+      method: "GET",
+      pending: {
+        reference: `0x${randomHex(32)}`,
+        validBefore: new Date(),
+        asset: `0x${randomHex(20)}`,
+        payTo: `0x${randomHex(20)}`,
       },
-    ]);
-    if (!event.ok) throw new Error(`seeding an event: ${event.code} ${event.error}`);
-    const transaction = await recordTransactions(ctx.db, [
-      {
-        id: `txn_${tag}_template`,
-        paywallId,
-        protocol: "x402",
-        network: "base-sepolia",
-        amount: "10000",
-        status: "COMPLETED",
-        payerAddress: `0x${randomHex(20)}`,
-        txHash: `0x${randomHex(32)}`,
-      },
-    ]);
-    if (!transaction.ok) throw new Error(`seeding a transaction: ${transaction.code} ${transaction.error}`);
+    });
+    await completePayment(ctx.db, ref, `0x${randomHex(32)}`, { statusCode: 200, responseTime: 120 });
     const start = Date.now() - (count + 1) * 1000; // ?4: the clones are older than the templates
     await cloneSeries(
       ctx.d1,
       "events",
-      `evt_${tag}_template`,
+      outcomeEventIdOf(ref.transactionId),
       count - 1,
       {
         id: cloneId("evt"),
@@ -282,7 +281,7 @@ const historySeries = (ctx: BenchContext, count: number, name = `history tenant 
     await cloneSeries(
       ctx.d1,
       "transactions",
-      `txn_${tag}_template`,
+      ref.transactionId,
       count - 1,
       {
         id: cloneId("txn"),

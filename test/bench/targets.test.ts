@@ -2,7 +2,16 @@
 // scenario's expected 402s are not errors.
 import { describe, expect, it } from "vitest";
 import type { Overhead } from "./overhead.ts";
-import { type Measured, MPP_CHALLENGE, TARGETS, type TargetInput, X402_CHALLENGE, X402_PAID } from "./targets.ts";
+import {
+  type Measured,
+  MPP_CHALLENGE,
+  STARTUP_BUDGET_MS,
+  STARTUP_LIMIT_MS,
+  TARGETS,
+  type TargetInput,
+  X402_CHALLENGE,
+  X402_PAID,
+} from "./targets.ts";
 
 const measured = (name: string, fields: Partial<Measured>): Measured => ({
   name,
@@ -29,7 +38,7 @@ const overheadOf = (addedP99: number): Overhead => ({
 const verdict = (name: string, scenarios: Measured[]) => {
   const target = TARGETS.find((t) => t.name.startsWith(name));
   if (!target) throw new Error(`no target ${name}`);
-  return target.check({ scenarios, bundleGzipKiB: 200 } satisfies TargetInput);
+  return target.check({ scenarios, bundleGzipKiB: 200, bundleCeilingKiB: 1024 } satisfies TargetInput);
 };
 
 describe("gateway targets", () => {
@@ -57,5 +66,36 @@ describe("gateway targets", () => {
     expect(verdict("zero errors", [clean]).status).toBe("PASS");
     expect(verdict("zero errors", [{ ...clean, unexpected: 1 }]).status).toBe("FAIL");
     expect(verdict("zero errors", [{ ...clean, alongsideBad: 1 }]).status).toBe("FAIL");
+  });
+});
+
+describe("startup and size targets", () => {
+  const check = (name: string, input: Partial<TargetInput>) => {
+    const target = TARGETS.find((t) => t.name.startsWith(name));
+    if (!target) throw new Error(`no target ${name}`);
+    return target.check({ scenarios: [], bundleGzipKiB: 700, bundleCeilingKiB: 1024, ...input });
+  };
+  const api = (paymentSdks: string[]) => ({ requests: ["GET /v1/health"], paymentSdks });
+
+  it("holds the startup CPU to its budget, well under Cloudflare's 1 s limit", () => {
+    expect(STARTUP_BUDGET_MS).toBeLessThanOrEqual(STARTUP_LIMIT_MS / 2);
+    const at = (startupMs: number) => check("startup CPU", { startup: { startupMs } }).status;
+    expect(at(STARTUP_BUDGET_MS)).toBe("PASS");
+    expect(at(STARTUP_BUDGET_MS + 1)).toBe("FAIL");
+    expect(check("startup CPU", {}).status).toBe("SKIP");
+  });
+
+  it("fails when an API request, or the startup, evaluates a payment SDK module", () => {
+    const at = (atStartup: string[], evaluated: string[]) =>
+      check("API requests evaluate no payment SDK", { startup: { startupMs: 1, atStartup, api: api(evaluated) } }).status;
+    expect(at([], [])).toBe("PASS");
+    expect(at(["@x402/core"], [])).toBe("FAIL");
+    expect(at([], ["mppx"])).toBe("FAIL");
+    expect(check("API requests evaluate no payment SDK", { startup: { startupMs: 1 } }).status).toBe("SKIP");
+  });
+
+  it("holds the bundle to the 1 MiB gzip ceiling", () => {
+    expect(check("bundle ≤ 1 MiB gzip", { bundleGzipKiB: 1024 }).status).toBe("PASS");
+    expect(check("bundle ≤ 1 MiB gzip", { bundleGzipKiB: 1024.01 }).status).toBe("FAIL");
   });
 });

@@ -12,7 +12,7 @@ export const BENCH_ENCRYPTION_KEY = "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwd
  * caps; the cap checks still run on every write.
  */
 export const BENCH_CAPS = { MAX_SERVICES_PER_TENANT: "1000", MAX_PAYWALLS_PER_TENANT: "1000000" };
-const COMPAT = { compatibilityDate: "2026-11-01", compatibilityFlags: ["nodejs_compat"] };
+export const COMPAT = { compatibilityDate: "2026-11-01", compatibilityFlags: ["nodejs_compat"] };
 const D1_ID = "bench-db";
 
 export type WorkerName = "app" | "app-timing" | "ceiling" | "floor" | "d1";
@@ -51,8 +51,10 @@ export async function startWorkers(options: {
   const appBindings = {
     ...options.vars,
     ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY,
-    // Throughput runs must never meet the limit: a 429 would count as a non-2xx.
+    // Throughput runs must never meet the limits: a 429 would count as a non-2xx. (All load comes from one address:
+    // the per-address limit, for requests without a key such as GET /v1/health, would refuse all but 120 a minute.)
     RATE_LIMIT_MAX: "100000000",
+    IP_RATE_LIMIT_MAX: "100000000",
     ...BENCH_CAPS,
     // The gateway's facilitator for testnet paywalls: the stand-in, by a name the SSRF rules accept.
     FACILITATOR_URL_TESTNET: `https://${STAND_IN_HOSTS.facilitator}`,

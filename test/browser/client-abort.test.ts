@@ -15,9 +15,9 @@ afterAll(async () => {
 });
 
 /** Sends the start of a chunked JSON body, then drops the connection. */
-function abortMidUpload(path: string, headers: Record<string, string>): Promise<void> {
+function abortMidUpload(path: string, headers: Record<string, string>, origin = worker.url): Promise<void> {
   return new Promise((resolve) => {
-    const req = request(`${worker.url}${path}`, {
+    const req = request(`${origin}${path}`, {
       method: "POST",
       headers: { ...headers, "content-type": "application/json", "transfer-encoding": "chunked" },
     });
@@ -46,6 +46,45 @@ it("an unauthenticated upload cut off mid-way is a plain 401: its body was never
   await until(() => worker.accessLog().some((l) => l.path === "/v1/paywalls"));
   expect(worker.accessLog().filter((l) => l.path === "/v1/paywalls")).toEqual([
     expect.objectContaining({ status: 401, error: "INVALID_API_KEY" }),
+  ]);
+  expect(worker.logs.filter((l) => l.level === "error")).toEqual([]);
+});
+
+it("a buyer's upload to a payment URL cut off mid-way is logged as 499 CLIENT_ABORTED, never as a server error", async () => {
+  const call = async (path: string, body: unknown) => {
+    const res = await fetch(`${worker.url}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${worker.key}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    expect(res.status, await res.clone().text()).toBe(201);
+    return ((await res.json()) as { data: { id: string; paymentUrls: { mpp: string } } }).data;
+  };
+  const networks = ["tempo-testnet"];
+  const service = await call("/v1/services", {
+    name: "Abort",
+    baseUrl: "https://api.example.com",
+    authMethod: "none",
+    networks,
+    mode: "testnet",
+  });
+  const paywall = await call("/v1/paywalls", {
+    slug: "abort",
+    name: "Abort",
+    targetType: "ROUTE",
+    targetRoute: "/x",
+    serviceId: service.id,
+    price: "1000",
+    currency: "USDC",
+    networks,
+    fulfillmentMode: "PROXY",
+  });
+  const path = new URL(paywall.paymentUrls.mpp).pathname;
+  // An MPP credential (any: it is checked after the body is read) makes the gateway read the buyer's body.
+  await abortMidUpload(path, { authorization: "Payment eyJ4IjoxfQ" }, worker.paymentUrl);
+  await until(() => worker.accessLog().some((l) => l.path === path));
+  expect(worker.accessLog().filter((l) => l.path === path)).toEqual([
+    expect.objectContaining({ method: "POST", status: 499, error: "CLIENT_ABORTED" }),
   ]);
   expect(worker.logs.filter((l) => l.level === "error")).toEqual([]);
 });

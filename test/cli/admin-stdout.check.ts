@@ -1,5 +1,5 @@
 /**
- * `npm run -s admin -- …` as the README calls it, in a real shell: stdout holds the JSON alone, and a reader that
+ * `npm run -s admin -- …` as docs/operations.md calls it, in a real shell: stdout holds the JSON alone, and a reader that
  * closes the pipe early ends the CLI quietly. Runs on Node (`npm run test:cli`), not inside workerd.
  */
 import assert from "node:assert/strict";

@@ -5,12 +5,14 @@ import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { writeDemoData } from "../../src/admin/demo-data.ts";
+import type { PaymentRef } from "../../src/core/ledger/ledger.ts";
 import { getDb } from "../../src/db/client.ts";
 import { findDailyStats, statsScope } from "../../src/db/daily-stats.ts";
 import { type Tenant, tenants as tenantsTable } from "../../src/db/schema.ts";
 import { lastUtcDays } from "../../src/lib/utc-days.ts";
-import { address, createPaywallFor, ingest, recordId, txHash } from "../history/support.ts";
+import { createPaywallFor } from "../history/support.ts";
 import { createTenant, db } from "../support/factories.ts";
+import { address, completeRecorded, failRecorded, recordPayment } from "../support/payments.ts";
 
 interface RawRecord {
   tenant_id: string;
@@ -74,12 +76,16 @@ async function kept(d1: D1Database, tenantId: string): Promise<Totals> {
   );
 }
 
-const pendingIds = async (tenantId: string) =>
+/** The tenant's PENDING payments, as the ledger's moves take them. */
+const pendingPayments = async (tenantId: string): Promise<PaymentRef[]> =>
   (
-    await env.DB.prepare("SELECT id FROM transactions WHERE tenant_id = ? AND status = 'PENDING' ORDER BY id")
+    await env.DB.prepare(
+      `SELECT id AS transactionId, tenant_id AS tenantId, paywall_id AS paywallId, service_id AS serviceId, protocol, network, amount
+       FROM transactions WHERE tenant_id = ? AND status = 'PENDING' ORDER BY id`,
+    )
       .bind(tenantId)
-      .all<{ id: string }>()
-  ).results.map((r) => r.id);
+      .all<PaymentRef>()
+  ).results;
 
 describe("daily roll-ups", () => {
   it("agree with the raw rows through demo data, settlements (once, retries included) and deletes", async () => {
@@ -89,28 +95,18 @@ describe("daily roll-ups", () => {
     await writeDemoData(db(), other, 50);
     // A second service without paywalls in the demo: a paywall of another service, so service scopes differ.
     const extra = await createPaywallFor(tenant);
-    await ingest().recordTransaction({
-      id: recordId("txn"),
-      paywallId: extra.id,
-      protocol: "x402",
-      network: "base-sepolia",
-      amount: "1234567",
-      status: "COMPLETED",
-      txHash: txHash(),
-      payerAddress: address(),
-    });
+    await recordPayment(extra, { network: "base-sepolia", amount: "1234567", status: "COMPLETED" });
     expect(await kept(env.DB, tenant.id)).toEqual(await oracle(env.DB, tenant.id));
 
-    const pending = await pendingIds(tenant.id);
+    const pending = await pendingPayments(tenant.id);
     expect(pending.length).toBeGreaterThan(3);
     const [toFail, ...toComplete] = pending;
-    const completed = { status: "COMPLETED" as const, txHash: txHash() };
-    for (const id of toComplete) {
-      expect(await ingest().settleTransaction(id, completed)).toMatchObject({ ok: true });
-      // The gateway retries a settlement it is unsure of: the same settlement again must not count twice.
-      expect(await ingest().settleTransaction(id, completed)).toMatchObject({ ok: true });
+    for (const ref of toComplete) {
+      expect(await completeRecorded(ref)).toBe(true);
+      // The request and the sweep may both complete one payment: the second move must not count twice.
+      expect(await completeRecorded(ref)).toBe(false);
     }
-    await ingest().settleTransaction(toFail!, { status: "FAILED", failureReason: "signature expired" });
+    await failRecorded(toFail!, "signature expired");
     expect(await kept(env.DB, tenant.id)).toEqual(await oracle(env.DB, tenant.id));
 
     // Deletes (a service's paywalls keep their history; a direct delete of records takes them back out).
@@ -132,26 +128,15 @@ describe("daily roll-ups", () => {
     const paywall = await createPaywallFor(tenant);
     const today = lastUtcDays(new Date(), 1);
     const revenue = async () => (await findDailyStats(db(), tenant.id, today))[0]?.revenue;
-    const record = (amount: string) =>
-      ingest().recordTransaction({
-        id: recordId("txn"),
-        paywallId: paywall.id,
-        protocol: "x402",
-        network: "base-sepolia",
-        amount,
-      });
+    const record = (amount: string) => recordPayment(paywall, { network: "base-sepolia", amount });
     const a = await record("2500000");
     const b = await record("700");
     expect(await revenue()).toBe("0");
-    if (!a.ok || !b.ok) throw new Error("not recorded");
-    await ingest().settleTransaction(a.data.record.id, { status: "COMPLETED", txHash: txHash() });
+    await completeRecorded(a);
     expect(await revenue()).toBe("2500000");
-    await ingest().settleTransaction(b.data.record.id, { status: "FAILED", failureReason: "insufficient funds" });
-    // A different settlement of a settled transaction is refused and changes nothing.
-    expect(await ingest().settleTransaction(b.data.record.id, { status: "COMPLETED", txHash: txHash() })).toMatchObject({
-      ok: false,
-      code: "CONFLICT",
-    });
+    await failRecorded(b, "insufficient funds");
+    // A settled payment does not move again: completing a FAILED one changes nothing.
+    expect(await completeRecorded(b)).toBe(false);
     expect(await revenue()).toBe("2500000");
   });
 
@@ -159,17 +144,7 @@ describe("daily roll-ups", () => {
     const tenant = await createTenant();
     const paywall = await createPaywallFor(tenant);
     const amount = "9999999999999999"; // the largest amount a transaction may carry
-    for (let i = 0; i < 3; i++) {
-      await ingest().recordTransaction({
-        id: recordId("txn"),
-        paywallId: paywall.id,
-        protocol: "x402",
-        network: "base-sepolia",
-        amount,
-        status: "COMPLETED",
-        txHash: txHash(),
-      });
-    }
+    for (let i = 0; i < 3; i++) await recordPayment(paywall, { network: "base-sepolia", amount, status: "COMPLETED" });
     const [day] = await findDailyStats(db(), tenant.id, lastUtcDays(new Date(), 1));
     expect(day?.revenue).toBe("29999999999999997");
   });
@@ -180,26 +155,12 @@ describe("daily roll-ups", () => {
     const now = new Date();
     const days = lastUtcDays(now, 30);
     const threeDaysAgo = new Date(now.getTime() - 3 * 86_400_000);
-    const tx = (paywallId: string, amount: string, at: Date) =>
-      ingest().recordTransaction({
-        id: recordId("txn"),
-        paywallId,
-        protocol: "x402",
-        network: "base-sepolia",
-        amount,
-        status: "COMPLETED",
-        txHash: txHash(),
-        createdAt: at.toISOString(),
-      });
-    await tx(a.id, "100", now);
-    await tx(a.id, "20", threeDaysAgo);
-    await tx(b.id, "3", threeDaysAgo);
-    await ingest().recordEvent({
-      id: recordId("evt"),
-      paywallId: b.id,
-      eventType: "ERROR",
-      createdAt: threeDaysAgo.toISOString(),
-    });
+    const tx = (paywall: typeof a, amount: string, at: Date, status: "COMPLETED" | "FAILED" = "COMPLETED") =>
+      recordPayment(paywall, { network: "base-sepolia", amount, status, at });
+    await tx(a, "100", now);
+    await tx(a, "20", threeDaysAgo);
+    await tx(b, "3", threeDaysAgo);
+    await tx(b, "5", threeDaysAgo, "FAILED");
 
     const all = await findDailyStats(db(), tenant.id, days);
     expect(all.map((d) => d.day)).toEqual(days);
@@ -207,7 +168,7 @@ describe("daily roll-ups", () => {
       [days[26], "23"],
       [days[29], "100"],
     ]);
-    expect(all[26]).toMatchObject({ requests: 0, successes: 0, errors: 1 });
+    expect(all[26]).toMatchObject({ requests: 3, successes: 2, errors: 1 });
     const onlyB = await findDailyStats(db(), tenant.id, days, statsScope({ paywallId: b.id }));
     expect(onlyB.filter((d) => d.revenue !== "0").map((d) => d.revenue)).toEqual(["3"]);
     const serviceA = await findDailyStats(db(), tenant.id, days, statsScope({ serviceId: a.serviceId! }));

@@ -14,16 +14,7 @@ import { createTenant, db } from "../support/factories.ts";
 
 export const ORIGIN = "https://dash.test";
 
-/** A clock the test moves by hand. */
-export class Clock {
-  t = Date.parse("2026-11-22T12:00:00Z");
-  now = () => new Date(this.t);
-  advance(ms: number) {
-    this.t += ms;
-  }
-}
-
-/** The dashboard as the Worker mounts it, with an injected clock and sign-up policy. */
+/** The dashboard as the Worker mounts it, with an injected sign-up policy (tests move time with useTestClock). */
 export function dashboardApp(options: DashboardOptions & { signup?: SignupPolicy } = {}): Fetcher {
   const app = new Hono<{ Bindings: Env }>().route("/dashboard", createDashboard(options));
   return { fetch: async (request) => app.fetch(request, env) };
@@ -93,10 +84,10 @@ export function registerSecret(label: string, value: string) {
 }
 
 /** A new tenant signed in through a one-time link; the client holds its session. */
-export async function signedIn(app: Fetcher, clock?: Clock, overrides: Partial<Tenant> = {}) {
+export async function signedIn(app: Fetcher, overrides: Partial<Tenant> = {}) {
   const tenant = await createTenant(overrides);
   const client = new DashboardClient(app);
-  const link = await createSignInLink(db(), { tenant: tenant.id, baseUrl: ORIGIN }, clock?.now() ?? new Date());
+  const link = await createSignInLink(db(), { tenant: tenant.id, baseUrl: ORIGIN });
   const token = new URL(link.url).searchParams.get("token")!;
   registerSecret(`sign-in link token of ${tenant.id}`, token);
   registerSecret(`sign-in link token hash of ${tenant.id}`, await sha256Hex(token));

@@ -6,8 +6,9 @@ import { writeDemoData } from "../../src/admin/demo-data.ts";
 import { formatUsdc } from "../../src/core/money/usdc.ts";
 import type { Tenant } from "../../src/db/schema.ts";
 import { lastUtcDays } from "../../src/lib/utc-days.ts";
-import { createPaywallFor, ingest, recordId, txHash } from "../history/support.ts";
+import { createPaywallFor } from "../history/support.ts";
 import { createTenant, db } from "../support/factories.ts";
+import { completeRecorded, recordPayment } from "../support/payments.ts";
 import { page, signIn, text } from "./insights-support.ts";
 
 const one = async <T>(sql: string, ...params: unknown[]) =>
@@ -74,17 +75,10 @@ describe("earnings and traffic page", () => {
     const tenant = await createTenant();
     const paywall = await createPaywallFor(tenant);
     const cookie = await signIn(tenant);
-    const recorded = await ingest().recordTransaction({
-      id: recordId("txn"),
-      paywallId: paywall.id,
-      protocol: "x402",
-      network: "base-sepolia",
-      amount: "12345678",
-    });
-    if (!recorded.ok) throw new Error("not recorded");
+    const recorded = await recordPayment(paywall, { network: "base-sepolia", amount: "12345678" });
     expect(text((await page(cookie, "/dashboard/earnings")).html)).toContain("Total 0.000000 USDC");
-    await ingest().settleTransaction(recorded.data.record.id, { status: "COMPLETED", txHash: txHash() });
-    await ingest().settleTransaction(recorded.data.record.id, { status: "COMPLETED", txHash: txHash() }); // refused: differs
+    expect(await completeRecorded(recorded)).toBe(true);
+    expect(await completeRecorded(recorded)).toBe(false); // no longer PENDING: nothing moves twice
     const html = (await page(cookie, "/dashboard/earnings")).html;
     expect(text(html)).toContain("Total 12.345678 USDC");
     expect(html).toContain(`<title>${lastUtcDays(new Date(), 1)[0]}: 12.345678 USDC</title>`);

@@ -1,5 +1,5 @@
 // Dashboard sign-in in workerd with real D1: one-time links, Sign-In with Ethereum (real signatures by viem local
-// accounts), sign-up open and closed, session cookies and their idle and absolute expiry (injected clock), sign-out.
+// accounts), sign-up open and closed, session cookies and their idle and absolute expiry (a test clock), sign-out.
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { Hono } from "hono";
@@ -10,9 +10,9 @@ import { createSignInLink } from "../../src/dashboard/sign-in-links.ts";
 import { findTenantByWallet } from "../../src/db/dashboard.ts";
 import worker from "../../src/index.ts";
 import { sha256Hex } from "../../src/lib/ids.ts";
+import { useTestClock } from "../support/clock.ts";
 import { createTenant, db } from "../support/factories.ts";
 import {
-  Clock,
   DashboardClient,
   dashboardApp,
   type Fetcher,
@@ -25,8 +25,8 @@ import {
 
 const HOUR = 60 * 60 * 1000;
 
-async function linkToken(tenantId: string, now: Date) {
-  const link = await createSignInLink(db(), { tenant: tenantId, baseUrl: ORIGIN }, now);
+async function linkToken(tenantId: string) {
+  const link = await createSignInLink(db(), { tenant: tenantId, baseUrl: ORIGIN });
   const token = new URL(link.url).searchParams.get("token")!;
   registerSecret(`link token of ${tenantId}`, token);
   return { link, token };
@@ -34,12 +34,12 @@ async function linkToken(tenantId: string, now: Date) {
 
 describe("one-time sign-in links", () => {
   it("sign in once: the GET only shows a button, the POST signs in and sets a hardened session cookie", async () => {
-    const clock = new Clock();
-    const app = dashboardApp({ now: clock.now });
+    const clock = useTestClock();
+    const app = dashboardApp();
     const tenant = await createTenant({ name: "Link Tenant" });
-    const { link, token } = await linkToken(tenant.id, clock.now());
+    const { link, token } = await linkToken(tenant.id);
     expect(link.url).toBe(`${ORIGIN}/dashboard/sign-in/link?token=${token}`);
-    expect(Date.parse(link.expiresAt) - clock.t).toBe(10 * 60 * 1000);
+    expect(Date.parse(link.expiresAt) - clock.now()).toBe(10 * 60 * 1000);
     // Only the hash is stored.
     const stored = await env.DB.prepare("SELECT token_hash FROM sign_in_links WHERE tenant_id = ?").bind(tenant.id).all();
     expect(stored.results).toEqual([{ token_hash: await sha256Hex(token) }]);
@@ -78,10 +78,10 @@ describe("one-time sign-in links", () => {
   });
 
   it("expires after 10 minutes; an unknown or malformed token is refused", async () => {
-    const clock = new Clock();
-    const app = dashboardApp({ now: clock.now });
+    const clock = useTestClock();
+    const app = dashboardApp();
     const tenant = await createTenant();
-    const { token } = await linkToken(tenant.id, clock.now());
+    const { token } = await linkToken(tenant.id);
     clock.advance(10 * 60 * 1000);
     const client = new DashboardClient(app);
     expect((await client.post("/dashboard/sign-in/link", { token })).status).toBe(400);
@@ -90,7 +90,7 @@ describe("one-time sign-in links", () => {
     expect(client.cookies.size).toBe(0);
 
     // One millisecond before expiry it still works.
-    const fresh = await linkToken(tenant.id, clock.now());
+    const fresh = await linkToken(tenant.id);
     clock.advance(10 * 60 * 1000 - 1);
     expect((await client.post("/dashboard/sign-in/link", { token: fresh.token })).status).toBe(303);
   });
@@ -137,8 +137,8 @@ describe("Sign-In with Ethereum", () => {
   });
 
   it("the message expires after 5 minutes (and the nonce with it)", async () => {
-    const clock = new Clock();
-    const app = dashboardApp({ now: clock.now });
+    const clock = useTestClock();
+    const app = dashboardApp();
     const wallet = newWallet();
     await createTenant({ walletAddress: wallet.address });
     const client = new DashboardClient(app);
@@ -153,8 +153,8 @@ describe("Sign-In with Ethereum", () => {
   });
 
   it("refuses a message for another domain, another URI, a nonce the server never issued, or an edited chain id", async () => {
-    const clock = new Clock();
-    const app = dashboardApp({ now: clock.now });
+    const clock = useTestClock();
+    const app = dashboardApp();
     const wallet = newWallet();
     await createTenant({ walletAddress: wallet.address });
     const client = new DashboardClient(app);
@@ -169,8 +169,8 @@ describe("Sign-In with Ethereum", () => {
       domain: "dash.test",
       uri: `${ORIGIN}/dashboard`,
       version: "1" as const,
-      issuedAt: clock.now(),
-      expirationTime: new Date(clock.t + 5 * 60 * 1000),
+      issuedAt: new Date(clock.now()),
+      expirationTime: new Date(clock.now() + 5 * 60 * 1000),
     };
     const attempt = async (fields: Partial<typeof base> & { nonce: string }) => {
       const message = createSiweMessage({ ...base, ...fields });
@@ -256,9 +256,9 @@ describe("Sign-In with Ethereum", () => {
 
 describe("sessions", () => {
   it("idle out 12 hours after the last request", async () => {
-    const clock = new Clock();
-    const app = dashboardApp({ now: clock.now });
-    const { client } = await signedIn(app, clock);
+    const clock = useTestClock();
+    const app = dashboardApp();
+    const { client } = await signedIn(app);
     clock.advance(12 * HOUR - 60_000);
     expect((await client.text("/dashboard/keys")).status).toBe(200); // seen again: the idle timer restarts
     clock.advance(12 * HOUR - 1);
@@ -270,9 +270,9 @@ describe("sessions", () => {
   });
 
   it("end 7 days after sign-in, however active", async () => {
-    const clock = new Clock();
-    const app = dashboardApp({ now: clock.now });
-    const { client } = await signedIn(app, clock);
+    const clock = useTestClock();
+    const app = dashboardApp();
+    const { client } = await signedIn(app);
     for (let i = 0; i < 15; i++) {
       clock.advance(11 * HOUR);
       expect((await client.text("/dashboard/keys")).status, `after ${(i + 1) * 11} h`).toBe(200);
@@ -347,8 +347,7 @@ describe("SIWE messages are what this server writes", () => {
   });
 
   it("a signed message that claims to stay valid longer than a sign-in request lasts is refused", async () => {
-    const clock = new Clock();
-    const app = dashboardApp({ now: clock.now });
+    const app = dashboardApp();
     const wallet = newWallet();
     await createTenant({ walletAddress: wallet.address });
     const client = new DashboardClient(app);

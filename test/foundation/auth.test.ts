@@ -1,17 +1,11 @@
 import { env } from "cloudflare:workers";
-import { beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SCOPES } from "../../src/core/keys/scopes.ts";
 import { deleteKey, setKeyStatus } from "../../src/db/api-keys.ts";
 import { type ApiResult, api } from "../support/client.ts";
 import { useTestClock } from "../support/clock.ts";
-import { captureConsole } from "../support/console.ts";
 import { createApiKey, createTenant, db, unknownKey } from "../support/factories.ts";
 import { recordingDb } from "../support/fake-bindings.ts";
-
-beforeEach(() => {
-  vi.restoreAllMocks();
-  captureConsole();
-});
 
 const authError = async (res: ApiResult) => {
   const body = res.body as { error: string; code: string; meta: { requestId: string } };

@@ -2,18 +2,13 @@
 // with 401 are counted in the client address's bucket (the rate limiter's Durable Object named `ip:<address>`), over
 // HTTP through the Worker. Authenticated requests never touch that bucket.
 import { env } from "cloudflare:workers";
-import { beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { getConfig } from "../../src/core/config.ts";
 import { clientBucket, UNKNOWN_CLIENT_BUCKET } from "../../src/core/rate-limit/client-bucket.ts";
 import { api } from "../support/client.ts";
-import { captureConsole } from "../support/console.ts";
+import { consoleOutput } from "../support/console.ts";
 import { createApiKey, unknownKey } from "../support/factories.ts";
 import { fakeLimiter } from "../support/fake-bindings.ts";
-
-beforeEach(() => {
-  vi.restoreAllMocks();
-  captureConsole();
-});
 
 const hex = () => Math.floor(Math.random() * 0x10000).toString(16);
 /** An address no other test uses (its own /64), so its bucket and this isolate's note about it start empty. */
@@ -112,7 +107,7 @@ describe("operations without a key are counted per client address", () => {
   });
 
   it("a refused health check is logged as CLIENT_RATE_LIMITED", async () => {
-    const logs = captureConsole();
+    const logs = consoleOutput();
     const ip = freshAddress();
     const limits = { IP_RATE_LIMIT_MAX: "1" };
     await api("/v1/health", { ip, env: limits });

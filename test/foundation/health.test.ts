@@ -1,12 +1,6 @@
-import { beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { api } from "../support/client.ts";
-import { captureConsole } from "../support/console.ts";
 import { failingDb } from "../support/fake-bindings.ts";
-
-beforeEach(() => {
-  vi.restoreAllMocks();
-  captureConsole();
-});
 
 describe("GET /v1/health", () => {
   it("answers 200 {status: ok, checks: {database: ok}} without a key", async () => {

@@ -2,7 +2,7 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { createRoute, z } from "@hono/zod-openapi";
 import { secureHeaders } from "hono/secure-headers";
-import { beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { authenticate } from "../../src/api/middleware/auth.ts";
 import { database } from "../../src/api/middleware/database.ts";
 import { rateLimit } from "../../src/api/middleware/rate-limit.ts";
@@ -13,13 +13,7 @@ import { noStore } from "../../src/core/http/no-store.ts";
 import { renderError } from "../../src/core/http/render.ts";
 import { requestId } from "../../src/core/http/request-id.ts";
 import { type ApiResult, api, type ErrorBody, read, send as sendToWorker } from "../support/client.ts";
-import { captureConsole } from "../support/console.ts";
 import { createApiKey } from "../support/factories.ts";
-
-beforeEach(() => {
-  vi.restoreAllMocks();
-  captureConsole();
-});
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const REQUEST_ID = /^req_[0-9a-f]{24}$/;

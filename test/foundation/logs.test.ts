@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { DrizzleQueryError } from "drizzle-orm/errors";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createRouter } from "../../src/api/router.ts";
 import { accessLog } from "../../src/core/http/access-log.ts";
 import { renderError } from "../../src/core/http/render.ts";
@@ -8,13 +8,9 @@ import { requestId } from "../../src/core/http/request-id.ts";
 import { findKeyWithTenantByHash } from "../../src/db/api-keys.ts";
 import { getDb } from "../../src/db/client.ts";
 import { type ApiResult, api, read } from "../support/client.ts";
-import { captureConsole } from "../support/console.ts";
+import { consoleOutput } from "../support/console.ts";
 import { createApiKey } from "../support/factories.ts";
 import { failingDb, fakeLimiter } from "../support/fake-bindings.ts";
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
 
 const CANARY = "canary-7f3e9a1c5b2d4e6f";
 
@@ -29,7 +25,7 @@ function lineOf(entries: Record<string, unknown>[], res: ApiResult) {
 describe("access log", () => {
   it("writes exactly one JSON line per request, naming the key and tenant by id", async () => {
     const { key, row, tenant } = await createApiKey();
-    const logs = captureConsole();
+    const logs = consoleOutput();
     const res = await api("/v1/me", { key });
     expect(res.status).toBe(200);
     expect(logs.lines).toHaveLength(1);
@@ -48,7 +44,7 @@ describe("access log", () => {
 
   it("logs each of several requests once, with its own id", async () => {
     const { key } = await createApiKey();
-    const logs = captureConsole();
+    const logs = consoleOutput();
     const responses = [await api("/v1/me", { key }), await api("/v1/health"), await api("/v1/me"), await api("/nope")];
     expect(logs.lines).toHaveLength(4);
     const entries = logs.entries();
@@ -56,14 +52,14 @@ describe("access log", () => {
   });
 
   it("a refused request is logged with its status and code, and no key or tenant", async () => {
-    const logs = captureConsole();
+    const logs = consoleOutput();
     const res = await api("/v1/me", { key: "mpk_nope" });
     expect(lineOf(logs.entries(), res)).toMatchObject({ status: 401, error: "INVALID_API_KEY", keyId: null, tenantId: null });
   });
 
   it("logs the path without its query string", async () => {
     const { key } = await createApiKey();
-    const logs = captureConsole();
+    const logs = consoleOutput();
     const res = await api(`/v1/me?token=${CANARY}`, { key });
     expect(lineOf(logs.entries(), res).path).toBe("/v1/me");
     expect(logs.lines.join("\n")).not.toContain(CANARY);
@@ -73,7 +69,7 @@ describe("access log", () => {
     const good = await createApiKey({ allowIps: ["203.0.113.7"] });
     const other = await createApiKey();
     const revoked = await createApiKey({ status: "revoked" });
-    const logs = captureConsole();
+    const logs = consoleOutput();
     const limits = { RATE_LIMIT_MAX: "1", RATE_LIMIT_WINDOW_SECONDS: "60" };
     const statuses = [
       (await api("/v1/me", { key: good.key, ip: "203.0.113.7" })).status,
@@ -95,18 +91,17 @@ describe("access log", () => {
 
   it("a server error is written to console.error", async () => {
     const { key } = await createApiKey();
-    const error = vi.spyOn(console, "error").mockImplementation(() => {});
-    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    const logs = consoleOutput();
     const res = await api("/v1/me", { key, env: { DB: failingDb() } });
     expect(res.status).toBe(500);
-    expect(error).toHaveBeenCalledTimes(1);
-    expect(log).not.toHaveBeenCalled();
-    expect(JSON.parse(String(error.mock.calls[0]?.[0]))).toMatchObject({ status: 500, error: "DATABASE_ERROR" });
+    expect(logs.at("error")).toHaveLength(1);
+    expect(logs.at("log")).toEqual([]);
+    expect(JSON.parse(logs.at("error")[0] as string)).toMatchObject({ status: 500, error: "DATABASE_ERROR" });
   });
 
   it("a limiter outage is logged as a 503 with its own code", async () => {
     const { key } = await createApiKey();
-    const logs = captureConsole();
+    const logs = consoleOutput();
     const res = await api("/v1/me", {
       key,
       env: {
@@ -125,7 +120,7 @@ describe("access log", () => {
 describe("database errors leak nothing", () => {
   it("a D1 failure whose message carries a secret → 500 DATABASE_ERROR, generic message, secret nowhere", async () => {
     const { key, row } = await createApiKey();
-    const logs = captureConsole();
+    const logs = consoleOutput();
     const res = await api("/v1/me", { key, env: { DB: failingDb(`D1_ERROR: no such column: ${CANARY}: SQLITE_ERROR`) } });
     const text = res.text;
     const body = JSON.parse(text);
@@ -152,7 +147,7 @@ describe("database errors leak nothing", () => {
     expect((thrown as Error).message).toContain(row.keyHash);
     expect(String((thrown as Error).cause)).toContain(CANARY);
 
-    const logs = captureConsole();
+    const logs = consoleOutput();
     const res = await api("/v1/me", { key, env: { DB: db } });
     const text = res.text;
     expect(res.status).toBe(500);
@@ -173,7 +168,7 @@ describe("database errors leak nothing", () => {
       throw new Error("outer", { cause: new Error(`inner ${CANARY}`) });
     });
     app.onError(renderError);
-    const logs = captureConsole();
+    const logs = consoleOutput();
     for (const path of ["/boom", "/boom-cause"]) {
       const res = await read(await app.fetch(new Request(`https://api.test${path}`), env));
       const { text } = res;

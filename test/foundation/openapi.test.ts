@@ -1,13 +1,7 @@
-import { beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ERROR_STATUS } from "../../src/core/http/errors.ts";
 import { api } from "../support/client.ts";
-import { captureConsole } from "../support/console.ts";
 import { createApiKey } from "../support/factories.ts";
-
-beforeEach(() => {
-  vi.restoreAllMocks();
-  captureConsole();
-});
 
 interface Operation {
   summary?: string;

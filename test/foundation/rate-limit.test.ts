@@ -1,18 +1,12 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { RateLimitDecision } from "../../src/core/rate-limit/durable-object.ts";
 import { setKeyStatus } from "../../src/db/api-keys.ts";
 import { api } from "../support/client.ts";
 import { useTestClock } from "../support/clock.ts";
-import { captureConsole } from "../support/console.ts";
 import { createApiKey, createTenant, db } from "../support/factories.ts";
 import { fakeLimiter } from "../support/fake-bindings.ts";
-
-beforeEach(() => {
-  vi.restoreAllMocks();
-  captureConsole();
-});
 
 const LIMIT = 1000;
 const WINDOW_MS = 60_000;

@@ -1,15 +1,12 @@
 // The order of checks and the statuses it yields, over HTTP through the Worker: authentication before any body is
 // read, client disconnects that are not server errors, strict query strings, keys refused in URLs, CORS preflights.
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MAX_BODY_BYTES } from "../../src/api/middleware/request-guards.ts";
 import { getConfig } from "../../src/core/config.ts";
 import { hasScope, SCOPES, type Scope } from "../../src/core/keys/scopes.ts";
 import { api, read, send } from "../support/client.ts";
-import { captureConsole } from "../support/console.ts";
+import { consoleOutput } from "../support/console.ts";
 import { createApiKey, unknownKey } from "../support/factories.ts";
-
-beforeEach(() => void captureConsole());
-afterEach(() => vi.restoreAllMocks());
 
 const BODY_ROUTES = [
   ["POST", "/v1/services"],
@@ -243,9 +240,7 @@ describe("the scope comes before the body", () => {
 describe("a client that disconnects mid-upload", () => {
   it("is logged as a client abort (499), never as a 500 or an error-level line", async () => {
     const { key } = await createApiKey({ scopes: ["services:write", "paywalls:write"] });
-    const logs = captureConsole();
-    const errorLines: unknown[][] = [];
-    vi.spyOn(console, "error").mockImplementation((...args: unknown[]) => void errorLines.push(args));
+    const logs = consoleOutput();
     for (const [method, path] of [
       ["POST", "/v1/services"],
       ["PATCH", "/v1/paywalls/pw_x"],
@@ -268,7 +263,7 @@ describe("a client that disconnects mid-upload", () => {
       expect(line).toMatchObject({ method, path, status: 499, error: "CLIENT_ABORTED" });
     }
     expect(logs.entries().filter((e) => typeof e.status === "number" && e.status >= 500)).toEqual([]);
-    expect(errorLines).toEqual([]);
+    expect(logs.at("error")).toEqual([]);
   });
 });
 
@@ -394,7 +389,7 @@ describe("API keys in the URL", () => {
 
   it("are refused on every path, with or without a header key, with a message that says to use a header", async () => {
     const { key } = await createApiKey();
-    const logs = captureConsole();
+    const logs = consoleOutput();
     const failures: string[] = [];
     for (const path of ["/v1/me", "/v1/health", "/v1/services", "/v1/paywalls/pw_x", "/v1/nope"]) {
       for (const name of [...NAMES, "q"]) {

@@ -10,8 +10,8 @@ import { sendRawTransactionSync } from "viem/actions";
 import { Account as TempoAccount, Transaction } from "viem/tempo";
 import { describe, expect, it } from "vitest";
 import { EXPIRY_MARGIN_MS } from "../../src/gateway/chain-outcome.ts";
-import { PAYMENT_SWEEP_CRON, SWEEP_MIN_AGE_MS } from "../../src/gateway/reconcile.ts";
-import { tempoTransactionFacts } from "../../src/gateway/tempo-transaction.ts";
+import { tempoTransactionFacts } from "../../src/gateway/mpp/tempo-transaction.ts";
+import { PAYMENT_SWEEP_CRON, SWEEP_MIN_AGE_MS } from "../../src/gateway/sweep.ts";
 import worker from "../../src/index.ts";
 import { createMppBuyer } from "../localnet/mpp-buyer.ts";
 import { send } from "../support/client.ts";
@@ -112,29 +112,6 @@ describe("MPP: the transaction was not sent, and the RPC's answer was lost", () 
     ({ transactions } = await history(shop));
     expect(transactions[0]).toMatchObject({ status: "COMPLETED", txHash: facts.hash });
     expect(await balanceOf(shop.recipient)).toBe(8200n);
-    expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
-  });
-
-  it("the same credential again while PENDING: the same 502 and transaction, no new challenge, not a refused attempt", async () => {
-    const shop = await mppShop({ price: "8250" });
-    const { credential, facts } = await credentialFor(shop.mpp);
-    // An address allowed one refused attempt: replays of an unsettled payment are not refusals (never a 429).
-    const client = { ip: "198.51.100.250", refusalLimit: 1 };
-    const first = await payThrough("send-dropped", shop.mpp, credential, client);
-    expect(first.status).toBe(502);
-    const { details } = (await first.json()) as { details: { transactionId: string } };
-    for (let i = 0; i < 3; i++) {
-      const again = await payThrough("send-dropped", shop.mpp, credential, client);
-      expect(again.status).toBe(502);
-      expect(again.headers.get("www-authenticate")).toBeNull();
-      expect(await again.json()).toMatchObject({
-        code: "PAYMENT_OUTCOME_UNKNOWN",
-        details: { transactionId: details.transactionId, txHash: facts.hash },
-      });
-    }
-    const { transactions, events } = await history(shop);
-    expect(transactions).toEqual([expect.objectContaining({ id: details.transactionId, status: "PENDING" })]);
-    expect(events.map((e) => e.eventType)).toEqual(["REQUEST"]);
     expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
   });
 

@@ -1,6 +1,5 @@
 // MPP end to end on the local Tempo chain (anvil --network tempo): mppx's client pays the gateway's /api/mpp/pay URL,
 // the gateway validates (no broadcast), records, forwards, and broadcasts only after the upstream answered.
-import { env } from "cloudflare:workers";
 import { Challenge, Credential, Receipt } from "mppx";
 import { createClient, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
@@ -62,6 +61,8 @@ describe("MPP: challenge → credential → receipt", () => {
       protocol: "mpp",
       network: "tempo-testnet",
       amount: "12345",
+      // The token it was paid in: pathUSD on the Tempo testnet, not the paywall's USDC.
+      currency: "pathUSD",
       txHash: receipt.reference,
     });
     expect(events.map((e) => e.eventType).sort()).toEqual(["REQUEST", "SUCCESS"]);
@@ -82,65 +83,6 @@ describe("MPP: later challenges for the same terms", () => {
     expect(res.status, await res.clone().text()).toBe(200);
     expect(Receipt.fromResponse(res)).toMatchObject({ method: "tempo", status: "success" });
     expect(await balanceOf(shop.recipient)).toBe(3_100n);
-  });
-});
-
-describe("MPP: a payment is used once", () => {
-  it("a replayed credential is refused, never forwarded twice, charged once", async () => {
-    const shop = await mppShop({ price: "2000" });
-    const { credential } = await credentialFor(shop.mpp);
-    expect((await pay(shop.mpp, credential)).status).toBe(200);
-    const again = await pay(shop.mpp, credential);
-    expect(again.status).toBe(402);
-    expect(again.headers.get("content-type")).toBe("application/problem+json");
-    expect(Challenge.fromResponse(again).method).toBe("tempo");
-    expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
-    expect(await balanceOf(shop.recipient)).toBe(2000n);
-    expect((await history(shop)).transactions).toHaveLength(1);
-  });
-
-  it("concurrent sends of one credential: one upstream call, one transfer, no new challenge while it is PENDING", async () => {
-    const shop = await mppShop({ price: "3000", route: "/hang/300/echo" });
-    const { credential } = await credentialFor(shop.mpp);
-    const answers = await Promise.all(Array.from({ length: 6 }, () => pay(shop.mpp, credential)));
-    // The others: while the first is in flight, the same 502 PAYMENT_OUTCOME_UNKNOWN; after it settled, 402.
-    const statuses = answers.map((r) => r.status);
-    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
-    expect(statuses.filter((s) => s !== 200 && s !== 402 && s !== 502)).toEqual([]);
-    for (const r of answers.filter((r) => r.status === 502)) {
-      expect(await r.json()).toMatchObject({ code: "PAYMENT_OUTCOME_UNKNOWN" });
-    }
-    expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
-    expect(await balanceOf(shop.recipient)).toBe(3000n);
-  });
-});
-
-describe("MPP: an upstream failure is never charged", () => {
-  it("a 5xx: the upstream's status, FAILED + ERROR, nothing broadcast", async () => {
-    const shop = await mppShop({ price: "4000", route: "/status/503" });
-    const { credential } = await credentialFor(shop.mpp);
-    const res = await pay(shop.mpp, credential);
-    expect(res.status).toBe(503);
-    expect(res.headers.get("payment-receipt")).toBeNull();
-    expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
-    expect(await balanceOf(shop.recipient)).toBe(0n);
-    const { transactions, events } = await history(shop);
-    expect(transactions[0]).toMatchObject({ status: "FAILED", failureReason: "upstream answered 503", txHash: null });
-    expect(events.find((e) => e.eventType === "ERROR")).toMatchObject({ statusCode: 503 });
-  });
-
-  it("a timeout: 504 in the envelope, FAILED, nothing broadcast", async () => {
-    const shop = await mppShop({ price: "5000", route: "/hang/3000/echo" });
-    await env.DB.prepare("UPDATE paywalls SET timeout = 500 WHERE id = ?").bind(shop.paywallId).run();
-    const { credential } = await credentialFor(shop.mpp);
-    const res = await pay(shop.mpp, credential);
-    expect(res.status).toBe(504);
-    expect(await res.json()).toMatchObject({ code: "GATEWAY_TIMEOUT" });
-    expect(await balanceOf(shop.recipient)).toBe(0n);
-    expect((await history(shop)).transactions[0]).toMatchObject({
-      status: "FAILED",
-      failureReason: "upstream timed out after 500 ms",
-    });
   });
 });
 

@@ -22,6 +22,7 @@ describe("network table", () => {
       kind: "evm",
       chainId: 31337,
       asset: `0x${"ab".repeat(20)}`,
+      token: "USDC",
       eip712: { name: "USDC", version: "2" },
       rpcUrl: "https://sepolia.base.org",
     });

@@ -2,6 +2,7 @@
 import { env } from "cloudflare:workers";
 import { Challenge } from "mppx";
 import { describe, expect, it } from "vitest";
+import { MAX_BUYER_BODY_BYTES } from "../../src/gateway/app.ts";
 import { paymentResponseOf } from "../localnet/buyer.ts";
 import { api } from "../support/client.ts";
 import { balanceOf, buyer, gatewayFetch, openShop, upstreamRequests } from "./support.ts";
@@ -35,6 +36,23 @@ describe("refusals before payment", () => {
       expect(res.headers.get("allow")).toBe("GET, POST");
       expect(await res.json()).toMatchObject({ code: "METHOD_NOT_ALLOWED" });
     }
+  });
+
+  it("a body over the limit is a 413 in the error envelope, declared or chunked, before anything is verified", async () => {
+    const shop = await openShop({ paywall: { allowedMethods: ["POST"] } });
+    const big = "x".repeat(MAX_BUYER_BODY_BYTES + 1);
+    const chunked = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(big));
+        controller.close();
+      },
+    });
+    for (const body of [big, chunked]) {
+      const res = await gatewayFetch(shop.x402, { method: "POST", body, headers: { "PAYMENT-SIGNATURE": "e30" } });
+      expect(res.status).toBe(413);
+      expect(await res.json()).toMatchObject({ code: "VALIDATION_ERROR", meta: { requestId: expect.stringMatching(/^req_/) } });
+    }
+    expect(await upstreamRequests(shop.prefix)).toEqual([]);
   });
 
   it("MPP on a paywall without a Tempo network is a 404", async () => {

@@ -10,7 +10,8 @@ import { createPublicClient, createWalletClient, defineChain, erc20Abi, http, pa
 import { generatePrivateKey, privateKeyToAccount, privateKeyToAddress } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import { EXPIRY_MARGIN_MS } from "../../src/gateway/chain-outcome.ts";
-import { PAYMENT_SWEEP_CRON, SWEEP_MIN_AGE_MS } from "../../src/gateway/reconcile.ts";
+import { PAYMENT_SWEEP_CRON, SWEEP_MIN_AGE_MS } from "../../src/gateway/sweep.ts";
+import { VALID_BEFORE_SKEW_SECONDS } from "../../src/gateway/x402/sdk.ts";
 import worker from "../../src/index.ts";
 import { createX402Buyer, paymentResponseOf } from "../localnet/buyer.ts";
 import { send } from "../support/client.ts";
@@ -336,7 +337,11 @@ describe("an authorization valid for longer than the requirement allows", () => 
     );
     expect(res.status).toBe(402);
     const challenge = b.http.getPaymentRequiredResponse((name) => res.headers.get(name), await res.json());
-    expect(challenge.error).toContain(`longer than ${maxTimeout} seconds`);
+    // The refusal names the real cutoff: now + maxTimeoutSeconds + the allowed clock skew.
+    const cutoff = /past the latest this gateway accepts \(([^)]+)\)/.exec(challenge.error ?? "")?.[1];
+    const cutoffIn = (Date.parse(cutoff as string) - Date.now()) / 1000;
+    expect(cutoffIn).toBeGreaterThan(maxTimeout + VALID_BEFORE_SKEW_SECONDS - 5);
+    expect(cutoffIn).toBeLessThanOrEqual(maxTimeout + VALID_BEFORE_SKEW_SECONDS);
     expect((await history(shop)).transactions).toEqual([]);
     const log = (await (await fetch(`${FACILITATOR}/__facilitator/log`)).json()) as { nonce?: string }[];
     expect(log.filter((e) => e.nonce?.toLowerCase() === nonce.toLowerCase())).toEqual([]);

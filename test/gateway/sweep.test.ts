@@ -15,7 +15,7 @@ import {
   SWEEP_MIN_AGE_MS,
   SWEEP_RPC_FAILURES,
   sweepPendingPayments,
-} from "../../src/gateway/reconcile.ts";
+} from "../../src/gateway/sweep.ts";
 import worker from "../../src/index.ts";
 import { createMppBuyer } from "../localnet/mpp-buyer.ts";
 import { api, send } from "../support/client.ts";

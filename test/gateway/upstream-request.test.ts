@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { paymentRecordIds } from "../../src/core/ledger/ids.ts";
 import { AUTH_METHODS, type AuthMethod } from "../../src/core/secrets/auth-config.ts";
-import { paymentRecordIds } from "../../src/gateway/payment-id.ts";
 import { readToken, signToken } from "../../src/gateway/signed-url.ts";
 import {
   BodyFieldError,
@@ -12,7 +12,7 @@ import {
   targetUrl,
   type UpstreamParts,
   withQuery,
-} from "../../src/gateway/upstream-request.ts";
+} from "../../src/gateway/upstream/request.ts";
 
 const parts = (overrides: Partial<UpstreamParts> = {}): UpstreamParts => ({
   url: new URL("https://up.example.com/v1/x?a=1"),

@@ -4,14 +4,9 @@
 // is also sent by a second tenant, which must get its own answer.
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { api } from "../support/client.ts";
-import { captureConsole } from "../support/console.ts";
 import { actor, expectInvalid, proxyPaywallBody } from "../support/resources.ts";
-
-beforeAll(() => {
-  captureConsole();
-});
 
 /** The oracle, written apart from the app's rule: the printable ASCII range, 1 to 255 of them. */
 const acceptable = (delivered: string) =>

@@ -3,12 +3,11 @@
 // (a fault between them leaves neither); records are per tenant, masked, kept 24 hours, and cleaned up by the cron.
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from "../../src/api/middleware/idempotency.ts";
 import worker from "../../src/index.ts";
 import { type ApiResult, api } from "../support/client.ts";
 import { useTestClock } from "../support/clock.ts";
-import { captureConsole } from "../support/console.ts";
 import { createApiKey, unknownKey } from "../support/factories.ts";
 import { fakeLimiter, gatedD1 } from "../support/fake-bindings.ts";
 import {
@@ -24,10 +23,6 @@ import {
   routePaywallBody,
   serviceBody,
 } from "../support/resources.ts";
-
-beforeAll(() => {
-  captureConsole();
-});
 
 let counter = 0;
 /** A fresh key string; the same string is used across tenants where a test says so. */

@@ -15,7 +15,7 @@ const full = (method: AuthMethod) =>
   Object.fromEntries([...ORACLE[method]!.names, ...ORACLE[method]!.secrets].map((f) => [f, `${f}-v`]));
 
 describe("the field table", () => {
-  it("has the nine methods of the spec", () => {
+  it("has the nine methods of the contract", () => {
     expect([...AUTH_METHODS].sort()).toEqual([...METHODS].sort());
   });
 

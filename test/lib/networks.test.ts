@@ -8,12 +8,12 @@ import {
   supportsMpp,
 } from "../../src/core/money/networks.ts";
 
-// The spec's table (2.2), copied here as the oracle.
+// The contract's table (docs/api.md, "Modes and networks"), copied here as the oracle.
 const TESTNET = ["arc-testnet", "base-sepolia", "hyperevm-testnet", "tempo-testnet"];
 const MAINNET = ["base", "hyperevm", "tempo"];
 
 describe("network ids", () => {
-  it("match the spec's table, seven in all", () => {
+  it("match the contract's table, seven in all", () => {
     expect([...NETWORKS_BY_MODE.testnet].sort()).toEqual([...TESTNET].sort());
     expect([...NETWORKS_BY_MODE.mainnet].sort()).toEqual([...MAINNET].sort());
     expect([...NETWORK_IDS].sort()).toEqual([...TESTNET, ...MAINNET].sort());

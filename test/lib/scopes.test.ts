@@ -2,13 +2,13 @@ import { describe, expect, it } from "vitest";
 import { hasScope, isScope, parseScopes, SCOPES, type Scope } from "../../src/core/keys/scopes.ts";
 import { ALL_SCOPES, grants } from "../fixtures/spec.ts";
 
-/** From the spec's scope table: what each scope grants besides itself. */
+/** From the contract's scope table (docs/api.md): what each scope grants besides itself. */
 const IMPLIES = Object.fromEntries(
   SCOPES.map((scope) => [scope, SCOPES.filter((other) => other !== scope && grants([scope], other))]),
 ) as Record<Scope, Scope[]>;
 
 describe("SCOPES", () => {
-  it("are exactly the six scopes of the spec", () => {
+  it("are exactly the six scopes of the contract", () => {
     expect([...SCOPES].sort()).toEqual([...ALL_SCOPES].sort());
   });
 });

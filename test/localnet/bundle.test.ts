@@ -1,12 +1,19 @@
-// The production bundle (src/cli/build.ts: what `npm run deploy` uploads, with every part of mppx, viem and zod it
-// leaves out) takes payments end to end, in workerd through Miniflare: an x402 buyer and an MPP buyer pay one paywall
-// on the local chains, the upstream answers, the merchant's balances rise by exactly the price, and the tenant reads
-// both transactions COMPLETED with their on-chain hashes. The workerd gateway tests cover the gateway's behaviour in
-// depth with the same substitutions; this proves the bundle that ships, as built, runs it.
+// The production bundle (`npm run build`: wrangler's bundling, what `npm run deploy` uploads) through the gateway's
+// outcomes, in workerd through Miniflare, on the local chains: an x402 and an MPP payment each succeed (the upstream
+// answers, the merchant gains exactly the price, the tenant reads the transaction COMPLETED with its hash); refusals
+// (a malformed payment, one for other terms, a replay, a buyer who can no longer pay, an upstream failure) charge
+// nothing; and when the answer of the settlement is lost (the router's faults, test/localnet/outbound.ts: the
+// settlement made or never made), the bundle settles from the chain, or answers 502 PAYMENT_OUTCOME_UNKNOWN and its
+// Cron sweep settles it later. The workerd gateway tests (npm run test:gateway) cover each case in depth on the same
+// modules, unbundled; these run the same cases on the bundle that ships.
+import { Credential } from "mppx";
 import { type Address, createClient, createPublicClient, erc20Abi, http } from "viem";
 import { generatePrivateKey, privateKeyToAccount, privateKeyToAddress } from "viem/accounts";
+import { sendRawTransactionSync } from "viem/actions";
 import { Actions } from "viem/tempo";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EXPIRY_MARGIN_MS } from "../../src/gateway/chain-outcome.ts";
+import { PAYMENT_SWEEP_CRON, SWEEP_MIN_AGE_MS } from "../../src/gateway/sweep.ts";
 import { type RunningWorker, startWorker } from "../browser/support/worker.ts";
 import { createX402Buyer, paymentResponseOf } from "./buyer.ts";
 import { createMppBuyer } from "./mpp-buyer.ts";
@@ -20,8 +27,10 @@ const PRICE = "4321"; // 0.004321 USDC
 let stack: LocalStack;
 let worker: RunningWorker;
 const merchant = privateKeyToAddress(generatePrivateKey());
+let serviceId: string;
 let x402Url: string;
 let mppUrl: string;
+let paywallId: string;
 
 const api = async (path: string, init: { method?: string; body?: unknown } = {}) => {
   const res = await fetch(`${worker.url}${path}`, {
@@ -35,8 +44,15 @@ const api = async (path: string, init: { method?: string; body?: unknown } = {})
   };
 };
 
+/** The copies of the Worker whose money-moving calls meet a fault of the router (test/localnet/outbound.ts). */
+type Fault = "answer-lost" | "send-dropped";
+/** The same payment URL on the copy of the Worker behind `fault` (its own payment origin). */
+const behind = async (fault: Fault, url: string) => `${await worker.urlOf(fault)}${new URL(url).pathname}`;
+
 /** The JSON-RPC calls the Worker sent to the Tempo chain. */
 const tempoRpcCalls: { method: string; params: unknown[] }[] = [];
+/** The Worker's outbound calls that went through a fault: `<host> <path or JSON-RPC method>`. */
+const faulted: string[] = [];
 
 beforeAll(async () => {
   stack = await startStack();
@@ -48,15 +64,29 @@ beforeAll(async () => {
     [GATEWAY_TEST_HOSTS.rpc]: stack.info.rpcUrl,
     [GATEWAY_TEST_HOSTS.tempoRpc]: tempo.rpcUrl,
   });
+  // The facilitator and the Tempo RPC behind `fault`; the token's RPC (for the outcome) as it is.
+  const faulty = (fault: Fault) => ({
+    FACILITATOR_URL_TESTNET: `https://${fault}.${GATEWAY_TEST_HOSTS.facilitator}`,
+    NETWORK_OVERRIDES: JSON.stringify({
+      ...JSON.parse(stack.info.networkOverrides),
+      "tempo-testnet": { rpcUrl: `https://${fault}.${GATEWAY_TEST_HOSTS.tempoRpc}` },
+    }),
+  });
   worker = await startWorker({
     port: PORT,
     vars: {
       FACILITATOR_URL_TESTNET: `https://${GATEWAY_TEST_HOSTS.facilitator}`,
       NETWORK_OVERRIDES: stack.info.networkOverrides,
     },
+    variants: { "answer-lost": faulty("answer-lost"), "send-dropped": faulty("send-dropped") },
     outboundService: async (request) => {
-      if (new URL(request.url).hostname === GATEWAY_TEST_HOSTS.tempoRpc) {
+      const { hostname, pathname } = new URL(request.url);
+      if (hostname === GATEWAY_TEST_HOSTS.tempoRpc) {
         tempoRpcCalls.push(...[(await request.clone().json()) as (typeof tempoRpcCalls)[number]].flat());
+      }
+      if (/^(answer-lost|send-dropped)\./.test(hostname)) {
+        const calls = hostname.includes("tempo-rpc") ? [(await request.clone().json()) as { method: string }].flat() : [];
+        faulted.push(...(calls.length ? calls.map((c) => `${hostname} ${c.method}`) : [`${hostname} ${pathname}`]));
       }
       return router(request);
     },
@@ -66,7 +96,6 @@ beforeAll(async () => {
     .prepare("UPDATE tenants SET wallet_address = ?, tempo_wallet_address = NULL WHERE id = ?")
     .bind(merchant, worker.tenantId)
     .run();
-  const networks = [stack.info.networkId, "tempo-testnet"];
   const service = await api("/v1/services", {
     method: "POST",
     body: {
@@ -74,29 +103,13 @@ beforeAll(async () => {
       baseUrl: `https://${GATEWAY_TEST_HOSTS.upstream}/bundle`,
       authMethod: "none",
       authConfig: {},
-      networks,
+      networks: [stack.info.networkId, "tempo-testnet"],
       mode: "testnet",
     },
   });
   expect(service.status).toBe(201);
-  const paywall = await api("/v1/paywalls", {
-    method: "POST",
-    body: {
-      slug: "bundle",
-      name: "Bundle paywall",
-      targetType: "ROUTE",
-      targetRoute: "/echo",
-      serviceId: service.body.data.id,
-      price: PRICE,
-      currency: "USDC",
-      networks,
-      fulfillmentMode: "PROXY",
-    },
-  });
-  expect(paywall.status).toBe(201);
-  const urls = paywall.body.data.paymentUrls ?? {};
-  x402Url = urls.x402 as string;
-  mppUrl = urls.mpp as string;
+  serviceId = service.body.data.id as string;
+  ({ x402: x402Url, mpp: mppUrl, id: paywallId } = await paywall("bundle"));
 }, 240_000);
 
 afterAll(async () => {
@@ -104,37 +117,93 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const transactions = async () =>
-  (await api("/v1/transactions?limit=10")).body.data as unknown as {
-    protocol: string;
-    status: string;
-    txHash: string | null;
-    amount: string;
-  }[];
+/** A paywall of the service (both networks) on `route` of the upstream stub; its payment URLs on the local Worker. */
+async function paywall(slug: string, route = "/echo") {
+  const created = await api("/v1/paywalls", {
+    method: "POST",
+    body: {
+      slug,
+      name: `Bundle paywall ${slug}`,
+      targetType: "ROUTE",
+      targetRoute: route,
+      serviceId,
+      price: PRICE,
+      currency: "USDC",
+      networks: [stack.info.networkId, "tempo-testnet"],
+      fulfillmentMode: "PROXY",
+    },
+  });
+  expect(created.status).toBe(201);
+  const urls = created.body.data.paymentUrls ?? {};
+  return { id: created.body.data.id as string, x402: urls.x402 as string, mpp: urls.mpp as string };
+}
+
+interface Transaction {
+  id: string;
+  protocol: string;
+  status: string;
+  txHash: string | null;
+  amount: string;
+  failureReason: string | null;
+}
+
+/** A paywall's transactions (newest first) and its events' types (sorted), as the tenant reads them. */
+async function history(id: string) {
+  const [transactions, events] = await Promise.all([api(`/v1/transactions?paywallId=${id}`), api(`/v1/events?paywallId=${id}`)]);
+  return {
+    transactions: transactions.body.data as unknown as Transaction[],
+    eventTypes: (events.body.data as unknown as { eventType: string }[]).map((e) => e.eventType).sort(),
+  };
+}
+
+/** The Cron sweep of pending payments, as of `at`. */
+const sweepAt = (at: number) => worker.scheduled(PAYMENT_SWEEP_CRON, at);
+
+const usdcBalance = (address: string) =>
+  createPublicClient({ transport: http(stack.info.rpcUrl) }).readContract({
+    address: stack.info.usdc.address,
+    abi: erc20Abi,
+    functionName: "balanceOf",
+    args: [address as Address],
+  });
+
+const x402Buyer = () =>
+  createX402Buyer({ privateKey: stack.info.buyer.privateKey, network: stack.info.network, usdc: stack.info.usdc.address });
+
+/** A payment for the challenge at `url`, signed by the standard's client (for the terms as `change` alters them). */
+async function signedX402(url: string, change?: (accepted: Record<string, unknown>) => void) {
+  const b = x402Buyer();
+  const challenge = await fetch(url);
+  expect(challenge.status).toBe(402);
+  const required = b.http.getPaymentRequiredResponse((n) => challenge.headers.get(n), await challenge.json());
+  const original = structuredClone(required.accepts[0]!);
+  change?.(required.accepts[0] as unknown as Record<string, unknown>);
+  const payload = await b.http.createPaymentPayload(required);
+  payload.accepted = original;
+  const validBefore = Number((payload.payload as { authorization: { validBefore: string } }).authorization.validBefore);
+  return { header: b.http.encodePaymentSignatureHeader(payload)["PAYMENT-SIGNATURE"] as string, validBefore };
+}
+
+const payX402 = (url: string, header: string) => fetch(url, { headers: { "PAYMENT-SIGNATURE": header } });
+
+/** Each MPP payment needs a buyer of its own (test/localnet/README.md); 0 and 1 pay in the first tests. */
+let nextTempoBuyer = 2;
+const mppBuyer = () => {
+  const tempo = stack.tempo as NonNullable<LocalStack["tempo"]>;
+  return createMppBuyer({ privateKey: tempo.buyers[nextTempoBuyer++]?.privateKey as `0x${string}`, rpcUrl: tempo.rpcUrl });
+};
+const tempoBalance = (address: string) => (stack.tempo as NonNullable<LocalStack["tempo"]>).balanceOf(address as Address);
 
 describe("the production bundle takes payments", () => {
   it("x402: the buyer pays, the upstream answers, the merchant gains exactly the price, the tenant sees it COMPLETED", async () => {
-    const usdc = createPublicClient({ transport: http(stack.info.rpcUrl) });
-    const balance = () =>
-      usdc.readContract({
-        address: stack.info.usdc.address,
-        abi: erc20Abi,
-        functionName: "balanceOf",
-        args: [merchant as Address],
-      });
-    const before = await balance();
-    const buyer = createX402Buyer({
-      privateKey: stack.info.buyer.privateKey,
-      network: stack.info.network,
-      usdc: stack.info.usdc.address,
-    });
-    const res = await buyer.fetch(`${x402Url}?q=x402`);
+    const before = await usdcBalance(merchant);
+    const res = await x402Buyer().fetch(`${x402Url}?q=x402`);
     expect(res.status).toBe(200);
     expect(((await res.json()) as { path: string; query: string }).path).toBe("/bundle/echo");
     const settled = paymentResponseOf(res);
     expect(settled?.success).toBe(true);
-    expect(await balance()).toBe(before + BigInt(PRICE));
-    expect(await transactions()).toContainEqual(
+    expect(await usdcBalance(merchant)).toBe(before + BigInt(PRICE));
+    expect((await history(paywallId)).transactions).toContainEqual(
       expect.objectContaining({ protocol: "x402", status: "COMPLETED", txHash: settled?.transaction, amount: PRICE }),
     );
   });
@@ -151,7 +220,7 @@ describe("the production bundle takes payments", () => {
     const receipt = res.headers.get("Payment-Receipt");
     expect(receipt).toBeTruthy();
     expect(await tempo.balanceOf(merchant)).toBe(before + BigInt(PRICE));
-    const mpp = (await transactions()).find((t) => t.protocol === "mpp");
+    const mpp = (await history(paywallId)).transactions.find((t) => t.protocol === "mpp");
     expect(mpp).toMatchObject({ status: "COMPLETED", amount: PRICE });
     expect(mpp?.txHash).toMatch(/^0x[0-9a-f]{64}$/);
     // Before the upstream call, the gateway simulated the buyer's transaction as a Tempo transaction: an `eth_call`
@@ -165,7 +234,9 @@ describe("the production bundle takes payments", () => {
     expect(simulation?.calls?.[0]?.data).toContain(merchant.slice(2).toLowerCase());
     expect(tempoRpcCalls.map((c) => c.method)).toContain("eth_sendRawTransactionSync");
   });
+});
 
+describe("the production bundle refuses what it must not charge for", () => {
   it("MPP: a credential its buyer can no longer pay is refused with a 402 and charges nothing", async () => {
     const tempo = stack.tempo;
     if (!tempo) throw new Error("the local Tempo chain did not start");
@@ -195,7 +266,153 @@ describe("the production bundle takes payments", () => {
     expect(res.headers.get("www-authenticate")).toMatch(/^Payment /);
     expect(res.headers.get("payment-receipt")).toBeNull();
     expect(await tempo.balanceOf(merchant)).toBe(before);
-    const mpp = (await transactions()).filter((t) => t.protocol === "mpp");
+    const mpp = (await history(paywallId)).transactions.filter((t) => t.protocol === "mpp");
     expect(mpp.map((t) => t.status).sort()).toEqual(["COMPLETED", "FAILED"]);
+  });
+
+  it("x402: a PAYMENT-SIGNATURE that is not a payment, or a payment for a smaller amount: 402, nothing forwarded or charged", async () => {
+    const shop = await paywall("refusals");
+    const before = await usdcBalance(merchant);
+    const garbage = await payX402(shop.x402, "bm90IGEgcGF5bWVudA==");
+    expect(garbage.status).toBe(402);
+    expect(garbage.headers.get("PAYMENT-REQUIRED")).toBeTruthy();
+    const smaller = await signedX402(shop.x402, (accepted) => {
+      accepted.amount = "1";
+    });
+    expect((await payX402(shop.x402, smaller.header)).status).toBe(402);
+    expect(await usdcBalance(merchant)).toBe(before);
+    expect((await history(shop.id)).transactions).toEqual([]);
+  });
+
+  it("x402: a payment sent again after it settled is refused with a 402 and charged once", async () => {
+    const shop = await paywall("x402-replay");
+    const before = await usdcBalance(merchant);
+    const { header } = await signedX402(shop.x402);
+    expect((await payX402(shop.x402, header)).status).toBe(200);
+    expect((await payX402(shop.x402, header)).status).toBe(402);
+    expect(await usdcBalance(merchant)).toBe(before + BigInt(PRICE));
+    expect((await history(shop.id)).transactions.map((t) => t.status)).toEqual(["COMPLETED"]);
+  });
+
+  it("MPP: a credential sent again after it was paid is refused with a 402 and charged once", async () => {
+    const shop = await paywall("mpp-replay");
+    const before = await tempoBalance(merchant);
+    const credential = await mppBuyer().mppx.createCredential(await fetch(shop.mpp));
+    expect((await fetch(shop.mpp, { headers: { Authorization: credential } })).status).toBe(200);
+    const again = await fetch(shop.mpp, { headers: { Authorization: credential } });
+    expect(again.status).toBe(402);
+    expect(again.headers.get("payment-receipt")).toBeNull();
+    expect(await tempoBalance(merchant)).toBe(before + BigInt(PRICE));
+    expect((await history(shop.id)).transactions.map((t) => t.status)).toEqual(["COMPLETED"]);
+  });
+
+  it("an upstream failure (503) reaches the buyer and charges nothing, over x402 and MPP: FAILED with the reason", async () => {
+    const shop = await paywall("upstream-503", "/status/503");
+    const balances = async () => [await usdcBalance(merchant), await tempoBalance(merchant)];
+    const before = await balances();
+    const x402 = await payX402(shop.x402, (await signedX402(shop.x402)).header);
+    expect(x402.status).toBe(503);
+    expect(x402.headers.get("PAYMENT-RESPONSE")).toBeNull();
+    const mpp = await mppBuyer().fetch(shop.mpp);
+    expect(mpp.status).toBe(503);
+    expect(mpp.headers.get("payment-receipt")).toBeNull();
+    expect(await balances()).toEqual(before);
+    const { transactions, eventTypes } = await history(shop.id);
+    expect(transactions.map((t) => [t.protocol, t.status, t.failureReason]).sort()).toEqual([
+      ["mpp", "FAILED", "upstream answered 503"],
+      ["x402", "FAILED", "upstream answered 503"],
+    ]);
+    expect(eventTypes.filter((e) => e === "ERROR")).toHaveLength(2);
+  });
+});
+
+describe("the production bundle when a settlement's answer is lost", () => {
+  it("x402, settled but the answer lost: the token says used; the buyer gets the upstream's answer, COMPLETED", async () => {
+    const shop = await paywall("x402-answer-lost");
+    const before = await usdcBalance(merchant);
+    const { header } = await signedX402(shop.x402);
+    const res = await payX402(await behind("answer-lost", shop.x402), header);
+    expect(faulted).toContain(`answer-lost.${GATEWAY_TEST_HOSTS.facilitator} /settle`);
+    const text = await res.text();
+    expect(res.status, text).toBe(200);
+    expect((JSON.parse(text) as { path: string }).path).toBe("/bundle/echo");
+    const settled = paymentResponseOf(res);
+    expect(settled).toMatchObject({ success: true, transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(await usdcBalance(merchant)).toBe(before + BigInt(PRICE));
+    const { transactions, eventTypes } = await history(shop.id);
+    expect(transactions).toEqual([expect.objectContaining({ status: "COMPLETED", txHash: settled?.transaction })]);
+    expect(eventTypes).toEqual(["REQUEST", "SUCCESS"]);
+  });
+
+  it("x402, never settled and the answer lost: 502 PAYMENT_OUTCOME_UNKNOWN, PENDING; the sweep records FAILED once it expired", async () => {
+    const shop = await paywall("x402-send-dropped");
+    const before = await usdcBalance(merchant);
+    const { header, validBefore } = await signedX402(shop.x402);
+    const res = await payX402(await behind("send-dropped", shop.x402), header);
+    expect(faulted).toContain(`send-dropped.${GATEWAY_TEST_HOSTS.facilitator} /settle`);
+    expect(res.status).toBe(502);
+    expect(res.headers.get("PAYMENT-REQUIRED")).toBeNull();
+    const body = (await res.json()) as { code: string; details: { transactionId: string } };
+    expect(body.code).toBe("PAYMENT_OUTCOME_UNKNOWN");
+    expect((await history(shop.id)).transactions).toEqual([
+      expect.objectContaining({ id: body.details.transactionId, status: "PENDING", txHash: null }),
+    ]);
+    // Unused and still valid, a sweep leaves it PENDING; past its validBefore, FAILED.
+    await sweepAt(Date.now() + SWEEP_MIN_AGE_MS + 1_000);
+    expect((await history(shop.id)).transactions[0]).toMatchObject({ status: "PENDING" });
+    await sweepAt(validBefore * 1000 + EXPIRY_MARGIN_MS + 1_000);
+    const { transactions, eventTypes } = await history(shop.id);
+    expect(transactions[0]).toMatchObject({ status: "FAILED", failureReason: "the payment's authorization expired unused" });
+    expect(eventTypes).toEqual(["ERROR", "REQUEST"]);
+    expect(await usdcBalance(merchant)).toBe(before);
+  });
+
+  it("MPP, sent but the answer lost: its receipt says it succeeded; the buyer gets the answer and a Payment-Receipt, COMPLETED", async () => {
+    const shop = await paywall("mpp-answer-lost");
+    const before = await tempoBalance(merchant);
+    // The challenge of the copy behind the fault: an MPP challenge is bound to the payment origin that issued it.
+    const url = await behind("answer-lost", shop.mpp);
+    const credential = await mppBuyer().mppx.createCredential(await fetch(url));
+    const res = await fetch(url, { headers: { Authorization: credential } });
+    expect(faulted).toContain(`answer-lost.${GATEWAY_TEST_HOSTS.tempoRpc} eth_sendRawTransactionSync`);
+    const text = await res.text();
+    expect(res.status, text).toBe(200);
+    expect((JSON.parse(text) as { path: string }).path).toBe("/bundle/echo");
+    expect(res.headers.get("payment-receipt")).toBeTruthy();
+    expect(await tempoBalance(merchant)).toBe(before + BigInt(PRICE));
+    const { transactions, eventTypes } = await history(shop.id);
+    expect(transactions).toEqual([
+      expect.objectContaining({ status: "COMPLETED", txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) }),
+    ]);
+    expect(eventTypes).toEqual(["REQUEST", "SUCCESS"]);
+  });
+
+  it("MPP, never sent and the answer lost: 502 PAYMENT_OUTCOME_UNKNOWN with the hash, PENDING; sent later, the sweep records COMPLETED", async () => {
+    const tempo = stack.tempo as NonNullable<LocalStack["tempo"]>;
+    const shop = await paywall("mpp-send-dropped");
+    const before = await tempoBalance(merchant);
+    // The challenge of the copy behind the fault: an MPP challenge is bound to the payment origin that issued it.
+    const url = await behind("send-dropped", shop.mpp);
+    const credential = await mppBuyer().mppx.createCredential(await fetch(url));
+    const res = await fetch(url, { headers: { Authorization: credential } });
+    expect(faulted).toContain(`send-dropped.${GATEWAY_TEST_HOSTS.tempoRpc} eth_sendRawTransactionSync`);
+    expect(res.status).toBe(502);
+    expect(res.headers.get("www-authenticate")).toBeNull();
+    const body = (await res.json()) as { code: string; details: { transactionId: string; txHash: string } };
+    expect(body).toMatchObject({
+      code: "PAYMENT_OUTCOME_UNKNOWN",
+      details: { txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) },
+    });
+    expect((await history(shop.id)).transactions).toEqual([
+      expect.objectContaining({ id: body.details.transactionId, status: "PENDING", txHash: body.details.txHash }),
+    ]);
+    expect(await tempoBalance(merchant)).toBe(before);
+    // The buyer, who holds the signed transaction, sends it: its hash is the one on record, and the sweep settles it.
+    const signed = (Credential.deserialize(credential).payload as { signature: `0x${string}` }).signature;
+    const client = createClient({ chain: tempoChain(tempo.chainId, tempo.rpcUrl), transport: http(tempo.rpcUrl) });
+    expect((await sendRawTransactionSync(client, { serializedTransaction: signed })).transactionHash).toBe(body.details.txHash);
+    await sweepAt(Date.now() + SWEEP_MIN_AGE_MS + 1_000);
+    expect((await history(shop.id)).transactions[0]).toMatchObject({ status: "COMPLETED", txHash: body.details.txHash });
+    expect(await tempoBalance(merchant)).toBe(before + BigInt(PRICE));
   });
 });

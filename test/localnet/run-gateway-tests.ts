@@ -2,10 +2,9 @@
  * `npm run test:gateway`: every workerd file of the "gateway" project in a vitest run of its own, then the
  * "localnet" project (Node) in one run. Exits with the first failure's code.
  *
- * Why one run per workerd file: once a test has loaded mppx (the first MPP challenge loads it), the test runtime
- * that also holds the dashboard's modules dies when the next file starts ("WebSocket protocol error … Message is
- * too large" between vitest's pool and workerd), and every later file of that run fails without running. Each
- * file alone passes. A run per file costs a few seconds each (the local chain starts in under a second; the
+ * Why one run per workerd file: in one run of all of them, on a 2-core machine, a few tests time out (4 of 107 here,
+ * most on their file's first MPP payment, which loads mppx's modules into a fresh test runtime: seconds); each file
+ * alone passes. A run per file costs a few seconds each (the local chain starts in under a second; the
  * contracts are compiled once and cached).
  */
 import { spawnSync } from "node:child_process";

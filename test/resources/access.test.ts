@@ -3,7 +3,6 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { Scope } from "../../src/core/keys/scopes.ts";
 import { ALL_SCOPES, GRANTED_BY } from "../fixtures/spec.ts";
 import { type ApiResult, api } from "../support/client.ts";
-import { captureConsole } from "../support/console.ts";
 import { createApiKey } from "../support/factories.ts";
 import {
   type Actor,
@@ -19,10 +18,6 @@ import {
   storedPaywall,
   storedService,
 } from "../support/resources.ts";
-
-beforeAll(() => {
-  captureConsole();
-});
 
 describe("ownership: another tenant's resources", () => {
   let owner: Actor;
@@ -184,7 +179,7 @@ const ROUTES: Route[] = [
   },
 ];
 
-/** Scopes that grant `scope` (the spec's table). */
+/** Scopes that grant `scope` (the contract's table, test/fixtures/spec.ts). */
 const grants = (scope: Scope): Scope[] => [...GRANTED_BY[scope]];
 
 /** A tenant with a service and a paywall, and an all-scopes key to check nothing changed. */

@@ -1,9 +1,8 @@
 // Guarantees that must hold under concurrent requests: the slug race, the beta caps, and the atomic service delete.
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { newId } from "../../src/lib/ids.ts";
 import { type ApiResult, api } from "../support/client.ts";
-import { captureConsole } from "../support/console.ts";
 import { insertRows, paywallRow, serviceRow } from "../support/factories.ts";
 import { gatedD1 } from "../support/fake-bindings.ts";
 import {
@@ -17,10 +16,6 @@ import {
   serviceBody,
   storedPaywall,
 } from "../support/resources.ts";
-
-beforeAll(() => {
-  captureConsole();
-});
 
 const count = async (sql: string, ...params: unknown[]) =>
   (

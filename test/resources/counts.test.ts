@@ -2,9 +2,10 @@
 // These tests compare them with the rows themselves through every kind of write, cascades included.
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
-import { ingest, recordId } from "../history/support.ts";
+import { startPayment } from "../../src/core/ledger/ledger.ts";
 import { api } from "../support/client.ts";
-import { createApiKey } from "../support/factories.ts";
+import { createApiKey, db } from "../support/factories.ts";
+import { address, txHash } from "../support/payments.ts";
 
 const kept = async (tenantId: string) =>
   Object.fromEntries(
@@ -57,23 +58,27 @@ it("follow creates, deletes and the cascade of a service delete", async () => {
   });
 });
 
-it("count an idempotent retry of the gateway once", async () => {
+it("count the same payment started again once", async () => {
   const { key, tenant } = await createApiKey();
   const svc = await api("/v1/services", { key, method: "POST", body: serviceBody });
   const pw = await api("/v1/paywalls", { key, method: "POST", body: paywallBody(svc.body.data.id, "p") });
-  const event = { id: recordId("evt"), paywallId: pw.body.data.id, eventType: "SUCCESS" as const };
-  const txn = {
-    id: recordId("txn"),
+  const start = {
+    transactionId: `txn_x402_${txHash().slice(2, 42)}`,
+    tenantId: tenant.id,
     paywallId: pw.body.data.id,
+    serviceId: svc.body.data.id,
     protocol: "x402" as const,
     network: "base-sepolia" as const,
     amount: "100",
+    currency: "USDC" as const,
+    payer: address(),
+    method: "GET",
+    pending: { reference: txHash(), validBefore: new Date(Date.now() + 60_000), asset: address(), payTo: address() },
   };
-  for (let i = 0; i < 3; i++) {
-    await ingest().recordEvent(event);
-    await ingest().recordTransaction(txn);
-  }
-  expect(await kept(tenant.id)).toMatchObject({ "events:SUCCESS": 1, transactions: 1 });
-  expect((await api("/v1/events", { key })).body.meta.stats).toEqual({ REQUEST: 0, SUCCESS: 1, ERROR: 0 });
+  const started = [];
+  for (let i = 0; i < 3; i++) started.push(await startPayment(db(), start));
+  expect(started).toEqual([true, false, false]);
+  expect(await kept(tenant.id)).toMatchObject({ "events:REQUEST": 1, transactions: 1 });
+  expect((await api("/v1/events", { key })).body.meta.stats).toEqual({ REQUEST: 1, SUCCESS: 0, ERROR: 0 });
   expect((await api("/v1/transactions", { key })).body.meta.pagination.total).toBe(1);
 });

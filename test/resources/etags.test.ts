@@ -2,9 +2,8 @@
 // nothing, and the check is part of the write, so N concurrent writes with one tag give exactly one success.
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type ApiResult, api } from "../support/client.ts";
-import { captureConsole } from "../support/console.ts";
 import {
   type Actor,
   actor,
@@ -16,10 +15,6 @@ import {
   routePaywallBody,
   serviceBody,
 } from "../support/resources.ts";
-
-beforeAll(() => {
-  captureConsole();
-});
 
 const STRONG_TAG = /^"v[1-9][0-9]*"$/;
 const etag = (r: ApiResult) => r.headers.get("etag") as string;

@@ -2,7 +2,6 @@
 // 400 naming the field, or stored exactly as it was checked.
 import { beforeAll, describe, expect, it } from "vitest";
 import { api } from "../support/client.ts";
-import { captureConsole } from "../support/console.ts";
 import {
   type Actor,
   actor,
@@ -16,10 +15,6 @@ import {
   storedPaywall,
   storedService,
 } from "../support/resources.ts";
-
-beforeAll(() => {
-  captureConsole();
-});
 
 let who: Actor;
 beforeAll(async () => {

@@ -2,7 +2,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../src/lib/ids.ts";
 import { api } from "../support/client.ts";
-import { captureConsole } from "../support/console.ts";
 import { insertRows, paywallRow, serviceRow } from "../support/factories.ts";
 import {
   type Actor,
@@ -16,10 +15,6 @@ import {
   routePaywallBody,
   type Service,
 } from "../support/resources.ts";
-
-beforeAll(() => {
-  captureConsole();
-});
 
 const ids = (list: { id: string }[]) => list.map((x) => x.id);
 

@@ -2,7 +2,6 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { api } from "../support/client.ts";
 import { useTestClock } from "../support/clock.ts";
-import { captureConsole } from "../support/console.ts";
 import {
   type Actor,
   actor,
@@ -17,10 +16,6 @@ import {
   type Service,
   storedPaywall,
 } from "../support/resources.ts";
-
-beforeAll(() => {
-  captureConsole();
-});
 
 const PAY = env.PAYMENT_BASE_URL.replace(/\/+$/, "");
 const FACILITATOR = { testnet: env.FACILITATOR_URL_TESTNET, mainnet: env.FACILITATOR_URL_MAINNET };

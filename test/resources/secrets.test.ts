@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { decryptSecret, parseKeyRing } from "../../src/core/secrets/secret-box.ts";
 import { api } from "../support/client.ts";
-import { type CapturedConsole, captureConsole } from "../support/console.ts";
+import { consoleOutput } from "../support/console.ts";
 import {
   type Actor,
   actor,
@@ -19,11 +19,6 @@ import {
   type Service,
   serviceBody,
 } from "../support/resources.ts";
-
-let logs: CapturedConsole;
-beforeAll(() => {
-  logs = captureConsole();
-});
 
 const ring = () => parseKeyRing(env.ENCRYPTION_KEY as string);
 const STORED = /^v1\.k1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22,}$/;
@@ -296,7 +291,7 @@ describe("the canary never leaves the Worker", () => {
       },
     });
     const broken = { ...env, DB: failingWrites } as Env;
-    const before = logs.lines.length;
+    const output = consoleOutput();
     const results = [
       await api("/v1/services", {
         key: owner.key,
@@ -316,7 +311,7 @@ describe("the canary never leaves the Worker", () => {
       expect(r.text).not.toContain(CANARY);
       expect(r.text).not.toMatch(/insert|select|params|SQLITE|D1_/i);
     }
-    const newLogs = logs.lines.slice(before).join("\n");
+    const newLogs = output.lines.join("\n");
     expect(newLogs).not.toContain(CANARY);
     expect(newLogs).not.toMatch(/insert into/i);
   });

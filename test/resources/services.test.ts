@@ -2,7 +2,6 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { AUTH_METHODS, authFieldsOf } from "../fixtures/spec.ts";
 import { api } from "../support/client.ts";
 import { useTestClock } from "../support/clock.ts";
-import { captureConsole } from "../support/console.ts";
 import {
   type Actor,
   actor,
@@ -17,10 +16,6 @@ import {
   serviceBody,
   storedService,
 } from "../support/resources.ts";
-
-beforeAll(() => {
-  captureConsole();
-});
 
 const fullBody = () => ({
   name: "Weather API",
@@ -231,7 +226,7 @@ describe("POST /v1/services validation", () => {
     expectInvalid(await post(body), field);
   });
 
-  /** The fields each method requires (the spec's field table; methods without fields are left out). */
+  /** The fields each method requires (the contract's field table; methods without fields are left out). */
   const REQUIRED: Record<string, string[]> = Object.fromEntries(
     AUTH_METHODS.map((method) => [method, authFieldsOf(method)] as const).filter(([, fields]) => fields.length > 0),
   );

@@ -1,7 +1,6 @@
 // SSRF over HTTP: `baseUrl` and `targetUrl` on create and on update.
 import { beforeAll, describe, expect, it } from "vitest";
 import { api } from "../support/client.ts";
-import { captureConsole } from "../support/console.ts";
 import {
   type Actor,
   actor,
@@ -13,10 +12,6 @@ import {
   storedPaywall,
   storedService,
 } from "../support/resources.ts";
-
-beforeAll(() => {
-  captureConsole();
-});
 
 const BLOCKED: [string, string][] = [
   ["http://127.0.0.1/", "private_address"],

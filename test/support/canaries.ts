@@ -127,8 +127,9 @@ export class LeakScanner {
     }
   }
 
-  observationCount(): number {
-    return this.observations.length;
+  /** How many distinct texts were observed (from one source, if given). */
+  observationCount(source?: Source): number {
+    return source === undefined ? this.observations.length : this.observations.filter((o) => o.source === source).length;
   }
 
   /** Every registered secret or secret shape found in what was observed. */

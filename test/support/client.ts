@@ -1,5 +1,5 @@
 // The one way tests call the Worker. Every response is fed to the secret-canary scan (canaries.ts) and read once
-// into `{status, headers, text, body}`. With `env`, the request goes to a fresh `createApp()` over the test
+// into `{status, headers, text, body}`. With `env`, the request goes to the app of `createWorker()` over the test
 // environment with those bindings or vars replaced (a failing D1, a fake rate limiter, smaller caps); without, it
 // goes through the Worker's real fetch handler.
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";

@@ -3,7 +3,7 @@
 // fixtures (a reader tenant with data, a stranger, writers that rotate before the beta caps).
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
-import { afterAll, beforeAll, expect, vi } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { writeDemoData } from "../../src/admin/demo-data.ts";
 import { ERROR_STATUS } from "../../src/core/http/errors.ts";
 import type { Tenant } from "../../src/db/schema.ts";
@@ -11,7 +11,7 @@ import { allowedHeaderProblem, headerNameProblem, paramNameProblem } from "../..
 import { routePathProblem } from "../../src/lib/url-rules.ts";
 import { AUTH_FIELDS, AUTH_METHODS, NETWORKS, type SpecAuthMethod } from "../fixtures/spec.ts";
 import { api, read, send as sendRequest } from "./client.ts";
-import { captureConsole } from "./console.ts";
+import { printToRunner } from "./console.ts";
 import { createApiKey, db } from "./factories.ts";
 import { envInt } from "./fuzz-env.ts";
 import {
@@ -35,7 +35,7 @@ export const TIMEOUT = 120_000 + RUNS * 3_000;
 export const MAX_BODY_BYTES = 100 * 1024;
 
 // ---------------------------------------------------------------------------------------------------------------
-// Contract facts the fixups need (spec sections 2.2, decisions.md "Services" and "Paywalls")
+// Contract facts the fixups need (docs/api.md, "Services" and "Paywalls")
 
 export type Mode = keyof typeof NETWORKS;
 export const modeOf = (network: string): Mode =>
@@ -296,7 +296,7 @@ export function networksOf(mode: Mode, list: string[] | undefined, n: number | u
   return kept.length > 0 ? kept : [pick(NETWORKS[mode], n)];
 }
 
-/** The authConfig of a method: exactly its fields (decisions.md), values from generated strings; `***` only to keep a stored secret. */
+/** The authConfig of a method: exactly its fields (docs/api.md), values from generated strings; `***` only to keep a stored secret. */
 export function authConfigFor(method: string, values: string[], keepStored = false): Record<string, string> {
   const spec = AUTH_FIELDS[method as SpecAuthMethod] as { names: readonly string[]; secrets: readonly string[] };
   const fields = [...spec.names, ...spec.secrets];
@@ -574,7 +574,7 @@ export interface Driver {
 export const json = (method: string, path: string, body: Json): Prepared["req"] => ({ method, path, text: JSON.stringify(body) });
 
 /**
- * Fixups for the field rules the schema cannot express (README, "Behaviour in detail"): URLs sent in their
+ * Fixups for the field rules the schema cannot express (docs/api.md, "Field rules"): URLs sent in their
  * normalized form (the API stores the href), routes that keep the origin, header and field names, and text
  * without control characters (TAB/LF/CR kept in multi-line fields), bidi controls or line separators.
  */
@@ -650,7 +650,7 @@ export function fixServiceUpdate(body: Json, before: Json, aux: Aux): Json {
 }
 
 /**
- * `price` is `type: string` in the document, but decisions.md allows only an integer of micro-USDC written canonically:
+ * `price` is `type: string` in the document, but the contract (docs/api.md) allows only an integer of micro-USDC written canonically:
  * digits, no leading zero, 1 to 10^15. A generated string that is not one becomes a price from the generated numbers.
  */
 export const fixPrice = (price: string, aux: Aux) =>
@@ -1060,14 +1060,12 @@ export async function tryBody(
   return ans;
 }
 
-/** A fuzz suite's file: quiet access log, the fuzzing tenants set up once, and the run's summary printed at the end. */
+/** A fuzz suite's file: the fuzzing tenants set up once, and the run's summary printed at the end. */
 export function useFuzzSuite(): void {
   beforeAll(async () => {
-    captureConsole();
     await setUpFuzzing();
   }, TIMEOUT);
   afterAll(() => {
-    vi.restoreAllMocks(); // captureConsole() silenced the access log
-    console.log(fuzzSummary());
+    printToRunner(fuzzSummary());
   });
 }

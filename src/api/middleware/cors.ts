@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { getConfig } from "../../core/config.ts";
-import type { AppEnv } from "../env.ts";
+import type { HttpEnv } from "../../core/http/env.ts";
 
 /** What a browser page of an allowed origin may send and read. */
 const allowAllowed = cors({
@@ -27,7 +27,7 @@ const allowAllowed = cors({
  * `CORS_ALLOWED_ORIGINS` get CORS headers. A preflight (`OPTIONS`) is answered here, before authentication, so it is
  * never a 401: `204` with CORS headers for an allowed origin, a bare `204` (the browser then refuses) otherwise.
  */
-export function corsPolicy(): MiddlewareHandler<AppEnv> {
+export function corsPolicy(): MiddlewareHandler<HttpEnv> {
   return async function corsPolicy(c, next) {
     const allowed = getConfig(c.env).corsAllowedOrigins;
     const origin = c.req.header("origin");

@@ -1,12 +1,9 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { ApiError } from "../../core/http/errors.ts";
+import type { HttpEnv } from "../../core/http/env.ts";
+import { ApiError, CLIENT_ABORT_STATUS } from "../../core/http/errors.ts";
 import { hasPrototypeKey } from "../../lib/json-shape.ts";
-import type { AppEnv } from "../env.ts";
 
 export const MAX_BODY_BYTES = 100 * 1024;
-
-/** The status and log code of a request whose client went away before its body arrived (nginx's convention). */
-export const CLIENT_ABORT_STATUS = 499;
 
 const tooLarge = () => new ApiError("VALIDATION_ERROR", `Request body exceeds ${MAX_BODY_BYTES} bytes`, { status: 413 });
 
@@ -26,7 +23,7 @@ export function refuseDeclaredOversize(): MiddlewareHandler {
 const JSON_TYPE = /^application\/([a-z-.]+\+)?json(;\s*[a-zA-Z0-9-]+=([^;]+))*$/i;
 
 /** Reads the whole body, at most 100 KiB. A stream that fails mid-way means the client is gone: logged as 499. */
-async function readBounded(c: Context<AppEnv>, body: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+async function readBounded(c: Context<HttpEnv>, body: ReadableStream<Uint8Array>): Promise<Uint8Array> {
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -61,7 +58,7 @@ async function readBounded(c: Context<AppEnv>, body: ReadableStream<Uint8Array>)
  * never read as an empty object), fit in 100 KiB (413), arrive in full (499 when the client disconnects) and carry
  * no `__proto__` key, which the schemas could not see. The route's validator then parses the buffered copy.
  */
-export function readJsonBody(): MiddlewareHandler<AppEnv> {
+export function readJsonBody(): MiddlewareHandler<HttpEnv> {
   return async function readJsonBody(c, next) {
     const body = c.req.raw.body;
     if (body !== null) {
@@ -109,7 +106,7 @@ export function keyLikeParams(params: URLSearchParams): string[] {
 }
 
 /** Refuses a key sent in the URL, before authentication, with a message that says where keys go. */
-export function refuseKeyInUrl(): MiddlewareHandler<AppEnv> {
+export function refuseKeyInUrl(): MiddlewareHandler<HttpEnv> {
   return async function refuseKeyInUrl(c, next) {
     const names = keyLikeParams(new URL(c.req.url).searchParams);
     if (names.length > 0) {
@@ -162,7 +159,7 @@ export function declaredQueryFrom(registry: { definitions: readonly RouteDefinit
  * Mounted twice: before authentication for the operations that need no key, after it for the others, so a request
  * without a key learns nothing but `401`.
  */
-export function strictQuery(declared: DeclaredQuery, operations: "without key" | "with key"): MiddlewareHandler<AppEnv> {
+export function strictQuery(declared: DeclaredQuery, operations: "without key" | "with key"): MiddlewareHandler<HttpEnv> {
   return async function strictQuery(c, next) {
     const operation = declared(c.req.method, c.req.path);
     if (operation && operation.needsKey === (operations === "with key")) {

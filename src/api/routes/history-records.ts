@@ -1,10 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import type { EventWithPaywall } from "../../db/events.ts";
-import { EVENT_TYPES, PROTOCOLS, TRANSACTION_STATUSES } from "../../db/schema.ts";
+import { EVENT_TYPES, PROTOCOLS, TOKENS, TRANSACTION_STATUSES } from "../../db/schema.ts";
 import type { TransactionWithPaywall } from "../../db/transactions.ts";
 import { NetworkIdSchema } from "./schemas.ts";
 
-// The response form of history records: the API's reads and the ingest entrypoint's results share it.
+// The response form of history records (transactions and events).
 
 export const PaywallSummarySchema = z
   .object({ id: z.string(), slug: z.string(), name: z.string() })
@@ -19,7 +19,7 @@ export const TransactionSchema = z
     protocol: z.enum(PROTOCOLS),
     network: NetworkIdSchema,
     amount: z.string().openapi({ description: "Integer micro-USDC", example: "10000" }),
-    currency: z.enum(["USDC"]),
+    currency: z.enum(TOKENS).openapi({ description: "The token paid in: USDC, or pathUSD on tempo-testnet (6 decimals each)" }),
     status: z.enum(TRANSACTION_STATUSES),
     payerAddress: z.string().nullable(),
     txHash: z.string().nullable(),

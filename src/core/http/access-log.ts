@@ -3,7 +3,16 @@ import type { ErrorCode } from "./errors.ts";
 import type { RequestIdVariables } from "./request-id.ts";
 
 /** The failure the request's log line names: an error code, or a cause more precise than the one the client sees. */
-export type LoggedError = ErrorCode | "RATE_LIMITER_UNAVAILABLE" | "CLIENT_RATE_LIMITED" | "CLIENT_ABORTED" | "API_KEY_IN_URL";
+export type LoggedError =
+  | ErrorCode
+  | "RATE_LIMITER_UNAVAILABLE"
+  | "CLIENT_RATE_LIMITED"
+  | "CLIENT_ABORTED"
+  | "API_KEY_IN_URL"
+  | UpstreamFailure;
+
+/** A tenant's upstream failed a paid request (its 5xx, a timeout, no connection): not a failure of ours. */
+export type UpstreamFailure = "UPSTREAM_ERROR" | "UPSTREAM_TIMEOUT" | "UPSTREAM_UNREACHABLE";
 
 /** Set by whoever refuses the request (the error renderer, or a middleware with a more precise cause). */
 export type AccessLogVariables = { errorCode?: LoggedError };
@@ -29,7 +38,9 @@ export function accessLog(): MiddlewareHandler<{
       tenantId: tenant ? tenant.id : null,
       ...(c.var.errorCode ? { error: c.var.errorCode } : {}),
     };
-    if (c.res.status >= 500) console.error(JSON.stringify(line));
+    // Our own 5xx is an error; an upstream's failure passed on to its buyer is a warning, named as the upstream's.
+    if (c.res.status >= 500 && !c.var.errorCode?.startsWith("UPSTREAM_")) console.error(JSON.stringify(line));
+    else if (c.res.status >= 500) console.warn(JSON.stringify(line));
     else console.log(JSON.stringify(line));
   };
 }

@@ -36,6 +36,9 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 /** 413 and 415 refine VALIDATION_ERROR; 499 marks a client that disconnected before its body arrived (logged only). */
 export type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode] | 413 | 415 | 499;
 
+/** The status a request is logged with when its client went away before its body arrived (nginx's convention). */
+export const CLIENT_ABORT_STATUS = 499;
+
 export interface ErrorOptions {
   details?: unknown;
   /** Overrides the table's status where HTTP has a more precise one (413, 415, 499) for the same code. */

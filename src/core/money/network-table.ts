@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { Token } from "../../db/schema.ts";
 import { NETWORK_IDS, type NetworkId } from "./networks.ts";
 
 /**
@@ -36,6 +37,8 @@ export interface NetworkEntry {
   chainId: number;
   /** The token buyers pay in: USDC (or Tempo's USD stablecoin), 6 decimals. */
   asset: `0x${string}`;
+  /** The token's symbol, as transactions record it: USDC everywhere but Tempo's testnet, which pays in pathUSD. */
+  token: Token;
   /** EIP-712 domain of the token, for EIP-3009 signatures (EVM networks only). */
   eip712: { name: string; version: string } | null;
   /** JSON-RPC endpoint (Tempo: MPP verification and broadcast; EVM: settlement outcomes read from the token). */
@@ -48,6 +51,7 @@ export const NETWORK_TABLE: Record<NetworkId, NetworkEntry> = {
     kind: "evm",
     chainId: 84532,
     asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
+    token: "USDC",
     eip712: { name: "USDC", version: "2" },
     rpcUrl: "https://sepolia.base.org",
   },
@@ -56,6 +60,7 @@ export const NETWORK_TABLE: Record<NetworkId, NetworkEntry> = {
     kind: "evm",
     chainId: 8453,
     asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+    token: "USDC",
     eip712: { name: "USD Coin", version: "2" },
     rpcUrl: "https://mainnet.base.org",
   },
@@ -64,6 +69,7 @@ export const NETWORK_TABLE: Record<NetworkId, NetworkEntry> = {
     kind: "evm",
     chainId: 998,
     asset: "0x2B3370eE501B4a559b57D449569354196457D8Ab",
+    token: "USDC",
     eip712: { name: "USDC", version: "2" },
     rpcUrl: "https://rpc.hyperliquid-testnet.xyz/evm",
   },
@@ -72,6 +78,7 @@ export const NETWORK_TABLE: Record<NetworkId, NetworkEntry> = {
     kind: "evm",
     chainId: 999,
     asset: "0xb88339CB7199b77E23DB6E890353E22632Ba630f",
+    token: "USDC",
     eip712: { name: "USDC", version: "2" },
     rpcUrl: "https://rpc.hyperliquid.xyz/evm",
   },
@@ -80,6 +87,7 @@ export const NETWORK_TABLE: Record<NetworkId, NetworkEntry> = {
     kind: "evm",
     chainId: 5042002,
     asset: "0x3600000000000000000000000000000000000000",
+    token: "USDC",
     eip712: { name: "USDC", version: "2" },
     rpcUrl: "https://rpc.testnet.arc.io",
   },
@@ -88,6 +96,7 @@ export const NETWORK_TABLE: Record<NetworkId, NetworkEntry> = {
     kind: "tempo",
     chainId: 42431,
     asset: "0x20c0000000000000000000000000000000000000",
+    token: "pathUSD",
     eip712: null,
     rpcUrl: "https://rpc.moderato.tempo.xyz",
   },
@@ -96,6 +105,7 @@ export const NETWORK_TABLE: Record<NetworkId, NetworkEntry> = {
     kind: "tempo",
     chainId: 4217,
     asset: "0x20C000000000000000000000b9537d11c60E8b50",
+    token: "USDC",
     eip712: null,
     rpcUrl: "https://rpc.tempo.xyz",
   },

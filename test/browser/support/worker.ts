@@ -34,6 +34,13 @@ export interface RunningWorker {
   mf: Miniflare;
   /** The Worker's D1 database, for tests that set up or read rows directly. */
   db(): Promise<D1Database>;
+  /**
+   * The payment origin of a variant (`StartOptions.variants`: the same bundle and storage, other vars),
+   * `http://127.0.0.1:<port + 1 + its index>`.
+   */
+  urlOf(variant: string): Promise<string>;
+  /** Runs the Worker's `scheduled` handler for `cron` as of `scheduledTime` (ms since the epoch). */
+  scheduled(cron: string, scheduledTime: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -41,18 +48,8 @@ let built: Promise<string> | undefined;
 
 /** Builds the production bundle once per test process (src/cli/build.ts, as `npm run deploy` does). */
 export function buildBundle(): Promise<string> {
-  built ??= (async () => {
-    // One bundle per test process: files run side by side, and two builds must not write one file.
-    const outfile = join(OUTPUT_DIR, "worker", String(process.pid), "worker.js");
-    const cwd = process.cwd();
-    process.chdir(ROOT); // the build resolves zod's English locale from the working directory
-    try {
-      await buildWorker(outfile);
-    } finally {
-      process.chdir(cwd);
-    }
-    return outfile;
-  })();
+  // One bundle per test process: files run side by side, and two builds must not write one directory.
+  built ??= buildWorker(join(OUTPUT_DIR, "worker", String(process.pid))).then((b) => b.scriptPath);
   return built;
 }
 
@@ -63,6 +60,11 @@ export interface StartOptions {
   vars?: Record<string, string>;
   /** Where the Worker's outbound `fetch` goes (Miniflare's `outboundService`), e.g. the local payment stack's router. */
   outboundService?: (request: Request) => Promise<Response>;
+  /**
+   * More copies of the Worker, each with these vars over the others', sharing its D1 database and rate limiter (e.g.
+   * a facilitator behind a fault): each answers on its own port (`urlOf`).
+   */
+  variants?: Record<string, Record<string, string>>;
 }
 
 export async function startWorker(options: StartOptions): Promise<RunningWorker> {
@@ -97,12 +99,28 @@ export async function startWorker(options: StartOptions): Promise<RunningWorker>
     // As a Node handler, so a connection that fails is a failed fetch in the Worker (test/localnet/outbound.ts).
     ...(options.outboundService ? { outboundService: outboundService(options.outboundService) as never } : {}),
   };
+  // Each variant answers on the next port, as the payment origin of its own (`PAYMENT_BASE_URL`).
+  const variantOrigin = (i: number) => `http://127.0.0.1:${options.port + 1 + i}`;
+  const variants = Object.entries(options.variants ?? {}).map(
+    ([name, vars], i): V4WorkerOptions => ({
+      name: `variant-${name}`,
+      modules: true,
+      scriptPath,
+      compatibilityDate: app.compatibilityDate,
+      compatibilityFlags: app.compatibilityFlags,
+      d1Databases: app.d1Databases,
+      durableObjects: { RATE_LIMITER: { className: "RateLimiter", scriptName: "app", useSQLite: true } },
+      bindings: { ...app.bindings, PAYMENT_BASE_URL: variantOrigin(i), ...vars },
+      ...(app.outboundService ? { outboundService: app.outboundService } : {}),
+      unsafeDirectSockets: [{ host: "127.0.0.1", port: options.port + 1 + i }],
+    }),
+  );
   const mf = new Miniflare(
     convertV4MiniflareOptions({
       host: "127.0.0.1",
       port: options.port,
       resourcePersistencePath: storage,
-      workers: [app],
+      workers: [app, ...variants],
       handleStructuredLogs: ({ level, message }: { level: string; message: string }) => {
         logs.push({ level, message });
       },
@@ -130,6 +148,10 @@ export async function startWorker(options: StartOptions): Promise<RunningWorker>
       }),
     mf,
     db: async () => d1,
+    urlOf: async (variant) => (await mf.unsafeGetDirectURL(`variant-${variant}`)).origin,
+    scheduled: async (cron, scheduledTime) => {
+      await (await mf.getWorker("app")).scheduled({ cron, scheduledTime: new Date(scheduledTime) });
+    },
     stop: () => mf.dispose(),
   };
 }

@@ -1,27 +1,18 @@
-import {
-  decodePaymentSignatureHeader,
-  encodePaymentRequiredHeader,
-  encodePaymentResponseHeader,
-  HTTPFacilitatorClient,
-} from "@x402/core/http";
-import { type FacilitatorClient, x402ResourceServer } from "@x402/core/server";
-import {
-  type PaymentPayload,
-  type PaymentRequirements,
-  SettleError,
-  type SettleResponse,
-  type SupportedKind,
-  type VerifyResponse,
-} from "@x402/core/types";
-import { ExactEvmScheme } from "@x402/evm/exact/server";
-import { caip2, type NetworkEntry, networkOfCaip2 } from "../core/money/network-table.ts";
-import type { NetworkId } from "../core/money/networks.ts";
+import type { HTTPFacilitatorClient } from "@x402/core/http";
+import type { FacilitatorClient, x402ResourceServer } from "@x402/core/server";
+import type { PaymentPayload, PaymentRequirements, SettleResponse, SupportedKind, VerifyResponse } from "@x402/core/types";
+import { caip2, type NetworkEntry, networkOfCaip2 } from "../../core/money/network-table.ts";
+import type { NetworkId } from "../../core/money/networks.ts";
 
 /**
  * The x402 v2 side of the gateway, built from `@x402/core`'s resource server and `@x402/evm`'s `exact` scheme:
  * the SDK builds the requirements, matches a payment to them, and talks to the facilitator; nothing here
- * writes the wire format by hand.
+ * writes the wire format by hand. The SDK is loaded with the first session (`lib.ts`): an isolate that answers
+ * the management API never evaluates it.
  */
+
+const x402Lib = () => import("./lib.ts");
+type Lib = Awaited<ReturnType<typeof x402Lib>>;
 
 export const PAYMENT_SIGNATURE = "PAYMENT-SIGNATURE";
 export const PAYMENT_REQUIRED = "PAYMENT-REQUIRED";
@@ -67,6 +58,8 @@ export interface X402Terms {
 }
 
 export interface X402Session {
+  /** The SDK, loaded for the session's first use. */
+  sdk: Lib;
   server: x402ResourceServer;
   requirements: PaymentRequirements[];
   terms: X402Terms;
@@ -101,10 +94,11 @@ export function x402Session(terms: X402Terms, facilitatorTimeoutMs: number): Pro
 
 async function buildSession(terms: X402Terms, facilitatorTimeoutMs: number): Promise<X402Session> {
   const kinds = terms.offers.map((o) => ({ x402Version: 2, scheme: "exact", network: caip2(o.entry) }) as SupportedKind);
-  const server = new x402ResourceServer(
-    new PaywallFacilitator(new HTTPFacilitatorClient({ url: terms.facilitatorUrl, timeoutMs: facilitatorTimeoutMs }), kinds),
+  const sdk = await x402Lib();
+  const server = new sdk.x402ResourceServer(
+    new PaywallFacilitator(new sdk.HTTPFacilitatorClient({ url: terms.facilitatorUrl, timeoutMs: facilitatorTimeoutMs }), kinds),
   );
-  const scheme = new ExactEvmScheme();
+  const scheme = new sdk.ExactEvmScheme();
   for (const kind of kinds) server.register(kind.network, scheme);
   await server.initialize();
   const requirements = await server.buildPaymentRequirementsFromOptions(
@@ -118,7 +112,7 @@ async function buildSession(terms: X402Terms, facilitatorTimeoutMs: number): Pro
     })),
     undefined,
   );
-  return { server, requirements, terms };
+  return { sdk, server, requirements, terms };
 }
 
 async function paymentRequiredHeader(session: X402Session, error?: string, payload?: PaymentPayload): Promise<string> {
@@ -130,7 +124,7 @@ async function paymentRequiredHeader(session: X402Session, error?: string, paylo
     undefined,
     payload,
   );
-  return encodePaymentRequiredHeader(paymentRequired);
+  return session.sdk.encodePaymentRequiredHeader(paymentRequired);
 }
 
 /**
@@ -153,11 +147,12 @@ export async function paymentRequiredResponse(session: X402Session, error?: stri
 }
 
 /** The `402` answer after a failed settlement: `PAYMENT-RESPONSE` carries the failed settle result. */
-export function settlementFailedResponse(result: SettleResponse): Response {
-  return Response.json({}, { status: 402, headers: { [PAYMENT_RESPONSE]: encodePaymentResponseHeader(result) } });
+export function settlementFailedResponse(session: X402Session, result: SettleResponse): Response {
+  return Response.json({}, { status: 402, headers: { [PAYMENT_RESPONSE]: session.sdk.encodePaymentResponseHeader(result) } });
 }
 
-export const paymentResponseHeader = (result: SettleResponse) => encodePaymentResponseHeader(result);
+export const paymentResponseHeader = (session: X402Session, result: SettleResponse) =>
+  session.sdk.encodePaymentResponseHeader(result);
 
 /** `@x402/evm`'s answer for a settlement it broadcast but could not confirm (its receipt wait failed). */
 export const SETTLEMENT_PENDING = "settlement_pending";
@@ -167,8 +162,8 @@ export const SETTLEMENT_PENDING = "settlement_pending";
  * `SettleError` (a non-2xx settle response). `undefined` when no answer was seen (timeout, dropped connection, an
  * answer that is not a settle response): then the authorization may have been used.
  */
-export const failedSettlement = (err: unknown): SettleResponse | undefined =>
-  err instanceof SettleError
+export const failedSettlement = (session: X402Session, err: unknown): SettleResponse | undefined =>
+  err instanceof session.sdk.SettleError
     ? {
         success: false,
         transaction: err.transaction ?? "",
@@ -188,9 +183,9 @@ export const mayStillSettle = (result: SettleResponse | undefined) =>
 export type { SettleResponse };
 
 /** The payment in `PAYMENT-SIGNATURE`, or `undefined` when it does not decode. */
-export function decodePayment(header: string): PaymentPayload | undefined {
+export function decodePayment(session: X402Session, header: string): PaymentPayload | undefined {
   try {
-    const payload = decodePaymentSignatureHeader(header);
+    const payload = session.sdk.decodePaymentSignatureHeader(header);
     return payload && typeof payload === "object" ? payload : undefined;
   } catch {
     return undefined;
@@ -232,9 +227,8 @@ export function matchPayment(session: X402Session, payload: PaymentPayload, tabl
 export const VALID_BEFORE_SKEW_SECONDS = 60;
 
 /**
- * Whether the authorization's `validBefore` is later than the requirement allows (now + `maxTimeoutSeconds` + a
- * small skew): an authorization valid for longer would keep an unsettled payment "still able to move" that long.
+ * The latest `validBefore` (unix seconds) an authorization may carry: now + the requirement's `maxTimeoutSeconds` + a
+ * small skew. An authorization valid for longer would keep an unsettled payment "still able to move" that long.
  */
-export const validBeforeTooLate = (matched: MatchedPayment, now = Date.now()) =>
-  BigInt(matched.validBefore) >
+export const validBeforeCutoff = (matched: MatchedPayment, now = Date.now()) =>
   BigInt(Math.floor(now / 1000) + matched.requirements.maxTimeoutSeconds + VALID_BEFORE_SKEW_SECONDS);

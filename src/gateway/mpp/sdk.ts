@@ -1,4 +1,6 @@
 import { formatUnits } from "viem/utils";
+import { ApiError } from "../../core/http/errors.ts";
+import { PaymentRefusal } from "../refusals.ts";
 
 /**
  * The MPP side of the gateway, built from mppx's own server (`Mppx.create` with its tempo `charge` method): mppx
@@ -33,7 +35,7 @@ export interface MppTerms {
   validitySeconds: number;
 }
 
-const mppx = () => import("./mppx.ts");
+const mppx = () => import("./lib.ts");
 type Lib = Awaited<ReturnType<typeof mppx>>;
 
 /**
@@ -147,8 +149,8 @@ async function challengeHeader(lib: Lib, terms: MppTerms): Promise<string> {
 
 /** The MPP `402`: `WWW-Authenticate: Payment` with method `tempo`, intent `charge`, pull mode only. */
 export async function mppChallenge(terms: MppTerms): Promise<Response> {
-  // Loaded on the first MPP request only: mppx's modules are large and, loaded eagerly, they end the test runtime's
-  // isolate between test files (every later file of a run fails to start).
+  // Loaded on the first MPP request only (./lib.ts): an isolate that answers the management API never evaluates mppx,
+  // and evaluating it is most of an MPP challenge's first-request cost (test/bench/startup.ts).
   const lib = await mppx();
   return new Response(null, { status: 402, headers: { "WWW-Authenticate": await challengeHeader(lib, terms), ...NO_STORE } });
 }
@@ -198,24 +200,24 @@ export interface ValidatedMpp {
 }
 
 /**
- * Checks a `Payment` credential against this paywall's terms without broadcasting anything. Returns the refusal
- * (a `Response`) when it is not acceptable: malformed, not issued by us or not for this paywall, expired, push mode,
- * a transaction without a `validBefore` or one later than the challenge's expiry, or a transaction that would not pay exactly these terms; `"rpc-unreachable"` when the chain's RPC did not answer
- * (not the buyer's fault: no 402).
+ * Checks a `Payment` credential against this paywall's terms without broadcasting anything. Throws the standard's
+ * refusal (`PaymentRefusal`) when it is not acceptable: malformed, not issued by us or not for this paywall, expired,
+ * push mode, a transaction without a `validBefore` or one later than the challenge's expiry, or a transaction that
+ * would not pay exactly these terms; and `502` when the chain's RPC did not answer (not the buyer's fault: no 402).
  */
-export async function validateMpp(terms: MppTerms, authorization: string): Promise<ValidatedMpp | Response | "rpc-unreachable"> {
+export async function validateMpp(terms: MppTerms, authorization: string): Promise<ValidatedMpp> {
   const lib = await mppx();
+  const refuse = async (reason: string | Error) => new PaymentRefusal(await mppRefusal(terms, reason));
   const scheme = lib.Credential.extractPaymentScheme(authorization);
   let credential: ReturnType<typeof lib.Credential.deserialize>;
   try {
     credential = lib.Credential.deserialize(scheme ?? "");
   } catch (err) {
-    return mppRefusal(terms, err instanceof Error ? err : "The credential is not a valid MPP credential");
+    throw await refuse(err instanceof Error ? err : "The credential is not a valid MPP credential");
   }
   const payload = credential.payload as { type?: unknown } | undefined;
   if (payload?.type !== "transaction") {
-    return mppRefusal(
-      terms,
+    throw await refuse(
       payload?.type === "hash"
         ? "Push-mode (transaction hash) credentials are not accepted: pay in pull mode, the gateway broadcasts after the upstream answers"
         : "Only a signed transaction (pull mode) pays this charge",
@@ -229,10 +231,10 @@ export async function validateMpp(terms: MppTerms, authorization: string): Promi
   try {
     facts = await tempoTransactionFacts((payload as { signature: `0x${string}` }).signature);
   } catch {
-    return mppRefusal(terms, "The credential's transaction is not a signed Tempo transaction");
+    throw await refuse("The credential's transaction is not a signed Tempo transaction");
   }
   if (facts.validBefore === undefined || facts.validBefore * 1000 > expiresAt.getTime() + VALID_BEFORE_SKEW_MS) {
-    return mppRefusal(terms, "The transaction must expire (validBefore) no later than the challenge");
+    throw await refuse("The transaction must expire (validBefore) no later than the challenge");
   }
   // One server validates now and broadcasts later; validation sends nothing, so `watch` notes only the broadcast.
   const watch: SendWatch = { submitted: false };
@@ -243,10 +245,12 @@ export async function validateMpp(terms: MppTerms, authorization: string): Promi
     const validation = await server.validateCredential(credential, options);
     payer = (validation.details as { sender?: string }).sender ?? "";
   } catch (err) {
-    if (rpcUnreachable(err)) return "rpc-unreachable";
-    return mppRefusal(terms, err instanceof Error ? err : String(err));
+    if (rpcUnreachable(err)) {
+      throw new ApiError("BAD_GATEWAY", "The Tempo network could not be reached to validate the payment; nothing was charged");
+    }
+    throw await refuse(err instanceof Error ? err : String(err));
   }
-  if (!/^0x[0-9a-fA-F]{40}$/.test(payer)) return mppRefusal(terms, "The transaction names no sender");
+  if (!/^0x[0-9a-fA-F]{40}$/.test(payer)) throw await refuse("The transaction names no sender");
   return {
     challengeId: credential.challenge.id,
     payer,

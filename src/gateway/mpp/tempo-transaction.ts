@@ -1,4 +1,4 @@
-// Loaded lazily by mpp.ts (like ./mppx.ts): viem's Tempo transaction codec, which mppx's server already bundles.
+// Loaded lazily by mpp.ts (like ./lib.ts): viem's Tempo transaction codec, which mppx's server already bundles.
 import { keccak256 } from "viem";
 import { Transaction } from "viem/tempo";
 

@@ -1,5 +1,5 @@
 /**
- * Stand-in for `@modelcontextprotocol/sdk/types.js` in the Worker's bundles (wrangler.toml `alias`, src/cli/build.ts):
+ * Stand-in for `@modelcontextprotocol/sdk/types.js` in the Worker's bundle (wrangler.toml `alias`):
  * mppx's server imports it dynamically on its MCP transport path only, which the gateway (HTTP) never takes, and the
  * SDK is not installed.
  */

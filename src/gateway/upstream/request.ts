@@ -1,5 +1,5 @@
-import type { AuthMethod } from "../core/secrets/auth-config.ts";
-import { isNeverForwarded } from "../lib/header-rules.ts";
+import type { AuthMethod } from "../../core/secrets/auth-config.ts";
+import { isNeverForwarded } from "../../lib/header-rules.ts";
 
 /**
  * How a paid request becomes the upstream request: pure functions, no I/O.

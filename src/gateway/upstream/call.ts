@@ -1,5 +1,5 @@
-import { checkUpstreamUrl } from "../lib/ssrf.ts";
-import type { UpstreamParts } from "./upstream-request.ts";
+import { checkUpstreamUrl } from "../../lib/ssrf.ts";
+import type { UpstreamParts } from "./request.ts";
 
 export type UpstreamOutcome =
   | { kind: "answered"; status: number; headers: Headers; body: ArrayBuffer; ms: number }

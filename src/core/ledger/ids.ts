@@ -1,4 +1,4 @@
-import { sha256Hex } from "../lib/ids.ts";
+import { sha256Hex } from "../../lib/ids.ts";
 
 export interface PaymentRecordIds {
   transactionId: string;
@@ -23,11 +23,14 @@ export async function paymentRecordIds(
   const ref = (
     await sha256Hex(`${protocol}|${network}|${payer.toLowerCase()}|${/^0x[0-9a-f]+$/i.test(nonce) ? nonce.toLowerCase() : nonce}`)
   ).slice(0, 40);
-  return { transactionId: `txn_${protocol}_${ref}`, requestEventId: `evt_${ref}_request`, outcomeEventId: `evt_${ref}_outcome` };
+  const transactionId = `txn_${protocol}_${ref}`;
+  return { transactionId, requestEventId: requestEventIdOf(transactionId), outcomeEventId: outcomeEventIdOf(transactionId) };
 }
 
-/** The outcome event's id of a gateway transaction, from the transaction's id (the Cron sweep has only the row). */
-export function outcomeEventIdOf(transactionId: string): string {
-  const ref = transactionId.replace(/^txn_(x402|mpp)_/, "");
-  return `evt_${ref}_outcome`;
-}
+const refOf = (transactionId: string) => transactionId.replace(/^txn_(x402|mpp)_/, "");
+
+/** The REQUEST event's id of a payment, from its transaction's id. */
+export const requestEventIdOf = (transactionId: string) => `evt_${refOf(transactionId)}_request`;
+
+/** The outcome event's id of a payment (SUCCESS or ERROR: one per payment), from its transaction's id. */
+export const outcomeEventIdOf = (transactionId: string) => `evt_${refOf(transactionId)}_outcome`;

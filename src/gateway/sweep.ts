@@ -1,11 +1,9 @@
-import { recordPaymentOutcome } from "../core/ledger/ingest.ts";
+import { completePayment, failPayment, type PaymentRef } from "../core/ledger/ledger.ts";
 import { networkTable } from "../core/money/network-table.ts";
 import type { NetworkId } from "../core/money/networks.ts";
 import { getDb } from "../db/client.ts";
-import { findPendingPayments, notePaymentsChecked } from "../db/gateway.ts";
-import type { PaywallRow } from "../db/schema.ts";
+import { findPendingPayments, notePaymentsChecked } from "../db/ledger.ts";
 import { CHAIN_UNREACHABLE, type ChainOutcome, tempoChainOutcome, x402ChainOutcome } from "./chain-outcome.ts";
-import { outcomeEventIdOf } from "./payment-id.ts";
 
 /**
  * wrangler.toml's every-five-minutes Cron Trigger, which runs the sweep (src/index.ts `scheduled`; the Worker's
@@ -41,7 +39,7 @@ export interface SweepResult {
  * (a settlement whose answer was lost, an invocation that ended early) from the chain, the way the request path
  * does (./chain-outcome.ts): x402 by the authorization's `authorizationState` and `validBefore`, MPP by its
  * transaction's receipt and `validBefore`. A payment that can no longer move money (never sent, expired) ends
- * FAILED with the reason. Each outcome is one batch with its event (`recordPaymentOutcome`); one the request
+ * FAILED with the reason. Each outcome is the ledger's own move (`completePayment`, `failPayment`); one the request
  * recorded meanwhile is left as it is. The outcome of a payment whose paywall was deleted is recorded all the same.
  *
  * A run takes the least recently checked payments first and sends each one it leaves PENDING to the back of the
@@ -56,7 +54,7 @@ export async function sweepPendingPayments(env: Env, now: Date, deadlineMs = SWE
   const result: SweepResult = { checked: 0, completed: 0, failed: 0, pending: 0, errors: 0, deferred: 0 };
   const rpcFailures = new Map<string, number>();
   const stillPending: string[] = [];
-  for (const { pending, transaction: t, paywall: paywallRow } of rows) {
+  for (const { pending, transaction: t } of rows) {
     if (Date.now() - started >= deadlineMs || (rpcFailures.get(t.network) ?? 0) >= SWEEP_RPC_FAILURES) {
       result.deferred++;
       continue;
@@ -101,28 +99,23 @@ export async function sweepPendingPayments(env: Env, now: Date, deadlineMs = SWE
       }
       continue;
     }
-    // A deleted paywall's payment: its event is built from the transaction, which keeps the paywall's ids.
-    const paywall = paywallRow ?? ({ id: t.paywallId, tenantId: t.tenantId, serviceId: t.serviceId } as PaywallRow);
-    const base = { id: outcomeEventIdOf(t.id), paywallId: paywall.id, statusCode: null, responseTime: null };
-    const [settlement, event] =
-      outcome.status === "COMPLETED"
-        ? [
-            { status: "COMPLETED", txHash: outcome.txHash },
-            {
-              ...base,
-              eventType: "SUCCESS",
-              amount: t.amount,
-              metadata: { protocol: t.protocol, network: t.network, settledBy: "sweep" },
-            },
-          ]
-        : [
-            { status: "FAILED", failureReason: outcome.reason },
-            { ...base, eventType: "ERROR", metadata: { protocol: t.protocol, reason: outcome.reason, settledBy: "sweep" } },
-          ];
+    // The transaction keeps its paywall's ids, so a deleted paywall's payment is recorded all the same.
+    const ref: PaymentRef = {
+      transactionId: t.id,
+      tenantId: t.tenantId,
+      paywallId: t.paywallId,
+      serviceId: t.serviceId,
+      protocol: t.protocol,
+      network: t.network as NetworkId,
+      amount: t.amount,
+    };
+    const bySweep = { statusCode: null, responseTime: null, settledBy: "sweep" } as const;
     try {
-      const recorded = await recordPaymentOutcome(db, paywall, t.id, settlement, event);
-      if (recorded.ok) result[outcome.status === "COMPLETED" ? "completed" : "failed"]++;
-      else if (recorded.code !== "CONFLICT") result.errors++;
+      const moved =
+        outcome.status === "COMPLETED"
+          ? await completePayment(db, ref, outcome.txHash, bySweep)
+          : await failPayment(db, ref, outcome.reason, bySweep);
+      if (moved) result[outcome.status === "COMPLETED" ? "completed" : "failed"]++;
     } catch {
       result.errors++;
     }

@@ -1,6 +1,6 @@
-import { type AuthMethod, isSecretField } from "../core/secrets/auth-config.ts";
-import { decryptSecret, type KeyRing, secretAad } from "../core/secrets/secret-box.ts";
-import type { PaywallRow, ServiceRow } from "../db/schema.ts";
+import { type AuthMethod, isSecretField } from "../../core/secrets/auth-config.ts";
+import { decryptSecret, type KeyRing, secretAad } from "../../core/secrets/secret-box.ts";
+import type { PaywallRow, ServiceRow } from "../../db/schema.ts";
 
 /** The service's authConfig in clear (names as stored, secrets decrypted), for the upstream call only. */
 export async function openAuthConfig(ring: KeyRing, service: ServiceRow): Promise<Record<string, string>> {

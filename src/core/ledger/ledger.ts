@@ -1,0 +1,174 @@
+// The payment ledger: a payment's life, written once. The table below is the only place its moves are named;
+// each move is one function over one guarded database batch (src/db/ledger.ts) that says whether it happened, and
+// builds the move's analytics event itself. The request path (src/gateway/fulfil.ts), the Cron sweep
+// (src/gateway/sweep.ts) and the demo data all move payments through these functions, never around them.
+import type { Db } from "../../db/client.ts";
+import type { NewEvent } from "../../db/events.ts";
+import {
+  closePendingPayment,
+  findPaymentStatus,
+  insertPaymentStart,
+  notePendingPaymentHash,
+  type PendingPayment,
+  paymentCloseStatements,
+  paymentStartStatements,
+} from "../../db/ledger.ts";
+import type { EventType, Token, TransactionStatus } from "../../db/schema.ts";
+import type { NetworkId } from "../money/networks.ts";
+import { outcomeEventIdOf, requestEventIdOf } from "./ids.ts";
+
+export type { PendingPayment } from "../../db/ledger.ts";
+
+/**
+ * Every move of a payment: from which status (`null`: not recorded yet), to which, and the event it records.
+ *
+ * - `start`: a verified payment is recorded before anything irreversible happens; its transaction id derives from
+ *   the payment, so a payment starts at most once.
+ * - `complete`: the money moved (its transaction hash), and only after the upstream answered below 400.
+ * - `fail`: the money did not move and can no longer move (an upstream failure, a refused settlement, an expiry).
+ * - `leaveUnknown`: the settlement was sent and its answer lost: the payment stays PENDING, with the hash when known,
+ *   until the request or the sweep reads its outcome from the chain.
+ */
+export const PAYMENT_MOVES = {
+  start: { from: null, to: "PENDING", event: "REQUEST" },
+  complete: { from: "PENDING", to: "COMPLETED", event: "SUCCESS" },
+  fail: { from: "PENDING", to: "FAILED", event: "ERROR" },
+  leaveUnknown: { from: "PENDING", to: "PENDING", event: null },
+} as const satisfies Record<string, { from: TransactionStatus | null; to: TransactionStatus; event: EventType | null }>;
+
+export type PaymentMove = keyof typeof PAYMENT_MOVES;
+
+/** What every move needs to know of a payment: its record's id and what the record is about. */
+export interface PaymentRef {
+  transactionId: string;
+  tenantId: string;
+  paywallId: string;
+  serviceId: string | null;
+  protocol: "x402" | "mpp";
+  network: NetworkId;
+  /** Integer micro-units of the token (6 decimals). */
+  amount: string;
+}
+
+export interface PaymentStart extends PaymentRef {
+  currency: Token;
+  payer: string;
+  /** The buyer's HTTP method, kept with the REQUEST event. */
+  method: string;
+  /** What settles the payment from the chain if its request cannot: kept while it is PENDING. */
+  pending: PendingPayment;
+  /** When it happened (demo data backdates; the gateway leaves it to now). */
+  at?: Date;
+}
+
+/** How a payment ended, as its outcome event tells it. */
+export interface Outcome {
+  /** The upstream's status, or the gateway's own answer (504, 502, 402, …); `null` when no request was answered. */
+  statusCode: number | null;
+  /** Milliseconds the upstream took, when it was called. */
+  responseTime: number | null;
+  /** Who read the outcome: the request itself, or the sweep from the chain. */
+  settledBy?: "request" | "sweep";
+  at?: Date;
+}
+
+const eventBase = (p: PaymentRef, id: string, eventType: EventType, at: Date): NewEvent => ({
+  id,
+  tenantId: p.tenantId,
+  paywallId: p.paywallId,
+  serviceId: p.serviceId,
+  eventType,
+  createdAt: at,
+});
+
+const settledBy = (o: Outcome) => (o.settledBy === "sweep" ? { settledBy: "sweep" } : {});
+
+/** The rows of a `start`: the PENDING transaction, its REQUEST event, and what settles it from the chain. */
+function startRows(p: PaymentStart) {
+  const at = p.at ?? new Date();
+  return [
+    {
+      id: p.transactionId,
+      tenantId: p.tenantId,
+      paywallId: p.paywallId,
+      serviceId: p.serviceId,
+      protocol: p.protocol,
+      network: p.network,
+      amount: p.amount,
+      currency: p.currency,
+      status: PAYMENT_MOVES.start.to,
+      payerAddress: p.payer,
+      createdAt: at,
+    },
+    {
+      ...eventBase(p, requestEventIdOf(p.transactionId), PAYMENT_MOVES.start.event, at),
+      amount: p.amount,
+      metadata: { protocol: p.protocol, method: p.method, network: p.network },
+    },
+    p.pending,
+  ] as const;
+}
+
+/** The change and event of a `complete`: COMPLETED with the transfer's hash, and its SUCCESS event. */
+function completeRows(p: PaymentRef, txHash: string, o: Outcome) {
+  const at = o.at ?? new Date();
+  return [
+    { status: PAYMENT_MOVES.complete.to, txHash, settledAt: at, failureReason: null },
+    {
+      ...eventBase(p, outcomeEventIdOf(p.transactionId), PAYMENT_MOVES.complete.event, at),
+      statusCode: o.statusCode,
+      responseTime: o.responseTime,
+      amount: p.amount,
+      metadata: { protocol: p.protocol, network: p.network, ...settledBy(o) },
+    },
+  ] as const;
+}
+
+/** The change and event of a `fail`: FAILED with the reason, and its ERROR event. */
+function failRows(p: PaymentRef, reason: string, o: Outcome) {
+  const at = o.at ?? new Date();
+  return [
+    { status: PAYMENT_MOVES.fail.to, txHash: null, settledAt: at, failureReason: reason },
+    {
+      ...eventBase(p, outcomeEventIdOf(p.transactionId), PAYMENT_MOVES.fail.event, at),
+      statusCode: o.statusCode,
+      responseTime: o.responseTime,
+      metadata: { protocol: p.protocol, reason, ...settledBy(o) },
+    },
+  ] as const;
+}
+
+/** `start`: PENDING with its REQUEST event. `false` when the payment was already recorded (the same payment again). */
+export const startPayment = (db: Db, p: PaymentStart): Promise<boolean> => insertPaymentStart(db, ...startRows(p));
+
+/** `complete`: COMPLETED with the hash of the transfer, and its SUCCESS event. `false` if it was no longer PENDING. */
+export const completePayment = (db: Db, p: PaymentRef, txHash: string, o: Outcome): Promise<boolean> =>
+  closePendingPayment(db, p.transactionId, ...completeRows(p, txHash, o));
+
+/** `fail`: FAILED with the reason, and its ERROR event. `false` if it was no longer PENDING. */
+export const failPayment = (db: Db, p: PaymentRef, reason: string, o: Outcome): Promise<boolean> =>
+  closePendingPayment(db, p.transactionId, ...failRows(p, reason, o));
+
+/**
+ * The statements of these moves, for writing many payments in one batch (demo data): the same rows the moves write,
+ * without their "did it happen" answer.
+ */
+export const moveStatements = {
+  start: (db: Db, p: PaymentStart) => paymentStartStatements(db, ...startRows(p)),
+  complete: (db: Db, p: PaymentRef, txHash: string, o: Outcome) =>
+    paymentCloseStatements(db, p.transactionId, ...completeRows(p, txHash, o)),
+  fail: (db: Db, p: PaymentRef, reason: string, o: Outcome) =>
+    paymentCloseStatements(db, p.transactionId, ...failRows(p, reason, o)),
+};
+
+/**
+ * `leaveUnknown`: still PENDING, its settlement's hash kept when known (the tenant sees it), for the sweep to settle
+ * from the chain. `false` if it was no longer PENDING.
+ */
+export async function leavePaymentUnknown(db: Db, p: PaymentRef, txHash: string | undefined): Promise<boolean> {
+  if (txHash === undefined) return (await findPaymentStatus(db, p.transactionId))?.status === PAYMENT_MOVES.leaveUnknown.to;
+  return notePendingPaymentHash(db, p.transactionId, txHash);
+}
+
+/** Where a recorded payment stands (a resent payment's answer depends on it), or `undefined` if never recorded. */
+export const paymentStatus = findPaymentStatus;

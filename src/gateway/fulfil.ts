@@ -1,0 +1,222 @@
+import type { Context } from "hono";
+import { ApiError } from "../core/http/errors.ts";
+import { renderError } from "../core/http/render.ts";
+import { paymentRecordIds } from "../core/ledger/ids.ts";
+import {
+  completePayment,
+  failPayment,
+  leavePaymentUnknown,
+  type PaymentRef,
+  type PendingPayment,
+  paymentStatus,
+  startPayment,
+} from "../core/ledger/ledger.ts";
+import { networkTable } from "../core/money/network-table.ts";
+import type { NetworkId } from "../core/money/networks.ts";
+import { getDb } from "../db/client.ts";
+import type { PaymentTarget } from "../db/gateway.ts";
+import type { ChainOutcome } from "./chain-outcome.ts";
+import type { GatewayEnv } from "./env.ts";
+import { PaymentRefusal } from "./refusals.ts";
+import { issueSignedUrl } from "./signed-url.ts";
+import { callUpstream } from "./upstream/call.ts";
+import { buyerResponseHeaders, type UpstreamParts } from "./upstream/request.ts";
+
+type Ctx = Context<GatewayEnv>;
+
+/** The shortest upstream call a payment may leave room for; less is refused before anything is recorded. */
+const MIN_UPSTREAM_MS = 1_000;
+
+/**
+ * How a settlement ended: the money moved (`settled`, with the headers the standard adds to the answer), it did not
+ * (`refused`, with the standard's answer), or nobody can tell yet (`unknown`: sent, then its answer was lost, and
+ * the chain does not show it yet; `txHash` when the transaction's hash is known).
+ */
+export type Settlement =
+  | { kind: "settled"; txHash: string; headers: Record<string, string> }
+  | { kind: "refused"; reason: string; response: Response }
+  | { kind: "unknown"; reason: string; txHash?: string };
+
+/** A verified payment, protocol by protocol: who paid what, how to move the money, and how to refuse it. */
+export interface VerifiedPayment {
+  protocol: "x402" | "mpp";
+  network: NetworkId;
+  payer: string;
+  /** What makes the payment unique (x402: the EIP-3009 nonce; MPP: the challenge id). */
+  nonce: string;
+  /** Integer micro-units of the token. */
+  amount: string;
+  /**
+   * Past this instant the money can no longer be moved (x402: the authorization's `validBefore`; MPP: the earlier of
+   * the challenge's expiry and the transaction's `validBefore`).
+   */
+  expiresAt: Date;
+  /** Kept free before `expiresAt` for `settle` to finish: the upstream call gets what remains. */
+  settleMarginMs: number;
+  /** What settles the payment from the chain if this request cannot (stored with the PENDING transaction). */
+  pending: PendingPayment;
+  /** Moves the money, now; when the outcome of that is unknown, asks the chain. */
+  settle(): Promise<Settlement>;
+  /** The standard's refusal of this payment (already used, or expiring before the upstream could answer). */
+  refuse(reason: string): Promise<Response>;
+}
+
+/** A settlement whose answer was lost, settled from the chain: `refuse` gives the standard's refusal. */
+export async function settlementFromChain(
+  outcome: ChainOutcome,
+  settled: (txHash: string) => Promise<Record<string, string>>,
+  refuse: (reason: string) => Promise<Response> | Response,
+  txHash?: string,
+): Promise<Settlement> {
+  if (outcome.status === "COMPLETED") return { kind: "settled", txHash: outcome.txHash, headers: await settled(outcome.txHash) };
+  if (outcome.status === "FAILED") {
+    const reason = `settlement failed: ${outcome.reason}`;
+    return { kind: "refused", reason, response: await refuse(reason) };
+  }
+  return { kind: "unknown", reason: `settlement outcome unknown: ${outcome.reason}`, ...(txHash ? { txHash } : {}) };
+}
+
+/** `502 PAYMENT_OUTCOME_UNKNOWN`: the payment may have moved money; its transaction stays PENDING for the sweep. */
+const outcomeUnknown = (transactionId: string, txHash: string | null | undefined, replay: boolean) =>
+  new ApiError(
+    "PAYMENT_OUTCOME_UNKNOWN",
+    (replay
+      ? "This payment is already being processed or its settlement's outcome is not known yet"
+      : "The payment was sent for settlement but its outcome is not known yet") +
+      ": do not pay again before checking this transaction on chain; the gateway settles it from the chain",
+    { details: { transactionId, ...(txHash ? { txHash } : {}) } },
+  );
+
+/**
+ * A verified payment from here on, the same for both standards, in phases:
+ *
+ * 1. budget: the upstream call must end in time to settle before the payment expires (an answer the buyer could not
+ *    then pay for would be work done for free): too little time left is refused before anything happens;
+ * 2. record: the ledger's `start` (PENDING + REQUEST); the transaction id is the payment's, so this insert decides
+ *    that a payment is used once. The same payment again gets, while PENDING, the same 502 as before (never a new
+ *    challenge, which a client would pay a second time), and once settled the standard's "already used";
+ * 3. forward, settle, close: see `forwardAndSettle`, run under `waitUntil` so a buyer who disconnects cancels
+ *    neither the upstream call nor the settlement nor the outcome's record (Workers give such work 30 s after the
+ *    disconnect; past that, the sweep settles the PENDING transaction from the chain).
+ */
+export async function fulfilPayment(
+  c: Ctx,
+  target: PaymentTarget,
+  parts: UpstreamParts,
+  payment: VerifiedPayment,
+): Promise<Response> {
+  const { paywall, service } = target;
+  const budget = payment.expiresAt.getTime() - Date.now() - payment.settleMarginMs;
+  if (budget < Math.min(paywall.timeout, MIN_UPSTREAM_MS)) {
+    throw new PaymentRefusal(
+      await payment.refuse("The payment expires too soon for the upstream to answer and the payment to settle: pay again"),
+    );
+  }
+  const db = getDb(c.env.DB);
+  const { transactionId } = await paymentRecordIds(payment.protocol, payment.network, payment.payer, payment.nonce);
+  const ref: PaymentRef = {
+    transactionId,
+    tenantId: paywall.tenantId,
+    paywallId: paywall.id,
+    serviceId: service.id,
+    protocol: payment.protocol,
+    network: payment.network,
+    amount: payment.amount,
+  };
+  const started = await startPayment(db, {
+    ...ref,
+    currency: networkTable(c.env)[payment.network].token,
+    payer: payment.payer,
+    method: c.req.method,
+    pending: payment.pending,
+  });
+  if (!started) {
+    const existing = await paymentStatus(db, transactionId);
+    if (existing?.status === "PENDING") throw outcomeUnknown(transactionId, existing.txHash, true);
+    throw new PaymentRefusal(await payment.refuse("This payment was already used"));
+  }
+  const work = forwardAndSettle(c, target, parts, payment, ref, Math.min(paywall.timeout, budget));
+  c.executionCtx.waitUntil(work.catch(() => {}));
+  return work;
+}
+
+/**
+ * The part of a payment that must finish once it is recorded PENDING: SIGNED_URL settles and hands out a single-use
+ * URL; PROXY forwards, and settles only when the upstream answered below 400. Every path ends in one ledger move:
+ * `complete`, `fail`, or `leaveUnknown` when the settlement's outcome is unknown (answered 502, never a new 402: the
+ * buyer may have paid). Whatever throws on the way, the payment does not stay PENDING: it ends FAILED, or COMPLETED
+ * if the money already moved.
+ */
+async function forwardAndSettle(
+  c: Ctx,
+  target: PaymentTarget,
+  parts: UpstreamParts,
+  payment: VerifiedPayment,
+  ref: PaymentRef,
+  upstreamTimeout: number,
+): Promise<Response> {
+  const db = getDb(c.env.DB);
+  let settlement: Settlement | undefined;
+  let upstream: { statusCode: number; responseTime: number | null } = { statusCode: 200, responseTime: null };
+
+  /**
+   * The settlement's outcome, recorded: the headers it adds to the upstream's answer when the money moved, else the
+   * buyer's answer instead (the standard's refusal, or 502 when the outcome is unknown).
+   */
+  const close = async (s: Settlement): Promise<Record<string, string> | Response> => {
+    if (s.kind === "settled") {
+      await completePayment(db, ref, s.txHash, upstream);
+      return s.headers;
+    }
+    if (s.kind === "refused") {
+      await failPayment(db, ref, s.reason, upstream);
+      return s.response;
+    }
+    await leavePaymentUnknown(db, ref, s.txHash);
+    console.warn(JSON.stringify({ gateway: "settlement-unknown", transactionId: ref.transactionId, reason: s.reason }));
+    return renderError(outcomeUnknown(ref.transactionId, s.txHash, false), c);
+  };
+
+  try {
+    if (target.paywall.fulfillmentMode === "SIGNED_URL") {
+      settlement = await payment.settle();
+      const closed = await close(settlement);
+      return closed instanceof Response ? closed : issueSignedUrl(c, target, ref.transactionId, closed);
+    }
+
+    const outcome = await callUpstream(c.req.method, parts, upstreamTimeout);
+    if (outcome.kind !== "answered") {
+      const timedOut = outcome.kind === "timeout";
+      const reason = timedOut ? `upstream timed out after ${upstreamTimeout} ms` : "upstream unreachable";
+      await failPayment(db, ref, reason, { statusCode: timedOut ? 504 : 502, responseTime: outcome.ms });
+      c.set("errorCode", timedOut ? "UPSTREAM_TIMEOUT" : "UPSTREAM_UNREACHABLE");
+      const error = timedOut
+        ? new ApiError("GATEWAY_TIMEOUT", "The upstream did not answer in time; the payment was not charged")
+        : new ApiError("BAD_GATEWAY", "The upstream could not be reached; the payment was not charged");
+      return renderError(error, c);
+    }
+    upstream = { statusCode: outcome.status, responseTime: outcome.ms };
+    const headers = buyerResponseHeaders(outcome.headers);
+    if (outcome.status >= 400) {
+      await failPayment(db, ref, `upstream answered ${outcome.status}`, upstream);
+      if (outcome.status >= 500) c.set("errorCode", "UPSTREAM_ERROR");
+      return new Response(outcome.body, { status: outcome.status, headers });
+    }
+
+    settlement = await payment.settle();
+    const closed = await close(settlement);
+    if (closed instanceof Response) return closed;
+    for (const [name, value] of Object.entries(closed)) headers.set(name, value);
+    return new Response(outcome.body, { status: outcome.status, headers });
+  } catch (err) {
+    // Not closed yet: the money moved → COMPLETED (one more try); unknown → stays PENDING; else nothing moved → FAILED.
+    // A move that already happened is a no-op (each is guarded by PENDING).
+    if (settlement?.kind === "settled") await completePayment(db, ref, settlement.txHash, upstream).catch(() => {});
+    else if (settlement?.kind !== "unknown") {
+      await failPayment(db, ref, "the request failed inside the gateway", { statusCode: 500, responseTime: null }).catch(
+        () => {},
+      );
+    }
+    throw err;
+  }
+}

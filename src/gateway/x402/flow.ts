@@ -1,0 +1,171 @@
+import type { Context } from "hono";
+import { getConfig } from "../../core/config.ts";
+import { ApiError } from "../../core/http/errors.ts";
+import { networkTable } from "../../core/money/network-table.ts";
+import { commonMode, type NetworkId } from "../../core/money/networks.ts";
+import { VALIDITY_WINDOW_SECONDS } from "../../core/payments.ts";
+import type { PaymentTarget } from "../../db/gateway.ts";
+import { x402ChainOutcome } from "../chain-outcome.ts";
+import type { GatewayEnv } from "../env.ts";
+import { fulfilPayment, type Settlement, settlementFromChain } from "../fulfil.ts";
+import { PaymentRefusal, refuseOverLimit } from "../refusals.ts";
+import { paymentUrl, resolveTarget, upstreamParts } from "../target.ts";
+import {
+  decodePayment,
+  failedSettlement,
+  type MatchedPayment,
+  matchPayment,
+  mayStillSettle,
+  PAYMENT_RESPONSE,
+  PAYMENT_SIGNATURE,
+  paymentRequiredResponse,
+  paymentResponseHeader,
+  type SettleResponse,
+  settlementFailedResponse,
+  validBeforeCutoff,
+  type X402Session,
+  x402Session,
+} from "./sdk.ts";
+
+/** How long verify and settle may take at the facilitator. */
+const FACILITATOR_TIMEOUT_MS = 30_000;
+/** Kept free before an x402 payment expires, to settle it at the facilitator after the upstream answered. */
+const X402_SETTLE_MARGIN_MS = FACILITATOR_TIMEOUT_MS;
+
+type Ctx = Context<GatewayEnv>;
+
+function sessionFor(c: Ctx, t: PaymentTarget): Promise<X402Session> {
+  const config = getConfig(c.env);
+  const table = networkTable(c.env);
+  const networks = t.paywall.networks as NetworkId[];
+  return x402Session(
+    {
+      facilitatorUrl: config.facilitatorUrl[commonMode(networks) ?? t.service.mode],
+      offers: networks.filter((n) => table[n]?.kind === "evm").map((network) => ({ network, entry: table[network] })),
+      amount: t.paywall.price,
+      payTo: t.paywall.merchantWallet,
+      maxTimeoutSeconds: VALIDITY_WINDOW_SECONDS,
+      resourceUrl: paymentUrl(c, "x402", t),
+      description: t.paywall.description ?? t.paywall.name,
+    },
+    FACILITATOR_TIMEOUT_MS,
+  );
+}
+
+/** The payment in `PAYMENT-SIGNATURE`, matched to the paywall's requirements and bounded in time; else a refusal. */
+async function acceptablePayment(session: X402Session, header: string, table: ReturnType<typeof networkTable>) {
+  const refuse = async (reason: string, payload?: Parameters<typeof paymentRequiredResponse>[2]) =>
+    new PaymentRefusal(await paymentRequiredResponse(session, reason, payload));
+  const payload = decodePayment(session, header);
+  if (!payload) throw await refuse("The PAYMENT-SIGNATURE header is not a valid x402 payment");
+  const matched = matchPayment(session, payload, table);
+  if (!matched) throw await refuse("The payment matches none of the accepted requirements", payload);
+  const cutoff = validBeforeCutoff(matched);
+  if (BigInt(matched.validBefore) > cutoff) {
+    throw await refuse(
+      `The payment's authorization is valid until ${isoOf(matched.validBefore)}, past the latest this gateway accepts (${isoOf(cutoff)}): sign one that expires sooner`,
+      payload,
+    );
+  }
+  return { payload, matched };
+}
+
+const isoOf = (unixSeconds: string | bigint) => new Date(Number(unixSeconds) * 1000).toISOString();
+
+/** `/api/x402/pay/:serviceId/:slug`: the 402 challenge, or a payment verified, forwarded and settled. */
+export async function payX402(c: Ctx): Promise<Response> {
+  const target = await resolveTarget(c, "x402");
+  const session = await sessionFor(c, target);
+  const header = c.req.header(PAYMENT_SIGNATURE);
+  if (!header) return paymentRequiredResponse(session);
+  refuseOverLimit(c);
+
+  const table = networkTable(c.env);
+  const { payload, matched } = await acceptablePayment(session, header, table);
+  const parts = await upstreamParts(c, target, c.req.raw);
+
+  // Verify at the facilitator.
+  let verified: Awaited<ReturnType<typeof session.server.verifyPayment>>;
+  try {
+    verified = await session.server.verifyPayment(payload, matched.requirements);
+  } catch {
+    throw new ApiError("BAD_GATEWAY", "The payment facilitator could not verify the payment");
+  }
+  if (!verified.isValid) {
+    throw new PaymentRefusal(
+      await paymentRequiredResponse(session, verified.invalidReason ?? "The payment is not valid", payload),
+    );
+  }
+
+  const validBefore = new Date(Number(matched.validBefore) * 1000);
+  // What a transfer must match to be this payment, stored with it for the sweep and checked here alike.
+  const pending = {
+    reference: matched.nonce.toLowerCase(),
+    validBefore,
+    asset: table[matched.network].asset,
+    payTo: matched.requirements.payTo,
+  };
+  return fulfilPayment(c, target, parts, {
+    protocol: "x402",
+    network: matched.network,
+    payer: matched.payer,
+    nonce: matched.nonce,
+    amount: matched.requirements.amount,
+    settle: () => settleX402(session, payload, matched, pending, table[matched.network].rpcUrl),
+    expiresAt: validBefore,
+    settleMarginMs: X402_SETTLE_MARGIN_MS,
+    pending,
+    refuse: (reason) => paymentRequiredResponse(session, reason, payload),
+  });
+}
+
+/**
+ * Settles at the facilitator. Anything but a success asks the token whether the authorization was used, and for
+ * what: a definite refusal (nothing was sent) stays the facilitator's refusal once the token says unused.
+ */
+async function settleX402(
+  session: X402Session,
+  payload: NonNullable<ReturnType<typeof decodePayment>>,
+  matched: MatchedPayment,
+  pending: { asset: `0x${string}`; payTo: string; validBefore: Date },
+  rpcUrl: string,
+): Promise<Settlement> {
+  const network = matched.requirements.network;
+  let failed: SettleResponse | undefined;
+  try {
+    const result = await session.server.settlePayment(payload, matched.requirements);
+    if (result.success) {
+      return {
+        kind: "settled",
+        txHash: result.transaction,
+        headers: { [PAYMENT_RESPONSE]: paymentResponseHeader(session, result) },
+      };
+    }
+    failed = result;
+  } catch (err) {
+    failed = failedSettlement(session, err); // a non-2xx settle response; `undefined` when no answer was seen at all
+  }
+  const outcome = await x402ChainOutcome(rpcUrl, {
+    asset: pending.asset,
+    payer: matched.payer as `0x${string}`,
+    nonce: matched.nonce as `0x${string}`,
+    validBefore: pending.validBefore,
+    payTo: pending.payTo as `0x${string}`,
+    amount: matched.requirements.amount,
+  });
+  if (failed && !mayStillSettle(failed) && outcome.status === "UNKNOWN" && outcome.unused) {
+    return {
+      kind: "refused",
+      reason: `settlement failed: ${failed.errorReason ?? "unknown"}`,
+      response: settlementFailedResponse(session, failed),
+    };
+  }
+  return settlementFromChain(
+    outcome,
+    async (transaction) => ({
+      [PAYMENT_RESPONSE]: paymentResponseHeader(session, { success: true, transaction, network, payer: matched.payer }),
+    }),
+    (reason) => settlementFailedResponse(session, { success: false, transaction: "", network, errorReason: reason }),
+    failed?.transaction || undefined,
+  );
+}
