@@ -171,7 +171,7 @@ describe("the API origin never answers a payment path", () => {
         if (method !== "HEAD") expect(res.body.error, pathname).toBe("No such endpoint");
       }
     }
-  });
+  }, 60_000); // the first 402 loads the payment SDKs
 
   it("localhost and another host name are the API origin too", async () => {
     for (const origin of ["http://localhost:8787", "https://pay.example.com.evil.test", "https://api.pay.example.com"]) {

@@ -273,7 +273,7 @@ describe("conditional headers, fuzzed", () => {
       }),
       { numRuns: 40 },
     );
-  });
+  }, 30_000);
 
   it("any If-None-Match on GET is 304 (empty) when it names the current tag, weakly or not, or is *; else 200", async () => {
     const who = await actor();
@@ -289,5 +289,5 @@ describe("conditional headers, fuzzed", () => {
       }),
       { numRuns: 40 },
     );
-  });
+  }, 30_000);
 });
