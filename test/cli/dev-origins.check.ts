@@ -187,18 +187,18 @@ test("npm run dev: two origins on one port; the API and the dashboard hand out p
     assert.equal((await fetch(x402.replace(pay, api))).status, 404, "and never on the API origin");
     assert.ok((await servicesPage(dev)).includes(x402), "the dashboard's services page shows the same URL");
 
-    // The README's dashboard-link line prints JSON alone on stdout.
-    const line = readFileSync(join(ROOT, "README.md"), "utf8")
-      .split("\n")
-      .find((l) => /^npm run .*admin -- dashboard-link/.test(l)) as string;
-    assert.ok(line, "the README shows a dashboard-link call");
-    const linkRun = spawnSync("bash", ["-c", line.replace(/\[.*$/, "").replace("ten_…", "$TENANT")], {
-      cwd: ROOT,
-      encoding: "utf8",
-      env: { ...process.env, TENANT: JSON.parse(npm("admin -- tenant list").stdout)[0].id },
-    });
-    assert.equal(linkRun.status, 0, linkRun.stderr);
-    assert.match(JSON.parse(linkRun.stdout).url, /\/dashboard\/sign-in\/link\?token=[0-9a-f]{64}$/);
+    // Every dashboard-link call the documentation shows prints JSON alone on stdout.
+    const calls = ["README.md", ...readdirSync(join(ROOT, "docs")).map((f) => join("docs", f))]
+      .flatMap((file) => readFileSync(join(ROOT, file), "utf8").split("\n"))
+      .map((line) => /(npm run[^`#]*admin -- dashboard-link[^`#[]*)/.exec(line)?.[1]?.trim())
+      .filter((call): call is string => call?.includes("--tenant") ?? false);
+    assert.ok(calls.length > 0, "the documentation shows a dashboard-link call");
+    const tenant = JSON.parse(npm("admin -- tenant list").stdout)[0].id as string;
+    for (const call of new Set(calls)) {
+      const run = spawnSync("bash", ["-c", call.replace("ten_…", tenant)], { cwd: ROOT, encoding: "utf8" });
+      assert.equal(run.status, 0, `${call}: ${run.stderr}`);
+      assert.match(JSON.parse(run.stdout).url, /\/dashboard\/sign-in\/link\?token=[0-9a-f]{64}$/, call);
+    }
 
     // A raw key in a probe's query string is refused, and kept nowhere.
     assert.equal((await fetch(`${api}/v1/me?api_key=${key}`)).status, 400);
