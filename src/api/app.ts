@@ -47,6 +47,8 @@ const DOCUMENT = {
   ],
 };
 
+const NO_QUERY = { names: new Set<string>(), needsKey: false };
+
 /** The management API: `/v1/*` and its document, `/openapi.json`. Any other path is a 404 in the error envelope. */
 export function createApi() {
   const app = createRouter<AppEnv>();
@@ -61,7 +63,12 @@ export function createApi() {
   // What answers without a key is counted per client address (CF-Connecting-IP), before anything else it costs
   // (registered on the endpoints' own method and path: HEAD runs them too; other methods meet `authenticate`).
   app.get("/v1/health", clientRateLimit());
-  app.get("/openapi.json", clientRateLimit());
+  // The document takes no query parameter, like every operation that declares none.
+  app.get(
+    "/openapi.json",
+    clientRateLimit(),
+    strictQuery(() => NO_QUERY, "without key"),
+  );
   app.use("/v1/*", database());
 
   // Registered before `authenticate`, so it answers without a key.

@@ -88,6 +88,8 @@ export function createDashboard(options: DashboardOptions = {}) {
     c.set("errorCode", err instanceof ApiError ? err.code : status >= 500 ? "INTERNAL_ERROR" : "VALIDATION_ERROR");
     if (status >= 500 && !(err instanceof ApiError))
       console.error(JSON.stringify({ requestId: c.var.requestId, dashboardError: err instanceof Error ? err.name : "unknown" }));
+    // An error's own headers go along, e.g. a 429's Retry-After.
+    if (err instanceof ApiError) for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
     return c.html(
       <Layout title="Something went wrong">
         <Notice kind="error">{message}</Notice>

@@ -98,6 +98,9 @@ const SIWE_JS = `
 const toHex = (text) => "0x" + Array.from(new TextEncoder().encode(text), (b) => b.toString(16).padStart(2, "0")).join("");
 async function post(url, fields) {
   const response = await fetch(url, { method: "POST", body: new URLSearchParams(fields), credentials: "same-origin" });
+  if (response.status === 429) {
+    throw new Error("Too many sign-in requests from this address: try again in " + (response.headers.get("Retry-After") || "a few") + " seconds.");
+  }
   const body = await response.json().catch(() => ({ error: "Unexpected answer (" + response.status + ")" }));
   if (!response.ok || body.error) throw new Error(body.error || "Refused (" + response.status + ")");
   return body;

@@ -1,5 +1,5 @@
 /** Data access for dashboard sign-in: sessions, SIWE nonces and one-time sign-in links. Only hashes of secrets are stored. */
-import { and, eq, gt, isNull, lt, or, sql } from "drizzle-orm";
+import { and, eq, gt, isNull, lt, lte, or, sql } from "drizzle-orm";
 import type { Db } from "./client.ts";
 import { type DashboardSessionRow, dashboardSessions, signInLinks, siweNonces, type Tenant, tenants } from "./schema.ts";
 
@@ -113,4 +113,20 @@ export async function findTenantByWallet(db: Db, address: string): Promise<Tenan
     .orderBy(tenants.createdAt, tenants.id)
     .limit(1);
   return row;
+}
+
+// ---- cleanup
+
+/**
+ * Deletes what sign-in leaves behind once it can no longer be used: SIWE nonces and sign-in links past their expiry
+ * (used or not), and sessions past theirs (revoked or not). Run by the hourly Cron Trigger (src/index.ts); nonces are
+ * also dropped on every insert. Each table has an index on `expires_at`.
+ */
+export async function deleteExpiredSignInRows(db: Db, now: Date): Promise<{ nonces: number; links: number; sessions: number }> {
+  const [nonces, links, sessions] = await db.batch([
+    db.delete(siweNonces).where(lte(siweNonces.expiresAt, now)),
+    db.delete(signInLinks).where(lte(signInLinks.expiresAt, now)),
+    db.delete(dashboardSessions).where(lte(dashboardSessions.expiresAt, now)),
+  ]);
+  return { nonces: nonces.meta.changes ?? 0, links: links.meta.changes ?? 0, sessions: sessions.meta.changes ?? 0 };
 }

@@ -245,7 +245,7 @@ export const dashboardSessions = sqliteTable(
     expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
     revokedAt: integer("revoked_at", { mode: "timestamp_ms" }),
   },
-  (t) => [index("dashboard_sessions_tenant_idx").on(t.tenantId)],
+  (t) => [index("dashboard_sessions_tenant_idx").on(t.tenantId), index("dashboard_sessions_expires_idx").on(t.expiresAt)],
 );
 
 /**
@@ -275,7 +275,7 @@ export const signInLinks = sqliteTable(
     expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
     usedAt: integer("used_at", { mode: "timestamp_ms" }),
   },
-  (t) => [index("sign_in_links_tenant_idx").on(t.tenantId)],
+  (t) => [index("sign_in_links_tenant_idx").on(t.tenantId), index("sign_in_links_expires_idx").on(t.expiresAt)],
 );
 
 export const KEY_EVENT_ACTIONS = ["created", "paused", "resumed", "edited", "revoked", "deleted"] as const;

@@ -104,6 +104,8 @@ export const newWallet = (): PrivateKeyAccount => privateKeyToAccount(generatePr
 /** SIWE as the dashboard's script does it: ask for the message, sign it, post it back. */
 export async function siweSignIn(client: DashboardClient, wallet: PrivateKeyAccount, chainId = 8453) {
   const issued = await client.post("/dashboard/sign-in/siwe/message", { address: wallet.address, chainId: String(chainId) });
+  // Refused already (no nonce for this wallet): that refusal is the answer.
+  if (!issued.ok) return { res: issued, body: (await issued.clone().json()) as { error?: string }, message: "", signature: "" };
   const { message } = (await issued.json()) as { message: string };
   const signature = await wallet.signMessage({ message });
   const res = await client.post("/dashboard/sign-in/siwe", { message, signature });

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect } from "vitest";
 import { writeDemoData } from "../../src/admin/demo-data.ts";
 import { ERROR_STATUS } from "../../src/core/http/errors.ts";
 import type { Tenant } from "../../src/db/schema.ts";
-import { headerNameProblem, headerTokenProblem, paramNameProblem } from "../../src/lib/header-rules.ts";
+import { allowedHeaderProblem, headerNameProblem, paramNameProblem } from "../../src/lib/header-rules.ts";
 import { routePathProblem } from "../../src/lib/url-rules.ts";
 import { AUTH_FIELDS, AUTH_METHODS, NETWORKS, type SpecAuthMethod } from "../fixtures/spec.ts";
 import { api, read, send as sendRequest } from "./client.ts";
@@ -576,11 +576,13 @@ export const json = (method: string, path: string, body: Json): Prepared["req"] 
 /**
  * Fixups for the field rules the schema cannot express (docs/api.md, "Field rules"): URLs sent in their
  * normalized form (the API stores the href), routes that keep the origin, header and field names, and text
- * without control characters (TAB/LF/CR kept in multi-line fields).
+ * without control characters (TAB/LF/CR kept in multi-line fields), bidi controls or line separators.
  */
 export function fixFieldRules(body: Json): Json {
   const b = { ...body };
-  const singleLine = (v: string) => v.replace(/\p{Cc}/gu, "") || "x";
+  const singleLine = (v: string) => v.replace(/[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu, "") || "x";
+  // A header value or a secret: no control character but TAB, no line separator.
+  const oneLineValue = (v: string) => v.replace(/(?!\t)[\p{Cc}\u2028\u2029]/gu, "");
   const multiLine = (v: string) => v.replace(/(?![\t\n\r])\p{Cc}/gu, "");
   const route = (v: string, i: number) => (routePathProblem(v) === null ? v : `/r${i}`);
   for (const field of ["baseUrl", "targetUrl", "docsHomepage", "docsApiReference", "docsLlms"]) {
@@ -592,11 +594,11 @@ export function fixFieldRules(body: Json): Json {
   for (const field of ["publicRoutes", "siwxRoutes"]) if (Array.isArray(b[field])) b[field] = b[field].map(route);
   if (typeof b.targetRoute === "string") b.targetRoute = route(b.targetRoute, 0);
   if (Array.isArray(b.allowedHeaders))
-    b.allowedHeaders = b.allowedHeaders.map((h: string, i: number) => (headerTokenProblem(h) ? `X-H${i}` : h));
+    b.allowedHeaders = b.allowedHeaders.map((h: string, i: number) => (allowedHeaderProblem(h) ? `X-H${i}` : h));
   if (Array.isArray(b.headers)) {
     b.headers = b.headers.map((h: Json, i: number) => ({
       key: headerNameProblem(h.key) || h.key.includes("|") ? `X-K${i}` : h.key,
-      value: h.value.replace(/[\r\n\0]/g, ""),
+      value: oneLineValue(h.value),
     }));
   }
   if (Array.isArray(b.queryParams)) {
@@ -610,9 +612,8 @@ export function fixFieldRules(body: Json): Json {
     if (config.headerName !== undefined && headerNameProblem(config.headerName)) config.headerName = "X-Upstream-Key";
     for (const name of ["paramName", "fieldName"])
       if (config[name] !== undefined && paramNameProblem(config[name])) config[name] = "key";
-    for (const secret of ["bearerToken", "token", "apiKey", "apiSecret", "headerValue"]) {
-      if (typeof config[secret] === "string" && config[secret] !== "***")
-        config[secret] = config[secret].replace(/[\r\n\0]/g, "") || "s";
+    for (const secret of ["bearerToken", "token", "apiKey", "apiSecret", "headerValue", "paramValue", "fieldValue"]) {
+      if (typeof config[secret] === "string" && config[secret] !== "***") config[secret] = oneLineValue(config[secret]) || "s";
     }
     b.authConfig = config;
   }

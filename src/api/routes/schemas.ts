@@ -1,10 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import { NETWORK_IDS } from "../../core/money/networks.ts";
 import { MODES } from "../../db/schema.ts";
-import { headerNameProblem, headerTokenProblem, headerValueProblem, paramNameProblem } from "../../lib/header-rules.ts";
+import { allowedHeaderProblem, headerNameProblem, headerValueProblem, paramNameProblem } from "../../lib/header-rules.ts";
 import { type JsonLimits, jsonShapeProblem } from "../../lib/json-shape.ts";
 import { type TextKind, textProblem } from "../../lib/text-rules.ts";
-import { routePathProblem, urlTextProblem } from "../../lib/url-rules.ts";
+import { hasUserinfo, routePathProblem, urlTextProblem } from "../../lib/url-rules.ts";
 
 // Field schemas shared by services and paywalls.
 
@@ -44,13 +44,15 @@ export const NetworkListSchema = z
 /**
  * An absolute URL without whitespace, control characters or a backslash, stored and returned as its normalized
  * `href` (what the SSRF check judges). Whether it may be called is decided after validation, with its own error code.
+ * Text with an `@` in its authority keeps its own spelling, so that the SSRF check sees an empty user name
+ * (`http://@host/`), which `href` would drop.
  */
 export const UrlSchema = z
   .string()
   .max(2048)
   .superRefine(rule(urlTextProblem))
   .refine((value) => value.isWellFormed() && URL.canParse(value), { message: "Must be an absolute URL" })
-  .overwrite((value) => (URL.canParse(value) ? new URL(value).href : value))
+  .overwrite((value) => (URL.canParse(value) && !hasUserinfo(value) ? new URL(value).href : value))
   .openapi({ format: "uri", example: "https://api.example.com/" });
 
 /** An absolute path that keeps the origin when joined to a URL (see url-rules.ts). */
@@ -64,8 +66,8 @@ export const RoutePathSchema = z
 /** A header name a tenant may set upstream: an RFC 9110 token outside the platform's reserved headers. */
 export const HeaderNameSchema = z.string().min(1).max(100).superRefine(rule(headerNameProblem));
 
-/** An RFC 9110 token, e.g. a header name a buyer may send. */
-export const HeaderTokenSchema = z.string().min(1).max(100).superRefine(rule(headerTokenProblem));
+/** A buyer header a paywall forwards (`allowedHeaders`): a token, never one the platform owns or a buyer credential. */
+export const AllowedHeaderSchema = z.string().min(1).max(100).superRefine(rule(allowedHeaderProblem));
 
 /** A header value: no CR, LF or NUL. */
 export const HeaderValueSchema = (max: number) => WellFormedSchema(max).superRefine(rule(headerValueProblem));

@@ -30,6 +30,7 @@ import { findTenantById } from "../../db/tenants.ts";
 import { newId } from "../../lib/ids.ts";
 import { normalizeAllowlist } from "../../lib/ip-allowlist.ts";
 import { formatIssues, type Issue, issuesOf } from "../../lib/issues.ts";
+import { textProblem } from "../../lib/text-rules.ts";
 import { ApiError, invalid } from "../http/errors.ts";
 import { type EffectiveKeyStatus, effectiveKeyStatus, generateApiKey } from "./api-key.ts";
 import { parseScopes, type Scope } from "./scopes.ts";
@@ -49,7 +50,16 @@ export const OPERATOR_CLI: Actor = { actor: "operator-cli", ip: null };
 // ---------------------------------------------------------------------------------------------------------------
 // Input schemas
 
-export const Name = z.string().trim().min(1, "Must be 1-100 characters").max(100, "Must be 1-100 characters");
+/** A key's or tenant's name: one line of text we show (see text-rules.ts: no controls, separators or bidi controls). */
+export const Name = z
+  .string()
+  .trim()
+  .min(1, "Must be 1-100 characters")
+  .max(100, "Must be 1-100 characters")
+  .superRefine((value, ctx) => {
+    const problem = textProblem(value, "single-line");
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  });
 const Id = z.string().trim().min(1, "Required").max(100);
 
 /** A list given as one comma- or newline-separated string (as on the command line or in a form) or as an array. */

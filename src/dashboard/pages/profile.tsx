@@ -114,7 +114,7 @@ profilePages.post("/profile/wallet/message", async (c) => {
     const message = await issueSiweMessage(c.var.db, {
       origin: new URL(c.req.url).origin,
       address,
-      chainId: Number(field(body, "chainId")),
+      chainId: field(body, "chainId"),
       purpose: walletPurpose(t.id, which),
       statement: `Set ${address} as the ${which} wallet of the account ${t.id}.`,
       now: c.var.now,

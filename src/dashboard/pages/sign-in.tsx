@@ -1,6 +1,8 @@
 /** Sign-in (wallet or one-time link), sign-up of a new wallet, and sign-out. */
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
+import { getAddress, isAddress } from "viem/utils";
 import { ApiError } from "../../core/http/errors.ts";
+import { countClient } from "../../core/rate-limit/limiter.ts";
 import { createTenant, TenantCreateInput } from "../../core/tenants.ts";
 import { bindSessionToTenantQuery, findTenantByWallet } from "../../db/dashboard.ts";
 import type { DashboardEnv } from "../env.ts";
@@ -38,23 +40,40 @@ signInPages.get("/sign-in", async (c) => {
       </section>
       <section>
         <h2>With a sign-in link</h2>
-        <p>
-          An operator can give you a one-time link (valid for 10 minutes):{" "}
-          <code>npm run admin -- dashboard-link --tenant ten_…</code>. Open it in this browser.
-        </p>
+        <p>Ask your operator for a one-time sign-in link (valid for 10 minutes) and open it in this browser.</p>
       </section>
     </Layout>,
   );
 });
 
-/** Step 1 of SIWE: a fresh nonce in the message the wallet will sign. */
-signInPages.post("/sign-in/siwe/message", async (c) => {
+/**
+ * What anyone can post before signing in (a SIWE message, a signed message, a sign-in link, a sign-up) is counted
+ * against the client address like the API's requests without a valid key (`countClient`): over the limit, `429` with
+ * `Retry-After` as a dashboard page, and nothing is written.
+ */
+const countedPerAddress: MiddlewareHandler<DashboardEnv> = async (c, next) => {
+  await countClient(c as unknown as Parameters<typeof countClient>[0]);
+  await next();
+};
+
+const noAccountMessage = (wallet: string) =>
+  `No account uses the wallet ${wallet}, and sign-up is closed here. Ask the operator for an account.`;
+
+/**
+ * Step 1 of SIWE: a fresh nonce in the message the wallet will sign. With sign-up closed, a wallet of no tenant gets
+ * no nonce (its signature could only be refused): a stranger's requests write no row.
+ */
+signInPages.post("/sign-in/siwe/message", countedPerAddress, async (c) => {
   const body = await c.req.parseBody();
+  const address = field(body, "address");
+  if (c.var.signup !== "open" && isAddress(address, { strict: false }) && !(await findTenantByWallet(c.var.db, address))) {
+    return c.json({ error: noAccountMessage(getAddress(address)) }, 403);
+  }
   try {
     const message = await issueSiweMessage(c.var.db, {
       origin: origin(c.req.url),
-      address: field(body, "address"),
-      chainId: Number(field(body, "chainId")),
+      address,
+      chainId: field(body, "chainId"),
       purpose: SIGN_IN_PURPOSE,
       statement: "Sign in to the Paywall dashboard.",
       now: c.var.now,
@@ -67,7 +86,7 @@ signInPages.post("/sign-in/siwe/message", async (c) => {
 });
 
 /** Step 2 of SIWE: the signed message. Signs in the wallet's tenant, or starts a sign-up when that is open. */
-signInPages.post("/sign-in/siwe", async (c) => {
+signInPages.post("/sign-in/siwe", countedPerAddress, async (c) => {
   const body = await c.req.parseBody();
   let wallet: string;
   try {
@@ -88,10 +107,7 @@ signInPages.post("/sign-in/siwe", async (c) => {
     return c.json({ location: "/dashboard/keys" });
   }
   if (c.var.signup !== "open") {
-    return c.json(
-      { error: `No account uses the wallet ${wallet}, and sign-up is closed here. Ask the operator for an account.` },
-      403,
-    );
+    return c.json({ error: noAccountMessage(wallet) }, 403);
   }
   await startSession(c, { signupWallet: wallet });
   return c.json({ location: "/dashboard/sign-up" });
@@ -115,7 +131,7 @@ function linkPage(token: string, error?: string) {
 /** Opening a link shows a button: the link is used by the POST, so a link preview that fetches it does not use it up. */
 signInPages.get("/sign-in/link", (c) => c.html(linkPage(c.req.query("token") ?? "")));
 
-signInPages.post("/sign-in/link", async (c) => {
+signInPages.post("/sign-in/link", countedPerAddress, async (c) => {
   const body = await c.req.parseBody();
   const tenantId = await redeemSignInLink(c.var.db, field(body, "token"), c.var.now);
   if (!tenantId) {
@@ -132,6 +148,8 @@ signInPages.post("/sign-in/link", async (c) => {
   await startSession(c, { tenantId });
   return c.redirect("/dashboard/keys", 303);
 });
+
+const EMAIL_REFUSED = "email: This e-mail cannot be used for a new account; enter another one.";
 
 function signUpPage(wallet: string, values: { name?: string; email?: string }, error?: string) {
   return (
@@ -169,7 +187,7 @@ signInPages.get("/sign-up", async (c) => {
   return c.html(signUpPage(pending.wallet, {}));
 });
 
-signInPages.post("/sign-up", async (c) => {
+signInPages.post("/sign-up", countedPerAddress, async (c) => {
   const pending = await signUpSession(c);
   if (!pending) return c.redirect("/dashboard/sign-in", 303);
   const body = await c.req.parseBody();
@@ -185,8 +203,10 @@ signInPages.post("/sign-up", async (c) => {
     const tenant = await createTenant(c.var.db, { ...parsed.data, wallet: pending.wallet });
     await bindSessionToTenantQuery(c.var.db, pending.idHash, tenant.id);
   } catch (err) {
+    // Said as a plain refusal of this e-mail, never "it has an account": whoever holds a wallet could otherwise learn
+    // which e-mails have accounts here.
     if (err instanceof ApiError && err.code === "CONFLICT") {
-      return c.html(signUpPage(pending.wallet, values, "This e-mail already belongs to an account."), 409);
+      return c.html(signUpPage(pending.wallet, values, EMAIL_REFUSED), 400);
     }
     throw err;
   }

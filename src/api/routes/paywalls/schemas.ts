@@ -3,9 +3,9 @@ import { isValidPrice, PRICE_PATTERN } from "../../../core/money/price.ts";
 import { isDotsOnly } from "../../../lib/url-rules.ts";
 import { PageQuerySchema } from "../../paging.ts";
 import {
+  AllowedHeaderSchema,
   BoundedJsonObjectSchema,
   HeaderNameSchema,
-  HeaderTokenSchema,
   HeaderValueSchema,
   NetworkIdSchema,
   NetworkListSchema,
@@ -73,7 +73,7 @@ const paywallFields = {
   timeout: z.int().min(30_000).max(3_600_000).openapi({ description: "Upstream timeout in milliseconds", example: 60000 }),
   headers: HeadersInputSchema,
   allowedMethods: MethodListSchema,
-  allowedHeaders: z.array(HeaderTokenSchema).max(50),
+  allowedHeaders: z.array(AllowedHeaderSchema).max(50),
   queryParams: QueryParamsSchema,
   serviceId: z.string().min(1).max(64).nullable(),
   enabled: z.boolean(),
