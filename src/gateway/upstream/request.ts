@@ -11,7 +11,8 @@ import type { AuthMethod } from "../../core/secrets/auth-config.ts";
 /**
  * Buyer headers never forwarded, even when a paywall lists them in `allowedHeaders`: the buyer's own credentials
  * (the bearer of `bearer-customer` goes its own way, see `injectAuth`), the payment itself, cookies for the payment
- * domain, hop-by-hop and proxy headers, and the platform's own.
+ * domain, hop-by-hop and proxy headers, and the platform's own — among them a wallet sign-in (`SIGN-IN-WITH-X`) and
+ * the `X-SIWX-*` headers the gateway sets for a verified wallet (docs/discovery.md), which a buyer must never forge.
  */
 const STRIPPED_REQUEST_HEADERS = new Set([
   "authorization",
@@ -24,6 +25,7 @@ const STRIPPED_REQUEST_HEADERS = new Set([
   "payment-required",
   "payment-response",
   "payment-receipt",
+  "sign-in-with-x",
   "host",
   "connection",
   "keep-alive",
@@ -35,7 +37,7 @@ const STRIPPED_REQUEST_HEADERS = new Set([
   "expect",
   "forwarded",
 ]);
-const STRIPPED_REQUEST_PREFIXES = ["cf-", "x-forwarded-", "proxy-"];
+const STRIPPED_REQUEST_PREFIXES = ["cf-", "x-forwarded-", "proxy-", "x-siwx-"];
 
 /**
  * Buyer headers every paywall forwards: `Content-Type` describes the body that is forwarded, `Accept` the answer
