@@ -8,7 +8,33 @@ import {
   type ServiceRow,
   services,
   siwxNonces,
+  tenants,
 } from "./schema.ts";
+
+/** The tenant's wallets, who the 402s of its paywalls pay (x402: the paywall's merchantWallet; MPP: these). */
+export interface Wallets {
+  walletAddress: string;
+  tempoWalletAddress: string | null;
+}
+const walletColumns = { walletAddress: tenants.walletAddress, tempoWalletAddress: tenants.tempoWalletAddress };
+
+/** A service, its paywalls (newest first) and its tenant's wallets, in one round trip: its discovery files. */
+export async function findDiscoveryService(
+  db: Db,
+  id: string,
+): Promise<{ service: ServiceRow; paywalls: PaywallRow[]; wallets: Wallets } | undefined> {
+  const [found, children] = await db.batch([
+    db
+      .select({ service: services, wallets: walletColumns })
+      .from(services)
+      .innerJoin(tenants, eq(tenants.id, services.tenantId))
+      .where(eq(services.id, id))
+      .limit(1),
+    db.select().from(paywalls).where(eq(paywalls.serviceId, id)).orderBy(asc(paywalls.createdAt), asc(paywalls.id)),
+  ]);
+  const [row] = found;
+  return row ? { service: row.service, wallets: row.wallets, paywalls: children } : undefined;
+}
 
 // Discovery (docs/discovery.md): the payment origin's catalogue, facilitators' listing answers, SIWX nonces.
 
@@ -16,17 +42,21 @@ import {
  * The oldest `limit` enabled paywalls that have a service, across tenants, with their services, grouped by service
  * in the order of each service's oldest paywall: the root catalogue (each paywall gives at least one operation).
  */
-export async function findCatalogue(db: Db, limit: number): Promise<{ service: ServiceRow; paywalls: PaywallRow[] }[]> {
+export async function findCatalogue(
+  db: Db,
+  limit: number,
+): Promise<{ service: ServiceRow; paywalls: PaywallRow[]; wallets: Wallets }[]> {
   const rows = await db
-    .select({ paywall: paywalls, service: services })
+    .select({ paywall: paywalls, service: services, wallets: walletColumns })
     .from(paywalls)
     .innerJoin(services, eq(services.id, paywalls.serviceId))
+    .innerJoin(tenants, eq(tenants.id, paywalls.tenantId))
     .where(eq(paywalls.enabled, true))
     .orderBy(asc(paywalls.createdAt), asc(paywalls.id))
     .limit(limit);
-  const grouped = new Map<string, { service: ServiceRow; paywalls: PaywallRow[] }>();
-  for (const { paywall, service } of rows) {
-    const entry = grouped.get(service.id) ?? { service, paywalls: [] };
+  const grouped = new Map<string, { service: ServiceRow; paywalls: PaywallRow[]; wallets: Wallets }>();
+  for (const { paywall, service, wallets } of rows) {
+    const entry = grouped.get(service.id) ?? { service, paywalls: [], wallets };
     entry.paywalls.push(paywall);
     grouped.set(service.id, entry);
   }
@@ -35,7 +65,8 @@ export async function findCatalogue(db: Db, limit: number): Promise<{ service: S
 
 /** Services with at least one enabled paywall, oldest first, with how many are enabled: the root llms.txt. */
 export async function findCatalogueServices(db: Db, limit: number) {
-  const enabledCount = sql<number>`(SELECT count(*) FROM ${paywalls} p WHERE p."service_id" = ${services.id} AND p."enabled" = 1)`;
+  // Spelled out: inside a single-table select drizzle writes `${services.id}` unqualified, which `p` would shadow.
+  const enabledCount = sql<number>`(SELECT count(*) FROM "paywalls" p WHERE p."service_id" = "services"."id" AND p."enabled" = 1)`;
   const rows = await db
     .select({ id: services.id, name: services.name, description: services.description, paidRoutes: enabledCount })
     .from(services)

@@ -9,6 +9,7 @@ import {
   MAX_GUIDANCE_CHARS,
   MAX_SERVICE_OPERATIONS,
   type PaidOperation,
+  type PayeeWallets,
   protocolNetworks,
   serviceOperations,
 } from "./operations.ts";
@@ -33,6 +34,7 @@ export interface DiagnosticsInput {
   table: Record<NetworkId, NetworkEntry>;
   service: ServiceRow;
   paywalls: readonly PaywallRow[];
+  wallets: PayeeWallets;
   /** How many of the tenant's paywalls have no service (and so no payment URL and no document). */
   paywallsWithoutService: number;
   /** The last listing status facilitators returned, by paywall. */
@@ -117,7 +119,7 @@ export function discoveryDiagnostics(input: DiagnosticsInput): Diagnostic[] {
   const out: Diagnostic[] = [];
   const paywalls = [...input.paywalls].sort(creationOrder);
   const enabled = paywalls.filter((p) => p.enabled);
-  const { operations, omitted } = serviceOperations(paymentBaseUrl, service, paywalls, table);
+  const { operations, omitted } = serviceOperations(paymentBaseUrl, service, paywalls, table, input.wallets);
   const paid = operations.filter((op): op is PaidOperation => op.kind === "paid");
   const opsOf = Map.groupBy(paid, (op) => op.paywall.id);
 

@@ -10,6 +10,7 @@ import {
   MAX_CATALOGUE_OPERATIONS,
   type Operation,
   type PaidOperation,
+  type PayeeWallets,
   paywallOperations,
   serviceOperations,
 } from "./operations.ts";
@@ -38,7 +39,10 @@ function networksText(op: PaidOperation): string {
 function paymentInfo(op: PaidOperation) {
   const price = { mode: "fixed", currency: "USD", amount: op.priceUsd };
   if (op.protocol === "x402") {
-    return { price, protocols: [{ x402: { scheme: "exact", networks: op.networks.map((n) => caip2(n.entry)) } }] };
+    return {
+      price,
+      protocols: [{ x402: { scheme: "exact", networks: op.networks.map((n) => caip2(n.entry)), payTo: op.payTo } }],
+    };
   }
   return {
     price,
@@ -49,6 +53,7 @@ function paymentInfo(op: PaidOperation) {
       method: "tempo",
       amount: op.paywall.price,
       currency: n.entry.asset,
+      recipient: op.payTo,
       description: `${op.priceUsd} USD per call in ${n.entry.token} on ${n.id}`,
     })),
   };
@@ -154,11 +159,12 @@ export interface ServiceDocumentInput {
   table: Record<NetworkId, NetworkEntry>;
   service: ServiceRow;
   paywalls: readonly PaywallRow[];
+  wallets: PayeeWallets;
 }
 
 /** A service's discovery document: its enabled paywalls' operations, its free and SIWX routes, its details. */
-export function serviceDocument({ paymentBaseUrl, table, service, paywalls }: ServiceDocumentInput): OpenApiDocument {
-  const { operations } = serviceOperations(paymentBaseUrl, service, paywalls, table);
+export function serviceDocument({ paymentBaseUrl, table, service, paywalls, wallets }: ServiceDocumentInput): OpenApiDocument {
+  const { operations } = serviceOperations(paymentBaseUrl, service, paywalls, table, wallets);
   const urls = discoveryUrls(paymentBaseUrl, service);
   const docs = {
     ...(service.docsHomepage ? { homepage: service.docsHomepage } : {}),
@@ -186,7 +192,7 @@ export interface CatalogueInput {
   paymentBaseUrl: string;
   table: Record<NetworkId, NetworkEntry>;
   /** Services with their enabled paywalls, in catalogue order (oldest service first). */
-  services: readonly { service: ServiceRow; paywalls: readonly PaywallRow[] }[];
+  services: readonly { service: ServiceRow; paywalls: readonly PaywallRow[]; wallets: PayeeWallets }[];
 }
 
 /**
@@ -196,8 +202,8 @@ export interface CatalogueInput {
  */
 export function catalogueDocument({ paymentBaseUrl, table, services }: CatalogueInput): OpenApiDocument {
   const operations: PaidOperation[] = [];
-  for (const { paywalls } of services) {
-    for (const paywall of paywalls) operations.push(...paywallOperations(paymentBaseUrl, paywall, table));
+  for (const { paywalls, wallets } of services) {
+    for (const paywall of paywalls) operations.push(...paywallOperations(paymentBaseUrl, paywall, table, wallets));
   }
   const origin = new URL(paymentBaseUrl).origin;
   const listed = operations.slice(0, MAX_CATALOGUE_OPERATIONS);

@@ -1,7 +1,7 @@
 import type { PaywallRow, ServiceRow } from "../../db/schema.ts";
 import type { NetworkEntry } from "../money/network-table.ts";
 import type { NetworkId } from "../money/networks.ts";
-import { type AccessOperation, discoveryPaths, type PaidOperation, serviceOperations } from "./operations.ts";
+import { type AccessOperation, discoveryPaths, type PaidOperation, type PayeeWallets, serviceOperations } from "./operations.ts";
 
 /**
  * llms.txt files (llmstxt.org: an H1, a one-line blockquote, free text, `##` sections of `- [name](url): note`
@@ -37,11 +37,12 @@ export interface ServiceLlmsInput {
   table: Record<NetworkId, NetworkEntry>;
   service: ServiceRow;
   paywalls: readonly PaywallRow[];
+  wallets: PayeeWallets;
 }
 
-export function serviceLlmsTxt({ paymentBaseUrl, table, service, paywalls }: ServiceLlmsInput): string {
+export function serviceLlmsTxt({ paymentBaseUrl, table, service, paywalls, wallets }: ServiceLlmsInput): string {
   const origin = new URL(paymentBaseUrl).origin;
-  const { operations, omitted } = serviceOperations(paymentBaseUrl, service, paywalls, table);
+  const { operations, omitted } = serviceOperations(paymentBaseUrl, service, paywalls, table, wallets);
   const lines = [
     `# ${oneLine(service.name, 100)}`,
     "",

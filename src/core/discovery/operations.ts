@@ -26,6 +26,12 @@ export const MAX_GUIDANCE_CHARS = 4000;
 
 export type Protocol = "x402" | "mpp";
 
+/** The tenant's wallets: x402 pays the paywall's `merchantWallet`, MPP the Tempo wallet (else the primary one). */
+export interface PayeeWallets {
+  walletAddress: string;
+  tempoWalletAddress: string | null;
+}
+
 export interface PaidOperation {
   kind: "paid";
   protocol: Protocol;
@@ -38,6 +44,8 @@ export interface PaidOperation {
   networks: { id: NetworkId; entry: NetworkEntry }[];
   /** The price in decimal USD (USDC has 6 decimals; 1 USDC is priced as 1 USD). */
   priceUsd: string;
+  /** Who the 402 names as payee (as the gateway's flows decide it). */
+  payTo: string;
 }
 
 /** A free (`publicRoutes`) or wallet sign-in (`siwxRoutes`) route: GET only, forwarded to the service's upstream. */
@@ -91,6 +99,7 @@ export function paywallOperations(
   paymentBaseUrl: string,
   paywall: PaywallRow,
   table: Record<NetworkId, NetworkEntry>,
+  wallets: PayeeWallets,
 ): PaidOperation[] {
   if (!paywall.enabled || !paywall.serviceId) return [];
   const urls = paymentUrls(origin(paymentBaseUrl), paywall.serviceId, paywall.slug, paywall.networks);
@@ -102,6 +111,7 @@ export function paywallOperations(
     for (const protocol of ["x402", "mpp"] as const) {
       const url = urls[protocol];
       if (!url || networks[protocol].length === 0) continue;
+      const payTo = protocol === "x402" ? paywall.merchantWallet : (wallets.tempoWalletAddress ?? wallets.walletAddress);
       out.push({
         kind: "paid",
         protocol,
@@ -111,6 +121,7 @@ export function paywallOperations(
         paywall,
         networks: networks[protocol],
         priceUsd,
+        payTo,
       });
     }
   }
@@ -129,8 +140,9 @@ export function serviceOperations(
   service: ServiceRow,
   paywalls: readonly PaywallRow[],
   table: Record<NetworkId, NetworkEntry>,
+  wallets: PayeeWallets,
 ): ServiceOperations {
-  const paid = [...paywalls].sort(creationOrder).flatMap((p) => paywallOperations(paymentBaseUrl, p, table));
+  const paid = [...paywalls].sort(creationOrder).flatMap((p) => paywallOperations(paymentBaseUrl, p, table, wallets));
   const base = origin(paymentBaseUrl);
   const access = (kind: "free" | "siwx", routes: readonly string[]): AccessOperation[] =>
     routes.map((route) => {

@@ -5,7 +5,7 @@ import { getConfig } from "../config.ts";
 import { networkTable } from "../money/network-table.ts";
 import { type Diagnostic, discoveryDiagnostics } from "./diagnostics.ts";
 import { type OpenApiDocument, serviceDocument } from "./document.ts";
-import { discoveryUrls } from "./operations.ts";
+import { discoveryUrls, type PayeeWallets } from "./operations.ts";
 
 export interface ListingStatus {
   paywallId: string;
@@ -32,6 +32,7 @@ export async function discoveryPreview(
   env: object,
   service: ServiceRow,
   paywalls: readonly PaywallRow[],
+  wallets: PayeeWallets,
 ): Promise<DiscoveryPreview> {
   const config = getConfig(env);
   const table = networkTable(env);
@@ -42,7 +43,7 @@ export async function discoveryPreview(
       paywalls.map((p) => p.id),
     ),
   ]);
-  const input = { paymentBaseUrl: config.paymentBaseUrl, table, service, paywalls };
+  const input = { paymentBaseUrl: config.paymentBaseUrl, table, service, paywalls, wallets };
   const slugs = new Map(paywalls.map((p) => [p.id, p.slug]));
   return {
     ...discoveryUrls(config.paymentBaseUrl, service),

@@ -7,8 +7,7 @@ import { ApiError } from "../../core/http/errors.ts";
 import { networkTable } from "../../core/money/network-table.ts";
 import { countClient } from "../../core/rate-limit/limiter.ts";
 import { getDb } from "../../db/client.ts";
-import { findCatalogue, findCatalogueServices } from "../../db/discovery.ts";
-import { findServiceWithPaywalls } from "../../db/services.ts";
+import { findCatalogue, findCatalogueServices, findDiscoveryService } from "../../db/discovery.ts";
 import type { GatewayEnv } from "../env.ts";
 
 // The discovery files of the payment origin (docs/discovery.md): built from the rows on every request, so they say
@@ -24,7 +23,7 @@ const text = (c: Ctx, body: string) => c.body(body, 200, { ...HEADERS, "Content-
 
 async function serviceOf(c: Ctx) {
   await countClient(c);
-  const found = await findServiceWithPaywalls(getDb(c.env.DB), c.req.param("serviceId") ?? "");
+  const found = await findDiscoveryService(getDb(c.env.DB), c.req.param("serviceId") ?? "");
   if (!found) throw new ApiError("NOT_FOUND", "No such service");
   return { paymentBaseUrl: getConfig(c.env).paymentBaseUrl, table: networkTable(c.env), ...found };
 }

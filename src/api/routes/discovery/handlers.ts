@@ -9,7 +9,7 @@ import type * as routes from "./routes.ts";
 export const getServiceDiscovery: RouteHandler<typeof routes.getServiceDiscovery, ApiEnv> = async (c) => {
   const found = await findServiceWithPaywalls(c.var.db, c.req.valid("param").id);
   const service = assertOwned(found?.service, c.var.auth.tenant.id, "Service");
-  const preview = await discoveryPreview(c.var.db, c.env, service, found?.paywalls ?? []);
+  const preview = await discoveryPreview(c.var.db, c.env, service, found?.paywalls ?? [], c.var.auth.tenant);
   const data = {
     serviceId: service.id,
     ...preview,
