@@ -10,6 +10,7 @@ import { rateLimit } from "./middleware/rate-limit.ts";
 import { declaredQueryFrom, refuseDeclaredOversize, refuseKeyInUrl, strictQuery } from "./middleware/request-guards.ts";
 import { registerComponents } from "./openapi.ts";
 import { createRouter } from "./router.ts";
+import { discoveryRouter } from "./routes/discovery/index.ts";
 import { eventsRouter } from "./routes/events/index.ts";
 import { healthRouter } from "./routes/health.ts";
 import { meRouter } from "./routes/me.ts";
@@ -81,6 +82,7 @@ export function createApi() {
   app.use("/v1/*", authenticate(), rateLimit(), strictQuery(declaredQuery, "with key"));
   app.route("/v1", meRouter);
   app.route("/v1", servicesRouter);
+  app.route("/v1", discoveryRouter);
   app.route("/v1", paywallsRouter);
   app.route("/v1", transactionsRouter);
   app.route("/v1", eventsRouter);

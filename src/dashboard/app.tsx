@@ -16,6 +16,7 @@ import { ASSETS } from "./assets.ts";
 import type { DashboardEnv, DashboardOptions, SignupPolicy } from "./env.ts";
 import { Layout, Notice } from "./layout.tsx";
 import { activityPages } from "./pages/activity.tsx";
+import { discoveryPages } from "./pages/discovery.tsx";
 import { earningsPages } from "./pages/earnings.tsx";
 import { keyPages } from "./pages/keys.tsx";
 import { profilePages } from "./pages/profile.tsx";
@@ -67,6 +68,7 @@ export function createDashboard(options: DashboardOptions = {}) {
   dashboard.route("/", keyPages);
   dashboard.route("/", activityPages);
   dashboard.route("/", servicesPages);
+  dashboard.route("/", discoveryPages);
   dashboard.route("/", earningsPages);
   dashboard.route("/", profilePages);
 

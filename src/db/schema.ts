@@ -126,6 +126,10 @@ export const paywalls = sqliteTable(
     headers: text("headers", { mode: "json" }).$type<StoredHeader[]>(),
     queryParams: text("query_params", { mode: "json" }).$type<{ key: string; value: string }[]>(),
     cacheRules: text("cache_rules", { mode: "json" }).$type<Record<string, unknown>>(),
+    /** Discovery (docs/discovery.md): JSON Schema of the query (GET) or JSON body, of the answer, and an answer. */
+    inputSchema: text("input_schema", { mode: "json" }).$type<Record<string, unknown>>(),
+    outputSchema: text("output_schema", { mode: "json" }).$type<Record<string, unknown>>(),
+    outputExample: text("output_example", { mode: "json" }).$type<Record<string, unknown> | unknown[]>(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     version: version(),
@@ -136,6 +140,8 @@ export const paywalls = sqliteTable(
     index("paywalls_tenant_service_idx").on(t.tenantId, t.serviceId, t.createdAt, t.id),
     index("paywalls_tenant_enabled_idx").on(t.tenantId, t.enabled, t.createdAt, t.id),
     index("paywalls_service_idx").on(t.serviceId, t.createdAt, t.id),
+    // The payment origin's root catalogue: enabled paywalls, oldest first, across tenants (docs/discovery.md).
+    index("paywalls_enabled_created_idx").on(t.enabled, t.createdAt, t.id),
   ],
 );
 
@@ -403,3 +409,36 @@ export const pendingPayments = sqliteTable("pending_payments", {
   attempts: integer("attempts").notNull().default(0),
   createdAt: createdAt(),
 });
+
+// ---------------------------------------------------------------------------------------------------------------
+// Discovery (docs/discovery.md): what facilitators said about listing a paywall, and used SIWX sign-in nonces
+
+/**
+ * The last Bazaar listing status a facilitator returned for a paywall (`EXTENSION-RESPONSES` on settle): `success`,
+ * `processing` or `rejected` (with its reason). One row per paywall, replaced by every settlement that carries one.
+ */
+export const discoveryListings = sqliteTable("discovery_listings", {
+  paywallId: text("paywall_id")
+    .primaryKey()
+    .references(() => paywalls.id, { onDelete: "cascade" }),
+  tenantId: tenantId(),
+  status: text("status").notNull(),
+  reason: text("reason"),
+  facilitatorUrl: text("facilitator_url").notNull(),
+  updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
+});
+
+/**
+ * Sign-In-With-X nonces already used at the gateway: a nonce is accepted once, until `expiresAt` (when its message
+ * is too old to be accepted anyway). Expired rows are deleted by later claims.
+ */
+export const siwxNonces = sqliteTable(
+  "siwx_nonces",
+  {
+    nonce: text("nonce").primaryKey(),
+    expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [index("siwx_nonces_expires_idx").on(t.expiresAt)],
+);
+
+export type DiscoveryListingRow = typeof discoveryListings.$inferSelect;

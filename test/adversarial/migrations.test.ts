@@ -479,6 +479,8 @@ describe("drizzle/check-migrations.ts", () => {
       "api_keys.tenant_id -> tenants CASCADE",
       "daily_stats.tenant_id -> tenants CASCADE",
       "dashboard_sessions.tenant_id -> tenants CASCADE",
+      "discovery_listings.paywall_id -> paywalls CASCADE",
+      "discovery_listings.tenant_id -> tenants CASCADE",
       "events.tenant_id -> tenants CASCADE",
       "idempotency_keys.tenant_id -> tenants CASCADE",
       "key_events.tenant_id -> tenants CASCADE",

@@ -18,3 +18,15 @@ export function formatUsdc(micro: string | bigint): string {
 export function formatUsdcShort(micro: string | bigint): string {
   return formatUsdc(micro).replace(/\.?0+$/, "");
 }
+
+/**
+ * Integer micro-USDC as a plain decimal amount, the form discovery documents price in (`x-payment-info.price.amount`
+ * in USD): `"10000"` → `"0.01"`, `"1000000"` → `"1"`, `"1"` → `"0.000001"`. Digits only, no grouping, no trailing zero,
+ * no floating point.
+ */
+export function usdcDecimal(micro: string | bigint): string {
+  const value = typeof micro === "bigint" ? micro : BigInt(micro);
+  const digits = (value < 0n ? -value : value).toString().padStart(DECIMALS + 1, "0");
+  const fraction = digits.slice(-DECIMALS).replace(/0+$/, "");
+  return `${value < 0n ? "-" : ""}${digits.slice(0, -DECIMALS)}${fraction ? `.${fraction}` : ""}`;
+}

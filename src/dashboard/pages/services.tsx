@@ -6,6 +6,7 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { getConfig } from "../../core/config.ts";
+import { discoveryUrls } from "../../core/discovery/operations.ts";
 import { formatUsdc } from "../../core/money/usdc.ts";
 import { paymentUrls } from "../../core/payments.ts";
 import { findPaywall, findPaywallsPage, setPaywallEnabled } from "../../db/paywalls.ts";
@@ -121,6 +122,19 @@ function ServiceCard({
         <dd>{service.mode}</dd>
         <dt>Networks</dt>
         <dd>{service.networks.join(", ")}</dd>
+        <dt>Discovery</dt>
+        <dd>
+          <a href={`/dashboard/services/${encodeURIComponent(service.id)}/discovery`}>What agents see</a>
+          <span class="hint"> (document, llms.txt, diagnostics)</span>
+          <div class="payurl">
+            <span class="hint">OpenAPI</span>
+            <code>{discoveryUrls(base, service).openapiUrl}</code>
+          </div>
+          <div class="payurl">
+            <span class="hint">llms.txt</span>
+            <code>{discoveryUrls(base, service).llmsTxtUrl}</code>
+          </div>
+        </dd>
       </dl>
       <h3>Paywalls</h3>
       <PaywallList paywalls={paywalls} base={base} page={page} />

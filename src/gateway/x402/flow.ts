@@ -1,11 +1,13 @@
 import type { Context } from "hono";
 import { getConfig } from "../../core/config.ts";
+import { bazaarDeclaration } from "../../core/discovery/bazaar.ts";
 import { ApiError } from "../../core/http/errors.ts";
 import { networkTable } from "../../core/money/network-table.ts";
 import { commonMode, type NetworkId } from "../../core/money/networks.ts";
 import { VALIDITY_WINDOW_SECONDS } from "../../core/payments.ts";
 import type { PaymentTarget } from "../../db/gateway.ts";
 import { x402ChainOutcome } from "../chain-outcome.ts";
+import { noteListing } from "../discovery/listing.ts";
 import type { GatewayEnv } from "../env.ts";
 import { fulfilPayment, type Settlement, settlementFromChain } from "../fulfil.ts";
 import { PaymentRefusal, refuseOverLimit } from "../refusals.ts";
@@ -47,6 +49,12 @@ function sessionFor(c: Ctx, t: PaymentTarget): Promise<X402Session> {
       maxTimeoutSeconds: VALIDITY_WINDOW_SECONDS,
       resourceUrl: paymentUrl(c, "x402", t),
       description: t.paywall.description ?? t.paywall.name,
+      discovery: {
+        method: c.req.method,
+        declaration: bazaarDeclaration(t.paywall, c.req.method),
+        serviceName: t.service.name,
+        categories: t.service.categories,
+      },
     },
     FACILITATOR_TIMEOUT_MS,
   );
@@ -111,7 +119,10 @@ export async function payX402(c: Ctx): Promise<Response> {
     payer: matched.payer,
     nonce: matched.nonce,
     amount: matched.requirements.amount,
-    settle: () => settleX402(session, payload, matched, pending, table[matched.network].rpcUrl),
+    settle: () =>
+      settleX402(session, payload, matched, pending, table[matched.network].rpcUrl, (result) =>
+        noteListing(c, target, session.terms.facilitatorUrl, result),
+      ),
     expiresAt: validBefore,
     settleMarginMs: X402_SETTLE_MARGIN_MS,
     pending,
@@ -129,11 +140,13 @@ async function settleX402(
   matched: MatchedPayment,
   pending: { asset: `0x${string}`; payTo: string; validBefore: Date },
   rpcUrl: string,
+  onSettleAnswer?: (result: SettleResponse) => void,
 ): Promise<Settlement> {
   const network = matched.requirements.network;
   let failed: SettleResponse | undefined;
   try {
     const result = await session.server.settlePayment(payload, matched.requirements);
+    onSettleAnswer?.(result);
     if (result.success) {
       return {
         kind: "settled",

@@ -9,3 +9,12 @@ export {
 export { x402ResourceServer } from "@x402/core/server";
 export { SettleError } from "@x402/core/types";
 export { ExactEvmScheme } from "@x402/evm/exact/server";
+// The Bazaar discovery extension (docs/discovery.md), by its subpath: the package root would evaluate every extension
+// (and ajv). Only declaring and enriching run here; the package's validators compile JSON Schema with ajv, which
+// Workers refuse, so they are never called in the Worker.
+export {
+  bazaarResourceServerExtension,
+  declareDiscoveryExtension,
+  isValidServiceName,
+  sanitizeTags,
+} from "@x402/extensions/bazaar";

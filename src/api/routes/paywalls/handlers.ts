@@ -1,5 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { getConfig, keyRing } from "../../../core/config.ts";
+import { outputExampleIssues } from "../../../core/discovery/json-schema.ts";
 import { ApiError, invalid } from "../../../core/http/errors.ts";
 import { commonMode, networksOutsideMode } from "../../../core/money/networks.ts";
 import { headersMaskedWithoutValue, sealHeaders } from "../../../core/secrets/secret-fields.ts";
@@ -119,7 +120,11 @@ export const createPaywall: RouteHandler<typeof routes.createPaywall, ApiEnv> = 
     serviceId: body.serviceId ?? null,
     networks: body.networks,
   };
-  const issues = [...targetIssues(target, service, body), ...maskedHeaderIssues(body.headers)];
+  const issues = [
+    ...targetIssues(target, service, body),
+    ...maskedHeaderIssues(body.headers),
+    ...outputExampleIssues(body.outputExample, body.outputSchema),
+  ];
   if (issues.length > 0) throw invalid(issues);
   if (target.targetUrl) assertSafeUpstream("targetUrl", target.targetUrl);
 
@@ -147,6 +152,9 @@ export const createPaywall: RouteHandler<typeof routes.createPaywall, ApiEnv> = 
     headers: body.headers ? await sealHeaders(keyRing(c.env), { tenantId: tenant.id, paywallId: id }, body.headers) : null,
     queryParams: body.queryParams ?? null,
     cacheRules: body.cacheRules ?? null,
+    inputSchema: body.inputSchema ?? null,
+    outputSchema: body.outputSchema ?? null,
+    outputExample: body.outputExample ?? null,
     createdAt: now,
     updatedAt: now,
     version: 1,
@@ -217,7 +225,14 @@ export const updatePaywall: RouteHandler<typeof routes.updatePaywall, ApiEnv> = 
     networks: patch.networks ?? existing.networks,
   };
   const service = target.serviceId ? await ownService(c.var.db, target.serviceId, tenant.id) : undefined;
-  const issues = [...targetIssues(target, service, patch), ...maskedHeaderIssues(patch.headers, existing.headers)];
+  const issues = [
+    ...targetIssues(target, service, patch),
+    ...maskedHeaderIssues(patch.headers, existing.headers),
+    ...outputExampleIssues(
+      patch.outputExample !== undefined ? patch.outputExample : existing.outputExample,
+      patch.outputSchema !== undefined ? patch.outputSchema : existing.outputSchema,
+    ),
+  ];
   if (issues.length > 0) throw invalid(issues);
   if (patch.targetUrl) assertSafeUpstream("targetUrl", patch.targetUrl);
   const merchantWallet = patch.merchantWallet === undefined ? undefined : ownWallet(tenant, patch.merchantWallet);

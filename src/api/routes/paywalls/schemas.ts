@@ -1,5 +1,7 @@
 import { z } from "@hono/zod-openapi";
+import { EXAMPLE_LIMITS, jsonSchemaIssues } from "../../../core/discovery/json-schema.ts";
 import { isValidPrice, PRICE_PATTERN } from "../../../core/money/price.ts";
+import { jsonShapeProblem } from "../../../lib/json-shape.ts";
 import { isDotsOnly } from "../../../lib/url-rules.ts";
 import { PageQuerySchema } from "../../paging.ts";
 import {
@@ -50,6 +52,42 @@ const MethodListSchema = z
   .min(1)
   .refine((list) => new Set(list).size === list.length, { message: "Methods must not repeat" })
   .openapi({ uniqueItems: true });
+
+/** A JSON Schema of the documented subset (docs/discovery.md), its problems reported at their path inside it. */
+const JsonSchemaField = (roots: Parameters<typeof jsonSchemaIssues>[1], description: string) =>
+  z
+    .record(z.string(), z.unknown())
+    .superRefine((value, ctx) => {
+      for (const issue of jsonSchemaIssues(value, roots)) {
+        ctx.addIssue({ code: "custom", path: issue.path ? issue.path.split(".") : [], message: issue.message });
+      }
+    })
+    .nullable()
+    .openapi({ description, example: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } });
+
+/** Discovery fields (docs/discovery.md): optional; a paywall without them is described generically. */
+const discoveryFields = {
+  inputSchema: JsonSchemaField(
+    ["object"],
+    'The request\'s input as a JSON Schema 2020-12 object schema (the subset in docs/discovery.md, at most 4096 characters): the query parameters for GET, the JSON body for POST, PUT and PATCH. Published in the discovery document and the x402 Bazaar extension; give constrained properties "examples".',
+  ),
+  outputSchema: JsonSchemaField(
+    ["object", "array"],
+    "The answer's JSON as a JSON Schema 2020-12 object or array schema (the same subset and bound).",
+  ),
+  outputExample: z
+    .union([z.record(z.string(), z.unknown()), z.array(z.unknown())])
+    .superRefine((value, ctx) => {
+      const problem = jsonShapeProblem(value, EXAMPLE_LIMITS);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
+    .nullable()
+    .openapi({
+      description:
+        "An example answer (a JSON object or array, at most 4096 characters); must satisfy outputSchema when both are set.",
+      example: { city: "Lisbon", tempC: 21.5 },
+    }),
+};
 
 const paywallFields = {
   name: TextSchema(100).min(1).openapi({ example: "Forecast" }),
@@ -108,6 +146,9 @@ export const PaywallCreateSchema = z
     cacheRules: BoundedJsonObjectSchema({ maxDepth: 8, maxLength: 8192 })
       .optional()
       .openapi({ description: "Free-form caching rules: a JSON object at most 8 levels deep and 8192 characters long" }),
+    inputSchema: discoveryFields.inputSchema.optional(),
+    outputSchema: discoveryFields.outputSchema.optional(),
+    outputExample: discoveryFields.outputExample.optional(),
   })
   .superRefine((body, ctx) => {
     if (body.network !== undefined && !body.networks.includes(body.network)) {
@@ -146,6 +187,7 @@ export const PaywallUpdateSchema = z
     queryParams: paywallFields.queryParams,
     serviceId: paywallFields.serviceId,
     enabled: paywallFields.enabled,
+    ...discoveryFields,
   })
   .partial()
   .openapi("PaywallUpdate", { example: { price: "20000", enabled: false } });
@@ -175,6 +217,9 @@ export const PaywallSchema = z
     headers: z.array(z.object({ key: z.string(), value: z.literal("***") })).nullable(),
     queryParams: z.array(z.object({ key: z.string(), value: z.string() })).nullable(),
     cacheRules: z.record(z.string(), z.unknown()).nullable(),
+    inputSchema: z.record(z.string(), z.unknown()).nullable(),
+    outputSchema: z.record(z.string(), z.unknown()).nullable(),
+    outputExample: z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]).nullable(),
     serviceId: z.string().nullable(),
     userId: z.string(),
     paymentUrls: z.object({

@@ -121,6 +121,14 @@ export const ServiceSchema = z
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
     Paywall: z.array(PaywallSchema),
+    discovery: z
+      .object({
+        openapiUrl: z.string().openapi({ format: "uri", description: "The service's discovery document (OpenAPI 3.1)" }),
+        llmsTxtUrl: z
+          .string()
+          .openapi({ format: "uri", description: "The service's llms.txt: `docsLlms` when set, else the one generated" }),
+      })
+      .openapi({ description: "Where agents find the service's paid routes, on the payment origin (docs/discovery.md)" }),
   })
   .openapi("Service");
 
