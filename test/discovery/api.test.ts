@@ -102,7 +102,7 @@ describe("GET /v1/services/{id}/discovery", () => {
     const pw = await createPaywall(who, routePaywallBody(svc.id));
     const res = await api(`/v1/services/${svc.id}/discovery`, { key: who.key });
     expect(res.status, res.text).toBe(200);
-    const served = await (await pay(`/api/discovery/${svc.id}/openapi.json`)).json();
+    const served = (await (await pay(`/api/discovery/${svc.id}/openapi.json`)).json()) as { paths: object };
     expect(res.body.data).toEqual({
       serviceId: svc.id,
       openapiUrl: svc.discovery.openapiUrl,
@@ -144,7 +144,7 @@ describe("the payment origin's discovery files", () => {
   });
 
   it("the root catalogue, llms.txt and favicon are the payment origin's; the API origin keeps its own document", async () => {
-    const root = await (await pay("/openapi.json")).json();
+    const root = (await (await pay("/openapi.json")).json()) as { info: { title: string } };
     expect(root.info.title).toBe("Paid APIs at pay.example.com");
     expect((await (await pay("/llms.txt")).text()).startsWith("# Paid APIs at pay.example.com\n")).toBe(true);
     for (const method of ["GET", "HEAD"]) {

@@ -215,7 +215,9 @@ export async function runDevPaymentLoop(port: number): Promise<void> {
       envFiles: [writeRunVars(port)],
       // A var wrangler.toml does not declare (an env file only overrides declared vars and secrets).
       bindings: { NETWORK_OVERRIDES: { type: "plain_text", value: stack.info.networkOverrides } },
-      build: { alias: { "@modelcontextprotocol/sdk/types.js": join(import.meta.dirname, "../../src/gateway/mpp/mcp-sdk-stub.ts") } },
+      build: {
+        alias: { "@modelcontextprotocol/sdk/types.js": join(import.meta.dirname, "../../src/gateway/mpp/mcp-sdk-stub.ts") },
+      },
       dev: {
         server: { hostname: "localhost", port },
         // wrangler adds "v3": the same state as `wrangler dev` (LOCAL_PERSIST_PATH).

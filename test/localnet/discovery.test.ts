@@ -285,8 +285,12 @@ describe("schemas, held to JSON Schema 2020-12 by ajv", () => {
     };
     const forecast = doc.paths[new URL(paywalls.forecast?.paymentUrls.x402 as string).pathname]?.get;
     for (const p of forecast?.parameters ?? []) expect(ajv.validateSchema(p.schema)).toBe(true);
+    expect(forecast).toBeDefined();
     const ok = (
-      forecast?.responses as unknown as Record<string, { content: Record<string, { schema: object; example: unknown }> }>
+      (forecast as NonNullable<typeof forecast>).responses as unknown as Record<
+        string,
+        { content: Record<string, { schema: object; example: unknown }> }
+      >
     )["200"]?.content["application/json"];
     expect(ajv.validate(ok?.schema as object, ok?.example)).toBe(true);
   });
