@@ -1,5 +1,6 @@
 import { getDb } from "./db/client.ts";
 import { deleteExpiredIdempotencyKeys } from "./db/idempotency.ts";
+import { deleteExpiredPaidAnswers } from "./db/paid-answers.ts";
 import { PAYMENT_SWEEP_CRON, sweepPendingPayments } from "./gateway/sweep.ts";
 import { createWorker } from "./worker.ts";
 
@@ -11,7 +12,8 @@ export default {
   fetch: worker.fetch,
   /**
    * The Cron Triggers of wrangler.toml. Every five minutes: settles the gateway's PENDING payments from the chain
-   * (src/gateway/sweep.ts). Hourly: deletes idempotency records past their 24 hours.
+   * (src/gateway/sweep.ts). Hourly: deletes idempotency records past their 24 hours, and paid answers past their
+   * window (src/db/paid-answers.ts).
    */
   async scheduled(controller, env) {
     if (controller.cron === PAYMENT_SWEEP_CRON) {
@@ -19,7 +21,11 @@ export default {
       console.log(JSON.stringify({ cron: controller.cron, task: "payment-sweep", ...swept }));
       return;
     }
-    const deleted = await deleteExpiredIdempotencyKeys(getDb(env.DB), new Date(controller.scheduledTime));
+    const db = getDb(env.DB);
+    const now = new Date(controller.scheduledTime);
+    const deleted = await deleteExpiredIdempotencyKeys(db, now);
     console.log(JSON.stringify({ cron: controller.cron, task: "idempotency-cleanup", deleted }));
+    const answers = await deleteExpiredPaidAnswers(db, now);
+    console.log(JSON.stringify({ cron: controller.cron, task: "paid-answer-cleanup", deleted: answers }));
   },
 } satisfies ExportedHandler<Env>;
