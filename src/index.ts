@@ -5,6 +5,7 @@ import { PAYMENT_SWEEP_CRON, sweepPendingPayments } from "./gateway/sweep.ts";
 import { createWorker } from "./worker.ts";
 
 export { RateLimiter } from "./core/rate-limit/durable-object.ts";
+export { PaymentCoordinator } from "./gateway/coordinator.ts";
 
 const worker = createWorker();
 
