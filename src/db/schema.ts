@@ -442,3 +442,39 @@ export const siwxNonces = sqliteTable(
 );
 
 export type DiscoveryListingRow = typeof discoveryListings.$inferSelect;
+
+/**
+ * The answer a gateway payment bought, kept so that the same payment presented again gets it again instead of a
+ * second charge or a refusal (src/gateway/resend.ts). Written with the payment's `start` (the claim: which request it
+ * pays for, which credential, under which retry key) and moved only by the ledger's own batches: `complete` stores the
+ * answer, `leaveUnknown` stores it unservable (the transaction is still PENDING), `fail` deletes the row. An answer is
+ * served only while its transaction is COMPLETED and the row unexpired. `answer` is the buyer's status, headers and
+ * body, sealed with the key ring (AAD: tenant and transaction); NULL while the request is in flight, or when the
+ * answer was over the kept size (`answered_at` set). Rows past `expires_at` are deleted by the hourly cleanup.
+ */
+export const paidAnswers = sqliteTable(
+  "paid_answers",
+  {
+    transactionId: text("transaction_id").primaryKey(),
+    tenantId: tenantId(),
+    /**
+     * The retry key of a payment that can be presented again with a new credential: x402's `payment-identifier` (per
+     * payer), MPP's challenge id; SHA-256 hex. NULL for an x402 payment without one. One payment per key.
+     */
+    paymentKey: text("payment_key").unique(),
+    /** SHA-256 hex of the request the payment was made for: method, path and query, body. */
+    fingerprint: text("fingerprint").notNull(),
+    /** What identifies the credential itself: SHA-256 hex of the x402 signature; the MPP transaction's hash. */
+    credential: text("credential").notNull(),
+    answer: text("answer"),
+    /** When the request that made the payment finished with it (its answer stored, or too large to keep). */
+    answeredAt: integer("answered_at", { mode: "timestamp_ms" }),
+    /** Until when a copy of the payment waits for that request (its upstream call and settlement). */
+    ownerUntil: integer("owner_until", { mode: "timestamp_ms" }).notNull(),
+    expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("paid_answers_expires_idx").on(t.expiresAt)],
+);
+
+export type PaidAnswerRow = typeof paidAnswers.$inferSelect;

@@ -484,6 +484,7 @@ describe("drizzle/check-migrations.ts", () => {
       "events.tenant_id -> tenants CASCADE",
       "idempotency_keys.tenant_id -> tenants CASCADE",
       "key_events.tenant_id -> tenants CASCADE",
+      "paid_answers.tenant_id -> tenants CASCADE",
       "paywalls.service_id -> services CASCADE",
       "paywalls.tenant_id -> tenants CASCADE",
       "pending_payments.tenant_id -> tenants CASCADE",

@@ -1,5 +1,7 @@
 // The parts of the x402 SDK the gateway uses, loaded lazily by sdk.ts (as ../mpp/lib.ts is by ../mpp/sdk.ts): an isolate that
 // only answers the management API never evaluates @x402/core or @x402/evm (test/bench/startup.ts checks it).
+// `@x402/extensions/payment-identifier` by its subpath, and only `extractPaymentIdentifier` of its readers: its
+// validators compile a JSON schema with ajv, which workerd refuses (no code generation from strings).
 export {
   decodePaymentSignatureHeader,
   encodePaymentRequiredHeader,
@@ -18,3 +20,9 @@ export {
   isValidServiceName,
   sanitizeTags,
 } from "@x402/extensions/bazaar";
+export {
+  declarePaymentIdentifierExtension,
+  extractPaymentIdentifier,
+  PAYMENT_IDENTIFIER,
+} from "@x402/extensions/payment-identifier";
+export { recoverTypedDataAddress } from "viem";
