@@ -1,12 +1,13 @@
 import { z } from "@hono/zod-openapi";
-import { NETWORK_IDS } from "../../core/money/networks.ts";
 import { MODES } from "../../db/schema.ts";
 import { headerNameProblem, headerTokenProblem, headerValueProblem, paramNameProblem } from "../../lib/header-rules.ts";
 import { type JsonLimits, jsonShapeProblem } from "../../lib/json-shape.ts";
 import { type TextKind, textProblem } from "../../lib/text-rules.ts";
 import { routePathProblem, urlTextProblem } from "../../lib/url-rules.ts";
+import { NETWORK_IDS } from "../money/networks.ts";
 
-// Field schemas shared by services and paywalls.
+// Field schemas shared by services and paywalls: the one set of field rules, read by the API (its request schemas
+// and OpenAPI document) and by the dashboard's forms.
 
 /** Adds one issue when `problem` names one: the rules live in src/lib as plain functions returning a message. */
 const rule = (problem: (value: string) => string | null) => (value: string, ctx: z.core.$RefinementCtx<string>) => {
@@ -84,12 +85,3 @@ export const BoundedJsonObjectSchema = (limits: JsonLimits) =>
     const problem = jsonShapeProblem(value, limits);
     if (problem) ctx.addIssue({ code: "custom", message: problem });
   });
-
-/** The `{id}` of every item path. */
-export const IdParamSchema = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(64)
-    .openapi({ param: { name: "id", in: "path" } }),
-});
