@@ -32,6 +32,8 @@ export interface PostOptions {
   /** The answer shows a secret once (the new raw key): not fed to the canary scan. */
   showsSecret?: boolean;
   ip?: string;
+  /** Post as a form without JavaScript would (no `Accept: application/json` on the wallet endpoints). */
+  noScript?: boolean;
 }
 
 export class DashboardClient {
@@ -65,7 +67,13 @@ export class DashboardClient {
   post(path: string, fields: Record<string, string | string[]> = {}, options: PostOptions = {}): Promise<Response> {
     const body = new URLSearchParams();
     for (const [k, v] of Object.entries(fields)) for (const item of [v].flat()) body.append(k, item);
-    const headers = new Headers({ "content-type": "application/x-www-form-urlencoded", ...options.headers });
+    // The wallet script (siwe.js) asks for JSON answers; a plain form post (no JavaScript) gets pages.
+    const walletScript = /\/siwe|\/profile\/wallet/.test(path) && !options.noScript;
+    const headers = new Headers({
+      "content-type": "application/x-www-form-urlencoded",
+      ...(walletScript ? { accept: "application/json" } : {}),
+      ...options.headers,
+    });
     const origin = options.origin === undefined ? ORIGIN : options.origin;
     if (origin !== null) headers.set("origin", origin);
     if (options.ip) headers.set("cf-connecting-ip", options.ip);
