@@ -96,9 +96,9 @@ export function Copyable({ id, text, what }: { id: string; text: string; what: s
  * A table that may scroll sideways on a narrow screen: a labelled region that takes keyboard focus, so it can be
  * scrolled with the arrow keys.
  */
-export function ScrollRegion({ labelledBy, children }: { labelledBy: string; children?: Child }) {
+export function ScrollRegion({ label, children }: { label: string; children?: Child }) {
   return (
-    <section class="table-wrap" aria-labelledby={labelledBy} tabindex={0}>
+    <section class="table-wrap" aria-label={label} tabindex={0}>
       {children}
     </section>
   );

@@ -4,8 +4,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { pauseKey } from "../../src/core/keys/management.ts";
-import { ASSET_URL } from "../../src/dashboard/assets.ts";
 import { SCOPES } from "../../src/core/keys/scopes.ts";
+import { ASSET_URL } from "../../src/dashboard/assets.ts";
 import { sha256Hex } from "../../src/lib/ids.ts";
 import { registerApiKey } from "../support/canaries.ts";
 import { api } from "../support/client.ts";
@@ -160,7 +160,9 @@ describe("keys page", () => {
     const refused = await createKeyInForm(client, { name: "k20", scopes: "events:read" });
     expect(refused.status).toBe(409);
     expect(refused.key).toBeUndefined();
-    expect(refused.html).toContain("You already hold 20 active keys (paused keys count): revoke or delete one first (KEY_LIMIT_REACHED).");
+    expect(refused.html).toContain(
+      "You already hold 20 active keys (paused keys count): revoke or delete one first (KEY_LIMIT_REACHED).",
+    );
     await client.post(`/dashboard/keys/${await keyIdOf(tenant.id, "k1")}/revoke`);
     expect((await createKeyInForm(client, { name: "k20", scopes: "events:read" })).status).toBe(303);
   });

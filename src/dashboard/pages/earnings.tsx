@@ -297,7 +297,7 @@ async function earningsPage(c: Ctx) {
         {totals.length === 0 ? (
           <p>No completed payments in the last 90 days.</p>
         ) : (
-          <ScrollRegion labelledBy="totals-title">
+          <ScrollRegion label="Revenue per token, table">
             <table>
               <thead>
                 <tr>
@@ -347,7 +347,7 @@ async function earningsPage(c: Ctx) {
         </div>
         <p class="hint">{`${count(txs.total)} ${txs.total === 1 ? "transaction matches" : "transactions match"}.`}</p>
         {txs.rows.length > 0 && (
-          <ScrollRegion labelledBy="transactions-title">
+          <ScrollRegion label="Transactions, table">
             <table>
               <thead>
                 <tr>
@@ -413,7 +413,7 @@ async function earningsPage(c: Ctx) {
           (PENDING: REQUEST, COMPLETED: SUCCESS, FAILED: ERROR).
         </p>
         {evs.rows.length > 0 && (
-          <ScrollRegion labelledBy="events-title">
+          <ScrollRegion label="Events, table">
             <table>
               <thead>
                 <tr>
