@@ -32,10 +32,11 @@ legend { font-weight:600; padding:0 .3rem; }
 fieldset label { font-weight:400; display:flex; gap:.4rem; align-items:baseline; margin:.2rem 0; }
 .hint { color:var(--muted); font-size:.88em; font-weight:400; }
 input[type=text], input[type=email], input[type=datetime-local], textarea { width:100%; max-width:28rem; padding:.45rem .5rem; border:1px solid #9aa3b2; border-radius:6px; font:inherit; }
-textarea { min-height:4rem; }
+textarea { min-height:5.5rem; }
 button, .button { font:inherit; padding:.45rem .8rem; border-radius:6px; border:1px solid var(--accent); background:var(--accent); color:#fff; cursor:pointer; text-decoration:none; display:inline-block; }
-button.secondary { background:#fff; color:var(--accent); }
-button.danger { background:#fff; color:var(--danger); border-color:var(--danger); }
+button.secondary, .button.secondary { background:#fff; color:var(--accent); }
+button.danger, .button.danger { background:#fff; color:var(--danger); border-color:var(--danger); }
+.confirm button.danger { background:var(--danger); color:#fff; }
 :focus-visible { outline:3px solid var(--focus); outline-offset:2px; }
 .skip-link { position:absolute; left:.5rem; top:-3rem; z-index:10; background:#fff; color:var(--accent); padding:.5rem .8rem; border:2px solid var(--accent); border-radius:6px; }
 .skip-link:focus { top:.5rem; }
@@ -83,9 +84,12 @@ td .actions { min-width:9rem; }
   table.cards tr { border:1px solid var(--line); border-radius:8px; padding:.4rem .6rem; margin:0 0 .6rem; }
   table.cards td { border:0; padding:.2rem 0; display:grid; grid-template-columns:7.5rem 1fr; gap:.5rem; }
   table.cards td::before { content: attr(data-label); color:var(--muted); font-weight:600; }
+  table.cards td > * { justify-self:start; }
+  table.cards td.amount, table.cards td.nowrap { text-align:left; white-space:normal; }
+  table.cards td.hash code { max-width:none; }
   td .actions { min-width:0; }
   /* Chart labels stay legible when the drawing is scaled down to a phone's width. */
-  .chart svg text { font-size:20px; }
+  .chart svg text { font-size:17px; }
 }
 `;
 

@@ -19,9 +19,24 @@ export const noErrors = (): FormErrors => ({ fields: new Map(), general: [] });
 
 export const hasErrors = (e: FormErrors | undefined) => !!e && (e.fields.size > 0 || e.general.length > 0);
 
+/**
+ * The schema library's generic messages in plain words (the rules are the API's; only their wording changes here):
+ * "Too small: expected string to have >=1 characters" → "Required".
+ */
+export function plainWords(message: string): string {
+  if (/^Too small: expected string to have >=1 characters?$/.test(message)) return "Required";
+  if (/^Too small: expected array to have >=1 items?$/.test(message)) return "Choose at least one";
+  const big = /^Too big: expected (string|array) to have <=(\d+) (characters|items)$/.exec(message);
+  if (big) return `At most ${big[2]} ${big[3]}`;
+  if (/^Invalid option: expected one of /.test(message)) return "Choose one of the options";
+  if (/^Invalid input: expected \w+, received undefined$/.test(message)) return "Required";
+  return message;
+}
+
 export function addError(errors: FormErrors, field: string | null, message: string): FormErrors {
-  if (field === null) errors.general.push(message);
-  else errors.fields.set(field, [...(errors.fields.get(field) ?? []), message]);
+  const words = plainWords(message);
+  if (field === null) errors.general.push(words);
+  else errors.fields.set(field, [...(errors.fields.get(field) ?? []), words]);
   return errors;
 }
 

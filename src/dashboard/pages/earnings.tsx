@@ -348,7 +348,7 @@ async function earningsPage(c: Ctx) {
         <p class="hint">{`${count(txs.total)} ${txs.total === 1 ? "transaction matches" : "transactions match"}.`}</p>
         {txs.rows.length > 0 && (
           <ScrollRegion label="Transactions, table">
-            <table>
+            <table class="cards">
               <thead>
                 <tr>
                   <th scope="col">Made</th>
@@ -366,18 +366,18 @@ async function earningsPage(c: Ctx) {
               <tbody>
                 {txs.rows.map((t) => (
                   <tr>
-                    <td class="nowrap">{formatDate(t.createdAt)}</td>
-                    <td>{t.paywallName ?? <code>{t.paywallId}</code>}</td>
-                    <td class="amount">
+                    <td data-label="Made" class="nowrap">{formatDate(t.createdAt)}</td>
+                    <td data-label="Paywall">{t.paywallName ?? <code>{t.paywallId}</code>}</td>
+                    <td data-label="Amount" class="amount">
                       {formatUsdc(t.amount)} <span class="hint">{t.currency}</span>
                     </td>
-                    <td>
+                    <td data-label="Status">
                       {t.status}
                       {t.failureReason && <span class="hint"> ({t.failureReason})</span>}
                     </td>
-                    <td class="nowrap">{t.network}</td>
-                    <td class="nowrap">{t.protocol}</td>
-                    <td class="hash">
+                    <td data-label="Network" class="nowrap">{t.network}</td>
+                    <td data-label="Protocol" class="nowrap">{t.protocol}</td>
+                    <td data-label="Payer" class="hash">
                       {t.payerAddress ? (
                         <>
                           <Copyable id={`payer-${t.id}`} text={t.payerAddress} what={`payer ${short(t.payerAddress)}`} />{" "}
@@ -387,7 +387,7 @@ async function earningsPage(c: Ctx) {
                         "—"
                       )}
                     </td>
-                    <td class="hash">
+                    <td data-label="Transaction hash" class="hash">
                       {t.txHash ? (
                         <>
                           <Copyable id={`tx-${t.id}`} text={t.txHash} what={`transaction hash ${short(t.txHash)}`} />{" "}
@@ -414,7 +414,7 @@ async function earningsPage(c: Ctx) {
         </p>
         {evs.rows.length > 0 && (
           <ScrollRegion label="Events, table">
-            <table>
+            <table class="cards">
               <thead>
                 <tr>
                   <th scope="col">When</th>
@@ -430,12 +430,12 @@ async function earningsPage(c: Ctx) {
               <tbody>
                 {evs.rows.map((e) => (
                   <tr>
-                    <td class="nowrap">{formatDate(e.createdAt)}</td>
-                    <td>{e.paywallName ?? <code>{e.paywallId}</code>}</td>
-                    <td class="nowrap">{e.eventType}</td>
-                    <td>{e.statusCode ?? "—"}</td>
-                    <td class="nowrap">{e.responseTime === null ? "—" : `${count(e.responseTime)} ms`}</td>
-                    <td class="amount">{e.amount === null ? "—" : formatUsdc(e.amount)}</td>
+                    <td data-label="When" class="nowrap">{formatDate(e.createdAt)}</td>
+                    <td data-label="Paywall">{e.paywallName ?? <code>{e.paywallId}</code>}</td>
+                    <td data-label="Type" class="nowrap">{e.eventType}</td>
+                    <td data-label="HTTP status">{e.statusCode ?? "—"}</td>
+                    <td data-label="Response time" class="nowrap">{e.responseTime === null ? "—" : `${count(e.responseTime)} ms`}</td>
+                    <td data-label="Amount (USDC)" class="amount">{e.amount === null ? "—" : formatUsdc(e.amount)}</td>
                   </tr>
                 ))}
               </tbody>
