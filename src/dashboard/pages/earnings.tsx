@@ -366,7 +366,9 @@ async function earningsPage(c: Ctx) {
               <tbody>
                 {txs.rows.map((t) => (
                   <tr>
-                    <td data-label="Made" class="nowrap">{formatDate(t.createdAt)}</td>
+                    <td data-label="Made" class="nowrap">
+                      {formatDate(t.createdAt)}
+                    </td>
                     <td data-label="Paywall">{t.paywallName ?? <code>{t.paywallId}</code>}</td>
                     <td data-label="Amount" class="amount">
                       {formatUsdc(t.amount)} <span class="hint">{t.currency}</span>
@@ -375,8 +377,12 @@ async function earningsPage(c: Ctx) {
                       {t.status}
                       {t.failureReason && <span class="hint"> ({t.failureReason})</span>}
                     </td>
-                    <td data-label="Network" class="nowrap">{t.network}</td>
-                    <td data-label="Protocol" class="nowrap">{t.protocol}</td>
+                    <td data-label="Network" class="nowrap">
+                      {t.network}
+                    </td>
+                    <td data-label="Protocol" class="nowrap">
+                      {t.protocol}
+                    </td>
                     <td data-label="Payer" class="hash">
                       {t.payerAddress ? (
                         <>
@@ -409,8 +415,8 @@ async function earningsPage(c: Ctx) {
         <h2 id="events-title">Events</h2>
         <p class="hint">
           {`${count(evs.total)} events match: ${count(evs.stats.REQUEST)} requests, ${count(evs.stats.SUCCESS)} successes, ${count(evs.stats.ERROR)} errors.`}{" "}
-          Events follow every filter: the protocol and network of their payment, and the status as the event of that status
-          (PENDING: REQUEST, COMPLETED: SUCCESS, FAILED: ERROR).
+          Events follow every filter: the protocol and network of their payment, and the status as its event (a started payment's
+          request, a completed one's success, a failed one's error).
         </p>
         {evs.rows.length > 0 && (
           <ScrollRegion label="Events, table">
@@ -430,12 +436,20 @@ async function earningsPage(c: Ctx) {
               <tbody>
                 {evs.rows.map((e) => (
                   <tr>
-                    <td data-label="When" class="nowrap">{formatDate(e.createdAt)}</td>
+                    <td data-label="When" class="nowrap">
+                      {formatDate(e.createdAt)}
+                    </td>
                     <td data-label="Paywall">{e.paywallName ?? <code>{e.paywallId}</code>}</td>
-                    <td data-label="Type" class="nowrap">{e.eventType}</td>
+                    <td data-label="Type" class="nowrap">
+                      {e.eventType}
+                    </td>
                     <td data-label="HTTP status">{e.statusCode ?? "—"}</td>
-                    <td data-label="Response time" class="nowrap">{e.responseTime === null ? "—" : `${count(e.responseTime)} ms`}</td>
-                    <td data-label="Amount (USDC)" class="amount">{e.amount === null ? "—" : formatUsdc(e.amount)}</td>
+                    <td data-label="Response time" class="nowrap">
+                      {e.responseTime === null ? "—" : `${count(e.responseTime)} ms`}
+                    </td>
+                    <td data-label="Amount (USDC)" class="amount">
+                      {e.amount === null ? "—" : formatUsdc(e.amount)}
+                    </td>
                   </tr>
                 ))}
               </tbody>
