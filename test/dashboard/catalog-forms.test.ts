@@ -85,6 +85,13 @@ describe("services through the forms", () => {
     expect(stale.status).toBe(412);
     expect(await stale.text()).toContain("was changed elsewhere since you opened this form");
     expect((await api(`/v1/services/${id}`, { key })).body.data.name).toBe("Changed by the API");
+    // The refused write recorded nothing: only the API's change is in the activity.
+    const changes = await env.DB.prepare(
+      "SELECT actor FROM account_events WHERE action = 'service-updated' AND subject LIKE '%stale%' OR (action = 'service-updated' AND tenant_id = (SELECT tenant_id FROM services WHERE id = ?))",
+    )
+      .bind(id)
+      .all<{ actor: string }>();
+    expect(changes.results.map((r) => r.actor)).toEqual(["api"]);
   });
 
   it("refusals are the API's rules, named by the fields' labels: every bad network, an SSRF target, a missing secret", async () => {
