@@ -87,7 +87,7 @@ describe("services through the forms", () => {
     expect((await api(`/v1/services/${id}`, { key })).body.data.name).toBe("Changed by the API");
     // The refused write recorded nothing: only the API's change is in the activity.
     const changes = await env.DB.prepare(
-      "SELECT actor FROM account_events WHERE action = 'service-updated' AND subject LIKE '%stale%' OR (action = 'service-updated' AND tenant_id = (SELECT tenant_id FROM services WHERE id = ?))",
+      "SELECT actor FROM account_events WHERE action = 'service-updated' AND tenant_id = (SELECT tenant_id FROM services WHERE id = ?)",
     )
       .bind(id)
       .all<{ actor: string }>();
@@ -253,6 +253,19 @@ describe("activity", () => {
     ]) {
       expect(page.html).toContain(text);
     }
+  });
+
+  it("a create refused by the beta cap (inside the write's own batch) records nothing", async () => {
+    const capped = dashboardApp({ vars: { MAX_SERVICES_PER_TENANT: "1" } });
+    const { client, tenant } = await signedIn(capped);
+    expect((await client.post("/dashboard/services", SERVICE)).status).toBe(303);
+    const over = await client.post("/dashboard/services", { ...SERVICE, name: "One too many" });
+    expect(over.status).toBe(403);
+    expect(await over.text()).toContain("at most 1 services");
+    const created = await env.DB.prepare("SELECT subject FROM account_events WHERE tenant_id = ? AND action = 'service-created'")
+      .bind(tenant.id)
+      .all();
+    expect(created.results).toEqual([{ subject: "Weather" }]);
   });
 
   it("a refused change records nothing", async () => {

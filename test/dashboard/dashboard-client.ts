@@ -15,9 +15,10 @@ import { createTenant, db } from "../support/factories.ts";
 export const ORIGIN = "https://dash.test";
 
 /** The dashboard as the Worker mounts it, with an injected sign-up policy (tests move time with useTestClock). */
-export function dashboardApp(options: DashboardOptions & { signup?: SignupPolicy } = {}): Fetcher {
+export function dashboardApp(options: DashboardOptions & { signup?: SignupPolicy; vars?: Record<string, string> } = {}): Fetcher {
   const app = new Hono<{ Bindings: Env }>().route("/dashboard", createDashboard(options));
-  return { fetch: async (request) => app.fetch(request, env) };
+  const bindings = options.vars ? { ...env, ...options.vars } : env;
+  return { fetch: async (request) => app.fetch(request, bindings) };
 }
 
 /** The whole Worker, through its real fetch handler (the dashboard as deployed, with the real clock). */
