@@ -86,7 +86,9 @@ td .actions { min-width:9rem; }
   table.cards td::before { content: attr(data-label); color:var(--muted); font-weight:600; }
   table.cards td > * { justify-self:start; }
   table.cards td.amount, table.cards td.nowrap { text-align:left; white-space:normal; }
-  table.cards td.hash code { max-width:none; }
+  table.cards td.hash { white-space:normal; }
+  table.cards td.hash .copyable { flex-wrap:wrap; }
+  table.cards td.hash code { max-width:100%; white-space:normal; overflow-wrap:anywhere; }
   td .actions { min-width:0; }
   /* Chart labels stay legible when the drawing is scaled down to a phone's width. */
   .chart svg text { font-size:17px; }

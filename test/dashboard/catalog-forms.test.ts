@@ -75,6 +75,11 @@ describe("services through the forms", () => {
     }>();
     expect(after!.auth_config).toBe(stored!.auth_config);
     expect(after!.version).toBe(2);
+    // The activity names what changed, not every field the form sent.
+    const change = await env.DB.prepare(
+      "SELECT detail FROM account_events WHERE action = 'service-updated' AND subject = 'Weather 2'",
+    ).first();
+    expect(change).toEqual({ detail: "name" });
   });
 
   it("an edit made elsewhere since the form was opened is refused (412 underneath) and nothing is overwritten", async () => {

@@ -384,7 +384,7 @@ export async function updatePaywall(
     service && { serviceId: service.id, mode: service.mode },
     recorder ? [existing.version] : versions,
     recorder,
-    auditOf(w, "paywall-updated", expected.name, changedFields(patch)),
+    auditOf(w, "paywall-updated", expected.name, changedFields(patch, existing)),
   ).catch(conflictOnDuplicateSlug);
   if (!row) {
     // Gone meanwhile, changed since the If-Match tag (or, with a recorder, since it was read), or (with a service)

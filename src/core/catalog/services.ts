@@ -26,7 +26,7 @@ import type { Config } from "../config.ts";
 import { ApiError, invalid } from "../http/errors.ts";
 import { modeOfNetwork, NETWORKS_BY_MODE, networksOutsideMode } from "../money/networks.ts";
 import { AUTH_METHODS, type AuthMethod, authConfigIssues } from "../secrets/auth-config.ts";
-import type { KeyRing } from "../secrets/secret-box.ts";
+import { type KeyRing, MASK } from "../secrets/secret-box.ts";
 import { sealAuthConfig } from "../secrets/secret-fields.ts";
 import { ModeSchema, NetworkListSchema, RoutePathSchema, SecretValueSchema, TextSchema, UrlSchema } from "./fields.ts";
 import { assertOwned, assertSafeUpstream, assertVersionMatches, preconditionFailed } from "./guards.ts";
@@ -143,12 +143,31 @@ export const auditOf =
   (condition: Parameters<typeof accountEventIf>[2]) =>
     accountEventIf(w.db, { tenantId: w.tenant.id, action, subject, detail, actor: w.actor, ip: w.ip, at: w.now }, condition);
 
-/** The names of the fields a change sets, for the activity list (never their values). */
-export const changedFields = (patch: object) =>
-  Object.entries(patch)
-    .filter(([, v]) => v !== undefined)
-    .map(([k]) => k)
-    .join(", ");
+/**
+ * The names of the fields a change really changes, for the activity list (never their values): a field sent with the
+ * value it already has is left out; a credential counts as changed unless every value sent keeps the stored one (`***`).
+ */
+export function changedFields(patch: object, existing: object): string {
+  const before = existing as Record<string, unknown>;
+  const secretsKept = (k: string, v: unknown) => {
+    // Credentials: the same names, every value `***` (kept as stored).
+    const pairs =
+      k === "authConfig"
+        ? Object.entries(v as Record<string, string>)
+        : ((v as { key: string; value: string }[] | null) ?? []).map((h) => [h.key, h.value] as const);
+    const stored =
+      k === "authConfig"
+        ? Object.keys((before[k] as Record<string, string>) ?? {})
+        : ((before[k] as { key: string }[] | null) ?? []).map((h) => h.key);
+    return pairs.every(([, value]) => value === MASK) && pairs.map(([name]) => name).join() === stored.join();
+  };
+  const changed = Object.entries(patch).filter(([k, v]) => {
+    if (v === undefined) return false;
+    if (k === "authConfig" || k === "headers") return !secretsKept(k, v);
+    return JSON.stringify(v) !== JSON.stringify(before[k] ?? null);
+  });
+  return changed.map(([k]) => k).join(", ") || "nothing";
+}
 
 /** Fields holding URLs: each is held to the upstream-URL rule (public http or https), docs links included. */
 const URL_FIELDS = ["baseUrl", "docsHomepage", "docsApiReference", "docsLlms"] as const;
@@ -286,7 +305,7 @@ export async function updateService(
     mode !== existing.mode ? NETWORKS_BY_MODE[mode] : undefined,
     recorder ? [existing.version] : versions,
     recorder,
-    auditOf(w, "service-updated", expected.name, changedFields(patch)),
+    auditOf(w, "service-updated", expected.name, changedFields(patch, existing)),
   );
   if (!updated) {
     // Gone meanwhile, changed since the If-Match tag (or, with a recorder, since it was read), or a paywall of the

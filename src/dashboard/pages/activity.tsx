@@ -55,7 +55,12 @@ activityPages.get("/activity", async (c) => {
           {sessions.map((s) => (
             <li>
               <strong>{describeUserAgent(s.userAgent)}</strong>
-              {s.id === c.var.session.idHash && <span class="status active"> this browser</span>}
+              {s.id === c.var.session.idHash && (
+                <>
+                  {" "}
+                  <span class="status active">this browser</span>
+                </>
+              )}
               <br />
               <span class="hint">
                 {`Signed in ${formatDate(s.createdAt)} with ${s.signedInWith === "link" || !s.signedInWith ? "a one-time link" : `wallet ${s.signedInWith}`}, from ${s.ip ?? "an unknown address"}; last seen ${formatDate(s.lastSeenAt)}.`}

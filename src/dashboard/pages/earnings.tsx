@@ -81,7 +81,9 @@ const STYLE = `
 .filters .actions { grid-column:1 / -1; align-items:center; }
 td.amount, th.amount { text-align:right; font-variant-numeric:tabular-nums; }
 td.amount, td.nowrap, td.nowrap code { white-space:nowrap; overflow-wrap:normal; }
-td.hash code { display:inline-block; max-width:11rem; overflow-wrap:anywhere; }
+td.hash { white-space:nowrap; }
+td.hash .copyable { flex-wrap:nowrap; }
+td.hash code { display:inline-block; max-width:9rem; overflow:hidden; text-overflow:ellipsis; white-space:nowrap; vertical-align:bottom; }
 .section-head { display:flex; flex-wrap:wrap; align-items:baseline; gap:.5rem 1rem; }
 .section-head h2 { margin-right:auto; }
 `;
