@@ -49,8 +49,9 @@ export function createDashboard(options: DashboardOptions = {}) {
 
   dashboard.get("/assets/:file", (c) => {
     const asset = ASSETS[c.req.param("file")];
-    if (!asset) return c.text("Not found", 404);
-    return c.body(asset.body, 200, { "Content-Type": asset.type });
+    if (!asset) return c.text("Not found", 404, { "Cache-Control": "no-store" });
+    // The name carries a hash of the content: this URL always means these bytes.
+    return c.body(asset.body, 200, { "Content-Type": asset.type, "Cache-Control": "public, max-age=31536000, immutable" });
   });
 
   dashboard.use("*", noStore(), contentSecurityPolicy(), async (c, next) => {

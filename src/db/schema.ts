@@ -250,6 +250,11 @@ export const dashboardSessions = sqliteTable(
     lastSeenAt: integer("last_seen_at", { mode: "timestamp_ms" }).notNull(),
     expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
     revokedAt: integer("revoked_at", { mode: "timestamp_ms" }),
+    /** Where the session was started: the client's IP address, its browser (User-Agent, cut to 300 characters), and how. */
+    ip: text("ip"),
+    userAgent: text("user_agent"),
+    /** `link` (a one-time sign-in link) or the wallet address that signed in with Ethereum. */
+    signedInWith: text("signed_in_with"),
   },
   (t) => [index("dashboard_sessions_tenant_idx").on(t.tenantId), index("dashboard_sessions_expires_idx").on(t.expiresAt)],
 );
@@ -284,7 +289,7 @@ export const signInLinks = sqliteTable(
   (t) => [index("sign_in_links_tenant_idx").on(t.tenantId), index("sign_in_links_expires_idx").on(t.expiresAt)],
 );
 
-export const KEY_EVENT_ACTIONS = ["created", "paused", "resumed", "edited", "revoked", "deleted"] as const;
+export const KEY_EVENT_ACTIONS = ["created", "paused", "resumed", "edited", "revoked", "deleted", "rolled"] as const;
 export type KeyEventAction = (typeof KEY_EVENT_ACTIONS)[number];
 export const KEY_EVENT_ACTORS = ["dashboard", "operator-cli"] as const;
 export type KeyEventActor = (typeof KEY_EVENT_ACTORS)[number];
@@ -311,7 +316,50 @@ export const keyEvents = sqliteTable(
   (t) => [index("key_events_tenant_created_idx").on(t.tenantId, t.createdAt, t.id)],
 );
 
+export const ACCOUNT_EVENT_ACTORS = ["dashboard", "api", "operator-cli"] as const;
+export type AccountEventActor = (typeof ACCOUNT_EVENT_ACTORS)[number];
+
+/**
+ * The audit trail of everything else that happens to an account: sign-ins and sign-outs, profile and wallet changes,
+ * service and paywall changes (through the dashboard or the API). Written in the same batch as the change (sign-ins:
+ * with the session). `subject` names what changed as it was then (a name, a wallet), `detail` says more (the browser
+ * of a sign-in, the fields of a change). Key changes have their own table (`key_events`); the Activity page reads both.
+ */
+export const accountEvents = sqliteTable(
+  "account_events",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    action: text("action").notNull(),
+    subject: text("subject"),
+    detail: text("detail"),
+    actor: text("actor", { enum: ACCOUNT_EVENT_ACTORS }).notNull(),
+    ip: text("ip"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("account_events_tenant_created_idx").on(t.tenantId, t.createdAt, t.id)],
+);
+
+/**
+ * Messages a dashboard page shows once after a redirect (Post/Redirect/Get): the new raw key after "Create key" or
+ * "Roll key". The body is encrypted with the key ring (it can hold a secret), bound to its session; reading it deletes it,
+ * and it expires after 10 minutes unread.
+ */
+export const dashboardFlashes = sqliteTable(
+  "dashboard_flashes",
+  {
+    id: text("id").primaryKey(),
+    sessionId: text("session_id").notNull(),
+    body: text("body").notNull(),
+    expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [index("dashboard_flashes_expires_idx").on(t.expiresAt)],
+);
+
 export type DashboardSessionRow = typeof dashboardSessions.$inferSelect;
+export type AccountEventRow = typeof accountEvents.$inferSelect;
 export type KeyEventRow = typeof keyEvents.$inferSelect;
 
 /**

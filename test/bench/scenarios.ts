@@ -345,6 +345,9 @@ const earningsOf =
       signupWallet: null,
       now,
       expiresAt: new Date(now.getTime() + SESSION_MAX_MS),
+      ip: null,
+      userAgent: null,
+      signedInWith: "link",
     });
     return { keys: [`${COOKIE_KEY}${SESSION_COOKIE}=${id}`], tenantId };
   };

@@ -77,7 +77,7 @@ async function render(c: Ctx) {
       title={`What agents see: ${service.name}`}
       active="services"
       tenantName={tenant.name}
-      scripts={["/dashboard/assets/copy.js"]}
+      scripts={["copy"]}
     >
       <style nonce={c.var.cspNonce}>{STYLE}</style>
       <p>
