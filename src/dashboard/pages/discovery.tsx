@@ -73,12 +73,7 @@ async function render(c: Ctx) {
   const counts = { error: 0, warn: 0, info: 0 };
   for (const d of preview.diagnostics) counts[d.severity]++;
   return c.html(
-    <Layout
-      title={`What agents see: ${service.name}`}
-      active="services"
-      tenantName={tenant.name}
-      scripts={["copy"]}
-    >
+    <Layout title={`What agents see: ${service.name}`} active="services" tenantName={tenant.name} scripts={["copy"]}>
       <style nonce={c.var.cspNonce}>{STYLE}</style>
       <p>
         Agents and crawlers find this service's paid routes in its discovery document and its llms.txt, served on the payment
