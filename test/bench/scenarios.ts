@@ -26,11 +26,11 @@ import { findService, findServicesPage, listServiceNames } from "../../src/db/se
 import { findTransactionsPage } from "../../src/db/transactions.ts";
 import { newId, randomHex, sha256Hex } from "../../src/lib/ids.ts";
 import { lastUtcDays } from "../../src/lib/utc-days.ts";
-import { COOKIE_KEY } from "./load.ts";
+import { COOKIE_KEY, request } from "./load.ts";
 import { type ApiResponse, type BenchContext, cloneSeries, inPool } from "./seed.ts";
 import { STAND_IN_HOSTS } from "./stand-ins.ts";
 import { MPP_CHALLENGE, X402_CHALLENGE, X402_PAID } from "./targets.ts";
-import { BENCH_CAPS, BENCH_ENCRYPTION_KEY, type WorkerName } from "./workers.ts";
+import { BENCH_CAPS, BENCH_ENCRYPTION_KEY, PAYMENT_HOST, type WorkerName } from "./workers.ts";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -102,6 +102,10 @@ export interface Scenario {
   floor?: string;
   /** A reference that is only measured alongside the scenarios naming it as `floor`, never on its own. */
   pairOnly?: boolean;
+  /** `payment`: the requests name the payment origin's host (`PAYMENT_HOST`), where the gateway answers. */
+  origin?: "api" | "payment";
+  /** Each connection sends from a client address of its own (`CF-Connecting-IP`; load.ts `clientAddress`). */
+  ownAddress?: boolean;
 }
 
 /**
@@ -410,7 +414,7 @@ const nonceOf = (vars: Vars) => `0x${RUN_NONCE}${seqHex(vars)}`;
 const paidX402 = async (ctx: BenchContext): Promise<Seeded> => {
   const t = await gatewayTenant(ctx);
   const path = payPath("x402", t);
-  const res = await fetch(ctx.appUrl + path);
+  const res = await request(undefined, new URL(ctx.appUrl), "GET", path, { host: PAYMENT_HOST }, undefined);
   const header = res.headers.get("PAYMENT-REQUIRED");
   if (res.status !== 402 || !header) throw new Error(`seeding the paid scenario: the challenge answered ${res.status}`);
   const required = decodePaymentRequiredHeader(header);
@@ -521,7 +525,8 @@ export const REFERENCES: Scenario[] = [
 ];
 
 export const SCENARIOS: Scenario[] = [
-  { name: "GET /v1/health", target: "app", method: "GET", path: "/v1/health", read: true },
+  // No key: counted per client address. One address per connection (32 clients), as the edge would see them.
+  { name: "GET /v1/health", target: "app", method: "GET", path: "/v1/health", read: true, ownAddress: true },
   {
     name: "GET /v1/me (200 keys)",
     target: "app",
@@ -623,6 +628,7 @@ export const SCENARIOS: Scenario[] = [
   {
     name: X402_CHALLENGE,
     target: "app",
+    origin: "payment",
     method: "GET",
     path: "/api/x402/pay/{serviceId}/{slug}",
     pathFromSeed: true,
@@ -634,6 +640,7 @@ export const SCENARIOS: Scenario[] = [
   {
     name: MPP_CHALLENGE,
     target: "app",
+    origin: "payment",
     method: "GET",
     path: "/api/mpp/pay/{serviceId}/{slug}",
     pathFromSeed: true,
@@ -645,6 +652,7 @@ export const SCENARIOS: Scenario[] = [
   {
     name: X402_PAID,
     target: "app",
+    origin: "payment",
     method: "GET",
     path: "/api/x402/pay/{serviceId}/{slug}",
     pathFromSeed: true,

@@ -14,6 +14,11 @@ export const BENCH_ENCRYPTION_KEY = "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwd
 export const BENCH_CAPS = { MAX_SERVICES_PER_TENANT: "1000", MAX_PAYWALLS_PER_TENANT: "1000000" };
 export const COMPAT = { compatibilityDate: "2026-11-01", compatibilityFlags: ["nodejs_compat"] };
 const D1_ID = "bench-db";
+/**
+ * The payment origin's host (`PAYMENT_BASE_URL`): the Worker answers the gateway only for requests naming it. Every
+ * worker listens on 127.0.0.1; the gateway's scenarios send this `Host` (load.ts), the API's the socket's own.
+ */
+export const PAYMENT_HOST = "pay.bench.test";
 
 export type WorkerName = "app" | "app-timing" | "ceiling" | "floor" | "d1";
 
@@ -51,13 +56,15 @@ export async function startWorkers(options: {
   const appBindings = {
     ...options.vars,
     ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY,
-    // Throughput runs must never meet the limits: a 429 would count as a non-2xx. (All load comes from one address:
-    // the per-address limit, for requests without a key such as GET /v1/health, would refuse all but 120 a minute.)
+    // Throughput runs must never meet the limits: a 429 would count as a non-2xx. GET /v1/health sends each
+    // connection's requests from an address of its own (scenarios.ts `ownAddress`), but one such client still sends
+    // thousands a minute: the per-address limit (120 by default) is raised as the per-key one is.
     RATE_LIMIT_MAX: "100000000",
     IP_RATE_LIMIT_MAX: "100000000",
     ...BENCH_CAPS,
     // The gateway's facilitator for testnet paywalls: the stand-in, by a name the SSRF rules accept.
     FACILITATOR_URL_TESTNET: `https://${STAND_IN_HOSTS.facilitator}`,
+    PAYMENT_BASE_URL: `https://${PAYMENT_HOST}`,
   };
   // The app's outbound fetch (facilitator, upstream) goes to the stand-in server whatever the URL, through the
   // `outbound` worker (fixtures/outbound.ts): Miniflare takes only a worker or a Node function as an outbound service,
