@@ -7,6 +7,7 @@ import type { Context } from "hono";
 import { Hono } from "hono";
 import { ApiError } from "../../core/http/errors.ts";
 import { effectiveKeyStatus } from "../../core/keys/api-key.ts";
+import { workerKeyStore } from "../../core/keys/key-object.ts";
 import {
   type Actor,
   type CreatedKeyOutput,
@@ -262,7 +263,7 @@ const ACTIONS = {
 keyPages.post("/keys/:id/:action{pause|resume|revoke|delete}", async (c) => {
   const { run, done } = ACTIONS[c.req.param("action") as keyof typeof ACTIONS];
   try {
-    await run(c.var.db, { id: c.req.param("id"), tenant: c.var.session.tenant.id }, c.var.now, actor(c));
+    await run(workerKeyStore(c.var.db, c.env), { id: c.req.param("id"), tenant: c.var.session.tenant.id }, c.var.now, actor(c));
   } catch (err) {
     const error = errorText(err);
     if (!error) throw err;
@@ -317,7 +318,7 @@ keyPages.post("/keys/:id/edit", async (c) => {
   const k = await ownKey(c);
   const form = await readKeyForm(c);
   try {
-    await editKey(c.var.db, { id: k.id, tenant: c.var.session.tenant.id, ...form }, c.var.now, actor(c));
+    await editKey(workerKeyStore(c.var.db, c.env), { id: k.id, tenant: c.var.session.tenant.id, ...form }, c.var.now, actor(c));
   } catch (err) {
     const error = errorText(err);
     if (!error) throw err;

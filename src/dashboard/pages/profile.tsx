@@ -5,8 +5,8 @@
  */
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { TenantCreateInput } from "../../core/tenants.ts";
-import { updateTenantProfile, updateTenantWallet } from "../../db/tenants.ts";
+import { workerKeyStore } from "../../core/keys/key-object.ts";
+import { changeTenantProfile, changeTenantWallet, TenantCreateInput } from "../../core/tenants.ts";
 import type { DashboardEnv } from "../env.ts";
 import { Layout, Notice } from "../layout.tsx";
 import { issueSiweMessage, SiweError, verifySiweMessage } from "../siwe.ts";
@@ -99,7 +99,7 @@ profilePages.post("/profile", async (c) => {
     const error = parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join("; ");
     return c.html(profilePage(c, { error, values }), 400);
   }
-  const updated = await updateTenantProfile(c.var.db, c.var.session.tenant.id, parsed.data, c.var.now);
+  const updated = await changeTenantProfile(workerKeyStore(c.var.db, c.env), c.var.session.tenant.id, parsed.data, c.var.now);
   if (!updated) return c.html(profilePage(c, { error: "This e-mail already belongs to another account.", values }), 409);
   return c.redirect("/dashboard/profile?done=profile", 303);
 });
@@ -144,6 +144,6 @@ profilePages.post("/profile/wallet", async (c) => {
     if (err instanceof SiweError) return c.json({ error: err.message }, 400);
     throw err;
   }
-  await updateTenantWallet(c.var.db, t.id, WALLET_COLUMN[which], wallet, c.var.now);
+  await changeTenantWallet(workerKeyStore(c.var.db, c.env), t.id, WALLET_COLUMN[which], wallet, c.var.now);
   return c.json({ location: `/dashboard/profile?done=${which}` });
 });
