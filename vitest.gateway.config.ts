@@ -16,7 +16,7 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
-import { createOutboundRouter, GATEWAY_TEST_HOSTS } from "./test/localnet/outbound.ts";
+import { createOutboundRouter, GATEWAY_TEST_HOSTS, outboundService } from "./test/localnet/outbound.ts";
 import type { StackInfo } from "./test/localnet/stack.ts";
 
 /**
@@ -58,12 +58,16 @@ export default defineConfig(async () => {
                   },
                   d1Databases: ["MIGRATION_DB"],
                   durableObjects: { RACY_RATE_LIMITER: { className: "RacyRateLimiter", useSQLite: true } },
-                  outboundService: createOutboundRouter({
-                    [GATEWAY_TEST_HOSTS.upstream]: net.upstreamUrl,
-                    [GATEWAY_TEST_HOSTS.facilitator]: net.facilitatorUrl,
-                    [GATEWAY_TEST_HOSTS.rpc]: net.rpcUrl,
-                    ...(net.tempo ? { [GATEWAY_TEST_HOSTS.tempoRpc]: net.tempo.rpcUrl } : {}),
-                  }),
+                  outboundService: outboundService(
+                    createOutboundRouter({
+                      [GATEWAY_TEST_HOSTS.upstream]: net.upstreamUrl,
+                      [GATEWAY_TEST_HOSTS.facilitator]: net.facilitatorUrl,
+                      [GATEWAY_TEST_HOSTS.rpc]: net.rpcUrl,
+                      ...(net.tempo ? { [GATEWAY_TEST_HOSTS.tempoRpc]: net.tempo.rpcUrl } : {}),
+                      // A name that is routed, to a port where nothing listens: the upstream that cannot be reached.
+                      [GATEWAY_TEST_HOSTS.unreachable]: "http://127.0.0.1:2",
+                    }),
+                  ),
                 },
               };
             }),

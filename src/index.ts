@@ -1,9 +1,12 @@
 import { getDb } from "./db/client.ts";
+import { deleteExpiredSignInRows } from "./db/dashboard.ts";
 import { deleteExpiredIdempotencyKeys } from "./db/idempotency.ts";
+import { deleteExpiredPaidAnswers } from "./db/paid-answers.ts";
 import { PAYMENT_SWEEP_CRON, sweepPendingPayments } from "./gateway/sweep.ts";
 import { createWorker } from "./worker.ts";
 
 export { RateLimiter } from "./core/rate-limit/durable-object.ts";
+export { PaymentCoordinator } from "./gateway/coordinator.ts";
 
 const worker = createWorker();
 
@@ -11,7 +14,8 @@ export default {
   fetch: worker.fetch,
   /**
    * The Cron Triggers of wrangler.toml. Every five minutes: settles the gateway's PENDING payments from the chain
-   * (src/gateway/sweep.ts). Hourly: deletes idempotency records past their 24 hours.
+   * (src/gateway/sweep.ts). Hourly: deletes idempotency records past their 24 hours, the dashboard's expired
+   * SIWE nonces, sign-in links and sessions, and paid answers past their window (src/db/paid-answers.ts).
    */
   async scheduled(controller, env) {
     if (controller.cron === PAYMENT_SWEEP_CRON) {
@@ -19,7 +23,13 @@ export default {
       console.log(JSON.stringify({ cron: controller.cron, task: "payment-sweep", ...swept }));
       return;
     }
-    const deleted = await deleteExpiredIdempotencyKeys(getDb(env.DB), new Date(controller.scheduledTime));
+    const db = getDb(env.DB);
+    const now = new Date(controller.scheduledTime);
+    const deleted = await deleteExpiredIdempotencyKeys(db, now);
     console.log(JSON.stringify({ cron: controller.cron, task: "idempotency-cleanup", deleted }));
+    const signIn = await deleteExpiredSignInRows(db, now);
+    console.log(JSON.stringify({ cron: controller.cron, task: "sign-in-cleanup", deleted: signIn }));
+    const answers = await deleteExpiredPaidAnswers(db, now);
+    console.log(JSON.stringify({ cron: controller.cron, task: "paid-answer-cleanup", deleted: answers }));
   },
 } satisfies ExportedHandler<Env>;

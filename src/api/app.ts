@@ -9,6 +9,7 @@ import { database } from "./middleware/database.ts";
 import { declaredQueryFrom, refuseDeclaredOversize, refuseKeyInUrl, strictQuery } from "./middleware/request-guards.ts";
 import { registerComponents } from "./openapi.ts";
 import { createRouter } from "./router.ts";
+import { discoveryRouter } from "./routes/discovery/index.ts";
 import { eventsRouter } from "./routes/events/index.ts";
 import { healthRouter } from "./routes/health.ts";
 import { meRouter } from "./routes/me.ts";
@@ -46,6 +47,8 @@ const DOCUMENT = {
   ],
 };
 
+const NO_QUERY = { names: new Set<string>(), needsKey: false };
+
 /** The management API: `/v1/*` and its document, `/openapi.json`. Any other path is a 404 in the error envelope. */
 export function createApi() {
   const app = createRouter<AppEnv>();
@@ -60,7 +63,12 @@ export function createApi() {
   // What answers without a key is counted per client address (CF-Connecting-IP), before anything else it costs
   // (registered on the endpoints' own method and path: HEAD runs them too; other methods meet `authenticate`).
   app.get("/v1/health", clientRateLimit());
-  app.get("/openapi.json", clientRateLimit());
+  // The document takes no query parameter, like every operation that declares none.
+  app.get(
+    "/openapi.json",
+    clientRateLimit(),
+    strictQuery(() => NO_QUERY, "without key"),
+  );
   app.use("/v1/*", database());
 
   // Registered before `authenticate`, so it answers without a key.
@@ -74,6 +82,7 @@ export function createApi() {
   app.use("/v1/*", authenticate(), strictQuery(declaredQuery, "with key"));
   app.route("/v1", meRouter);
   app.route("/v1", servicesRouter);
+  app.route("/v1", discoveryRouter);
   app.route("/v1", paywallsRouter);
   app.route("/v1", transactionsRouter);
   app.route("/v1", eventsRouter);

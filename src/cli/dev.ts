@@ -5,20 +5,29 @@
  * 2. Pending local D1 migrations are applied.
  * 3. On a database without tenants: a demo tenant and a key with every scope, printed once with a ready `curl`.
  *    Otherwise: how to make a key with the operator CLI.
- * 4. `wrangler dev` on port 8787 (extra arguments are passed on: `npm run dev -- --port 9000`), with inherited stdio;
+ * 4. Local traces are off (see localTracesOff): they would keep credentials sent in URLs.
+ * 5. `wrangler dev` on port 8787 (extra arguments are passed on: `npm run dev -- --port 9000`), with inherited stdio;
  *    SIGINT/SIGTERM/SIGHUP, and the end of our parent (npm's shell), stop it (see stopWithUs); its exit code is ours.
  * With `--payments`: the local payment loop instead (chain, token, facilitator, demo upstream and paywall, then
  * `npm run buy`; see test/localnet/dev-loop.ts).
  */
 import { spawn } from "node:child_process";
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { constants } from "node:os";
 import { join } from "node:path";
 import { DEMO_TENANT, listAllTenants, seedDemo } from "../admin/commands.ts";
 import { generateKeyRingSecret } from "../core/secrets/secret-box.ts";
 import { createSignInLink } from "../dashboard/sign-in-links.ts";
 import { getDb } from "../db/client.ts";
-import { applyLocalMigrations, openD1, PROJECT_ROOT, stopWithUs, WRANGLER_BIN, wranglerEnv } from "./platform.ts";
+import {
+  applyLocalMigrations,
+  LOCAL_TRACE_STORE,
+  openD1,
+  PROJECT_ROOT,
+  stopWithUs,
+  WRANGLER_BIN,
+  wranglerEnv,
+} from "./platform.ts";
 
 const DEFAULT_PORT = "8787";
 const DEV_VARS = join(PROJECT_ROOT, ".dev.vars");
@@ -94,9 +103,21 @@ async function seed(port: string): Promise<void> {
   }
 }
 
+/**
+ * Local traces off (wrangler's and Miniflare's `X_LOCAL_OBSERVABILITY`, on by default): their store
+ * (`.wrangler/state/v3/observability`) keeps every request's and subrequest's URL verbatim, query string included
+ * (`redact_query_string` is not applied locally), so a probe's API key or a `query-param` credential would sit there
+ * in plain text. A store left by an earlier run goes too. `X_LOCAL_OBSERVABILITY=true npm run dev` turns them on.
+ */
+function localTracesOff(): void {
+  process.env.X_LOCAL_OBSERVABILITY ??= "false";
+  if (process.env.X_LOCAL_OBSERVABILITY === "false") rmSync(LOCAL_TRACE_STORE, { recursive: true, force: true });
+}
+
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const { port, args } = portOf(argv.filter((a) => a !== "--payments"));
+  localTracesOff();
   ensureDevVars();
   await applyLocalMigrations("inherit");
   await seed(port);

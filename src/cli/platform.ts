@@ -16,6 +16,8 @@ export const WRANGLER_BIN = join(PROJECT_ROOT, "node_modules", ".bin", "wrangler
 /** Where `wrangler dev` and `wrangler d1 … --local` keep local state (wrangler's default for this project). */
 export const LOCAL_PERSIST_PATH = join(PROJECT_ROOT, ".wrangler", "state", "v3");
 export const DB_BINDING = "DB";
+/** Where local dev's traces go when they are on (Miniflare's trace collector, `X_LOCAL_OBSERVABILITY`). */
+export const LOCAL_TRACE_STORE = join(LOCAL_PERSIST_PATH, "observability");
 
 /** The environment for a wrangler child: our Node first on PATH, no telemetry; `ci` makes every prompt take its default. */
 export function wranglerEnv(options: { ci?: boolean } = {}): NodeJS.ProcessEnv {

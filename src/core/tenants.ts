@@ -3,6 +3,7 @@
  * (`tenant create`) and the dashboard (wallet sign-up, profile) use these same rules. A failure is an `ApiError`
  * (`VALIDATION_ERROR`, `CONFLICT`).
  */
+import type { BatchItem } from "drizzle-orm/batch";
 import { z } from "zod";
 import { listLiveKeyHashesOfTenant } from "../db/api-keys.ts";
 import type { Db } from "../db/client.ts";
@@ -76,8 +77,9 @@ export async function changeTenantProfile(
   id: string,
   profile: { name: string; email: string },
   now: Date,
+  audit?: BatchItem<"sqlite">,
 ): Promise<Tenant | undefined> {
-  const row = await updateTenantProfile(store.db, id, profile, now);
+  const row = await updateTenantProfile(store.db, id, profile, now, audit);
   if (row) await forgetTenantKeys(store, id);
   return row;
 }
@@ -89,8 +91,9 @@ export async function changeTenantWallet(
   which: "walletAddress" | "tempoWalletAddress",
   address: string,
   now: Date,
+  audit?: BatchItem<"sqlite">,
 ): Promise<Tenant | undefined> {
-  const row = await updateTenantWallet(store.db, id, which, address, now);
+  const row = await updateTenantWallet(store.db, id, which, address, now, audit);
   if (row) await forgetTenantKeys(store, id);
   return row;
 }

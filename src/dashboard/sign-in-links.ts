@@ -1,5 +1,5 @@
 /**
- * One-time sign-in links, made by an operator (`npm run admin -- dashboard-link --tenant ten_…`) or by `npm run dev`
+ * One-time sign-in links, made by an operator (`npm run -s admin -- dashboard-link --tenant ten_…`) or by `npm run dev`
  * for the demo tenant: a random token in the URL, only its SHA-256 stored, usable once within 10 minutes.
  * Plain functions over a drizzle `Db` (no `cloudflare:workers`), so the CLI runs them too.
  */

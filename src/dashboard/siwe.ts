@@ -2,8 +2,9 @@
  * Sign-In with Ethereum (EIP-4361) with viem's SIWE utilities. The server builds the message it wants signed:
  * this deployment's domain and URI, the wallet's address and chain id, issued-at, an expiration 5 minutes later,
  * and a single-use nonce stored with what it was issued for (purpose, chain id, address). Verification parses
- * the signed text, checks every field against this deployment and the clock, uses the nonce up (a replay finds
- * none), and recovers the signer from the signature (EOA, offline).
+ * the signed text, checks every field against this deployment and the clock (the chain id written as a canonical
+ * decimal, valid for no longer than a nonce lives), uses the nonce up (a replay finds none), and recovers the signer
+ * from the signature (EOA, offline).
  */
 
 import { createSiweMessage, generateSiweNonce, parseSiweMessage, validateSiweMessage } from "viem/siwe";
@@ -12,6 +13,8 @@ import type { Db } from "../db/client.ts";
 import { consumeNonce, insertNonce } from "../db/dashboard.ts";
 
 export const NONCE_TTL_MS = 5 * 60 * 1000;
+/** How far a wallet's clock may be ahead of ours. */
+const CLOCK_SKEW_MS = 60_000;
 
 /** Where the dashboard is served: the SIWE `domain` (host) and `uri` come from here. */
 export interface Deployment {
@@ -22,23 +25,37 @@ export class SiweError extends Error {}
 
 const deploymentOf = (origin: string) => ({ domain: new URL(origin).host, uri: `${origin}/dashboard` });
 
+/**
+ * A chain id as EIP-155 writes it in decimal: `1`, `8453`; never `0x1`, `01`, `1.0`, `1e3`, ` 1` or one past
+ * `Number.MAX_SAFE_INTEGER` (each would name the same chain under another spelling, or lose digits).
+ */
+export function canonicalChainId(text: string): number | undefined {
+  if (!/^[1-9][0-9]{0,15}$/.test(text)) return undefined;
+  const value = Number(text);
+  return Number.isSafeInteger(value) ? value : undefined;
+}
+
+/** The `Chain ID:` line of a SIWE message as written (viem's parser reads `0001` as `1`). */
+const CHAIN_ID_LINE = /\nChain ID: ([^\n]*)\n/;
+
 /** Binds a nonce to what it may sign: the purpose (sign-in, or a wallet change of one tenant), chain and address. */
 const nonceBinding = (purpose: string, chainId: number, address: string) => `${purpose}|${chainId}|${address.toLowerCase()}`;
 
 /** Issues a nonce and returns the exact message for the wallet to sign. */
 export async function issueSiweMessage(
   db: Db,
-  request: { origin: string; address: string; chainId: number; purpose: string; statement: string; now: Date },
+  request: { origin: string; address: string; chainId: string; purpose: string; statement: string; now: Date },
 ): Promise<string> {
   if (!isAddress(request.address, { strict: false })) throw new SiweError("The wallet address is not valid");
-  if (!Number.isSafeInteger(request.chainId) || request.chainId <= 0) throw new SiweError("The chain id is not valid");
+  const chainId = canonicalChainId(request.chainId);
+  if (chainId === undefined) throw new SiweError("The chain id is not valid: a positive decimal integer without leading zeros");
   const nonce = generateSiweNonce();
   const expiresAt = new Date(request.now.getTime() + NONCE_TTL_MS);
-  await insertNonce(db, nonce, nonceBinding(request.purpose, request.chainId, request.address), request.now, expiresAt);
+  await insertNonce(db, nonce, nonceBinding(request.purpose, chainId, request.address), request.now, expiresAt);
   return createSiweMessage({
     ...deploymentOf(request.origin),
     address: getAddress(request.address),
-    chainId: request.chainId,
+    chainId,
     nonce,
     version: "1",
     statement: request.statement,
@@ -65,7 +82,15 @@ export async function verifySiweMessage(
     throw new SiweError("The message is not a complete Sign-In with Ethereum message");
   }
   if (!message.issuedAt || !message.expirationTime) throw new SiweError("The message needs an issued-at and an expiration time");
-  if (message.issuedAt.getTime() > request.now.getTime() + 60_000) throw new SiweError("The message is issued in the future");
+  if (canonicalChainId(CHAIN_ID_LINE.exec(request.message)?.[1] ?? "") !== message.chainId) {
+    throw new SiweError("The message's chain id is not a canonical decimal number");
+  }
+  if (message.issuedAt.getTime() > request.now.getTime() + CLOCK_SKEW_MS)
+    throw new SiweError("The message is issued in the future");
+  // A nonce lives NONCE_TTL_MS: a message that claims to stay valid longer was not written by this server.
+  if (message.expirationTime.getTime() - message.issuedAt.getTime() > NONCE_TTL_MS) {
+    throw new SiweError("The message is valid for longer than a sign-in request lasts (5 minutes)");
+  }
   if (!validateSiweMessage({ message, domain, time: request.now }))
     throw new SiweError("The message has expired or is not valid");
   const binding = nonceBinding(request.purpose, message.chainId, message.address);

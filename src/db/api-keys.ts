@@ -130,6 +130,19 @@ export const revokeKeyIfNotRevokedQuery = (db: Db, id: string, tenantId: string 
     .where(and(keyMatch(id, tenantId), ne(apiKeys.status, "revoked")))
     .returning();
 
+/**
+ * The old key of a roll: revoked at `revokeAt`, or expiring at `expireAt`, only if the new key `newId` was just
+ * inserted (same batch) and the old one is not revoked.
+ */
+export const rollOldKeyQuery = (db: Db, id: string, newId: string, when: { revokeAt: Date } | { expireAt: Date }) =>
+  db
+    .update(apiKeys)
+    .set("revokeAt" in when ? { status: "revoked", revokedAt: when.revokeAt } : { expiresAt: when.expireAt })
+    .where(
+      and(eq(apiKeys.id, id), ne(apiKeys.status, "revoked"), sql`exists (select 1 from ${apiKeys} as k where k.id = ${newId})`),
+    )
+    .returning();
+
 export interface KeyEdit {
   name: string;
   scopes: string[];

@@ -1,27 +1,39 @@
 // The payment ledger's writes and reads: each move of a payment is one of these statements or batches, guarded by
 // the state it moves from (src/core/ledger/ledger.ts owns the moves; nothing else writes a transaction's status).
 import { and, asc, eq, inArray, lt, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "./client.ts";
+import { isUniqueViolation } from "./errors.ts";
 import type { NewEvent } from "./events.ts";
 import { events, pendingPayments, type TransactionRow, transactions } from "./schema.ts";
 import type { NewTransaction } from "./transactions.ts";
 
 export type PendingPayment = Pick<typeof pendingPayments.$inferInsert, "reference" | "validBefore" | "asset" | "payTo">;
 
+/** Statements a move adds to its own batch (the paid answer's claim, store or delete: src/db/paid-answers.ts). */
+export type MoveExtras = readonly BatchItem<"sqlite">[];
+
 /**
- * A payment's start in one atomic batch: its PENDING transaction, its REQUEST event, and what settles it from the
- * chain later (`pending_payments`). All ids derive from the payment, so a replay inserts none. Returns whether this
- * call created the transaction: of two concurrent starts of one payment exactly one gets `true`, and a fault
- * between the writes leaves none.
+ * A payment's start in one atomic batch: its PENDING transaction, its REQUEST event, what settles it from the chain
+ * later (`pending_payments`), and `extras` (its paid answer's claim). All ids derive from the payment, so a replay
+ * inserts none. Returns whether this call created the transaction: of two concurrent starts of one payment exactly
+ * one gets `true`, and a fault between the writes leaves none. A unique index refusing one of `extras` (the claim of
+ * a retry key another payment holds) refuses the whole start: `false`, nothing written.
  */
 export async function insertPaymentStart(
   db: Db,
   transaction: NewTransaction,
   event: NewEvent,
   pending: PendingPayment,
+  extras: MoveExtras = [],
 ): Promise<boolean> {
-  const [inserted] = await db.batch(paymentStartStatements(db, transaction, event, pending));
-  return inserted.length === 1;
+  try {
+    const [inserted] = await db.batch([...paymentStartStatements(db, transaction, event, pending), ...extras]);
+    return inserted.length === 1;
+  } catch (err) {
+    if (extras.length > 0 && isUniqueViolation(err)) return false;
+    throw err;
+  }
 }
 
 /** The statements of a payment's start (see `insertPaymentStart`), for a batch of one payment or of many. */
@@ -42,11 +54,17 @@ export function paymentStartStatements(db: Db, transaction: NewTransaction, even
 
 /**
  * A payment's outcome in one atomic batch: PENDING → COMPLETED or FAILED, its SUCCESS or ERROR event (one per
- * payment: the event id derives from it), and its `pending_payments` row gone. Returns whether the transaction was
- * still PENDING.
+ * payment: the event id derives from it), its `pending_payments` row gone, and `extras` (its paid answer kept or
+ * deleted, each guarded by the status this batch leaves). Returns whether the transaction was still PENDING.
  */
-export async function closePendingPayment(db: Db, id: string, change: PaymentClose, event: NewEvent): Promise<boolean> {
-  const [settled] = await db.batch(paymentCloseStatements(db, id, change, event));
+export async function closePendingPayment(
+  db: Db,
+  id: string,
+  change: PaymentClose,
+  event: NewEvent,
+  extras: MoveExtras = [],
+): Promise<boolean> {
+  const [settled] = await db.batch([...paymentCloseStatements(db, id, change, event), ...extras]);
   return settled.length === 1;
 }
 
@@ -67,14 +85,21 @@ export function paymentCloseStatements(db: Db, id: string, change: PaymentClose,
 
 /**
  * A PENDING transaction whose settlement outcome is unknown (sent, not seen on chain yet): its hash, when known,
- * is kept on the transaction so the tenant sees it. Returns whether the transaction was still PENDING.
+ * is kept on the transaction so the tenant sees it, in one batch with `extras` (its paid answer held). Returns
+ * whether the transaction was still PENDING.
  */
-export async function notePendingPaymentHash(db: Db, id: string, txHash: string): Promise<boolean> {
-  const rows = await db
-    .update(transactions)
-    .set({ txHash })
-    .where(and(eq(transactions.id, id), eq(transactions.status, "PENDING")))
-    .returning({ id: transactions.id });
+export async function notePendingPaymentHash(
+  db: Db,
+  id: string,
+  txHash: string | undefined,
+  extras: MoveExtras = [],
+): Promise<boolean> {
+  const still = and(eq(transactions.id, id), eq(transactions.status, "PENDING"));
+  const statement =
+    txHash === undefined
+      ? db.select({ id: transactions.id }).from(transactions).where(still)
+      : db.update(transactions).set({ txHash }).where(still).returning({ id: transactions.id });
+  const [rows] = await db.batch([statement, ...extras]);
   return rows.length === 1;
 }
 

@@ -25,11 +25,12 @@ const versionOf = (opaque: string): number | undefined => {
 /**
  * The versions an `If-Match` header accepts, for the write's own `WHERE version IN (…)`: `undefined` when the
  * header is absent or `*` (any current state), else the versions of its strong tags (weak tags never match, RFC
- * 9110 §13.1.1; a malformed header matches nothing, so the write is refused with 412). An empty header is absent
- * (an empty field line carries no condition, and the HTTP layer may drop it before the Worker sees it).
+ * 9110 §13.1.1; a malformed header matches nothing, so the write is refused with 412). An empty header is
+ * malformed too (RFC 9110 `If-Match = "*" / #entity-tag` needs at least one tag): it matches nothing, never "no
+ * condition", so a client whose tag variable came out empty does not overwrite someone else's change.
  */
 export function ifMatchVersions(header: string | undefined): number[] | undefined {
-  if (header === undefined || header.trim() === "") return undefined;
+  if (header === undefined) return undefined;
   const tags = parseTags(header);
   if (tags === "*") return undefined;
   return tags.flatMap((t) => {

@@ -21,8 +21,9 @@ export const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
  *   and buyers send MPP credentials in it: one writer only; use those auth methods instead), WWW-Authenticate,
  *   Authentication-Info, and X-402/MPP headers (see the prefixes);
  * - prefixes: `Proxy-*`, `CF-*` (Cloudflare's), `X-Forwarded-*`, `Payment-*` (x402 v2 PAYMENT-SIGNATURE,
- *   PAYMENT-REQUIRED, PAYMENT-RESPONSE; MPP Payment-Receipt, …) and `X-Payment*` (x402 v1 X-PAYMENT,
- *   X-PAYMENT-RESPONSE, …).
+ *   PAYMENT-REQUIRED, PAYMENT-RESPONSE; MPP Payment-Receipt, …), `X-Payment*` (x402 v1 X-PAYMENT,
+ *   X-PAYMENT-RESPONSE, …) and `X-SIWX-*` (the wallet the gateway verified for a sign-in route, with
+ *   `Sign-In-With-X`, the sign-in itself).
  * Cookie stays allowed: it is an upstream credential like any other header value, and buyers' cookies are never
  * forwarded.
  */
@@ -47,9 +48,10 @@ export const RESERVED_HEADERS: readonly string[] = [
   "authorization",
   "www-authenticate",
   "authentication-info",
+  "sign-in-with-x",
 ];
 
-export const RESERVED_HEADER_PREFIXES: readonly string[] = ["proxy-", "cf-", "x-forwarded-", "payment-", "x-payment"];
+export const RESERVED_HEADER_PREFIXES: readonly string[] = ["proxy-", "cf-", "x-forwarded-", "payment-", "x-payment", "x-siwx-"];
 
 /** Whether a header name belongs to the platform (case-insensitive). */
 export function isReservedHeader(name: string): boolean {
@@ -67,9 +69,35 @@ export function headerNameProblem(name: string): string | null {
   return headerTokenProblem(name) ?? (isReservedHeader(name) ? `${name} is set by the platform and cannot be configured` : null);
 }
 
-/** Why a header value is refused (CR, LF or NUL would end or split the header), or `null`. */
+/**
+ * Every control character but TAB (C0, DEL, C1), and the Unicode line and paragraph separators: in a header value
+ * CR, LF and NUL end or split the header, the others are refused by HTTP (RFC 9110 field values) or turned into line
+ * breaks by whatever shows them. TAB is field whitespace.
+ */
+const VALUE_FORBIDDEN = /(?!\t)[\p{Cc}\u2028\u2029]/u;
+
+/** Why a header value (or another one-line secret value) is refused, or `null`. */
 export function headerValueProblem(value: string): string | null {
-  return /[\r\n\0]/.test(value) ? "Must not contain CR, LF or NUL" : null;
+  return VALUE_FORBIDDEN.test(value) ? "Must not contain control characters other than tab, or line separators" : null;
+}
+
+/**
+ * Buyer headers that are credentials of the buyer's own (`bearer-customer` forwards the buyer's bearer its own way):
+ * never forwarded from a buyer, though a tenant may set them as the upstream's credential.
+ */
+export const BUYER_CREDENTIAL_HEADERS: readonly string[] = ["cookie", "x-api-key", "x-api-secret"];
+
+/** Whether a buyer header is never forwarded upstream, whatever a paywall's `allowedHeaders` say (case-insensitive). */
+export function isNeverForwarded(name: string): boolean {
+  return isReservedHeader(name) || BUYER_CREDENTIAL_HEADERS.includes(name.toLowerCase());
+}
+
+/** Why a paywall may not list this name in `allowedHeaders` (buyer headers it forwards), or `null`. */
+export function allowedHeaderProblem(name: string): string | null {
+  return (
+    headerTokenProblem(name) ??
+    (isNeverForwarded(name) ? `${name} is never forwarded from buyers (the platform owns it, or it is a credential)` : null)
+  );
 }
 
 /** Why a query parameter or JSON field name is refused, or `null`: visible characters without & = # ?. */

@@ -1,5 +1,5 @@
 import ipaddr from "ipaddr.js";
-import { urlTextProblem } from "./url-rules.ts";
+import { hasUserinfo, urlTextProblem } from "./url-rules.ts";
 
 /**
  * SSRF guard for upstream URLs (`baseUrl`, `targetUrl`): a pure check of the URL text, no I/O.
@@ -18,7 +18,8 @@ import { urlTextProblem } from "./url-rules.ts";
 export type SsrfReason =
   | "invalid_url" // not an absolute URL
   | "scheme_not_allowed" // not http: or https:
-  | "userinfo_not_allowed" // a user name or password before the host
+  | "userinfo_not_allowed" // a user name or password before the host, even empty (`http://@host/`)
+  | "port_not_allowed" // port 0
   | "blocked_hostname" // localhost, an internal suffix, a single label
   | "private_address"; // an IP literal in a denied range
 
@@ -92,9 +93,11 @@ export function checkUpstreamUrl(input: string): SsrfCheck {
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     return deny("scheme_not_allowed", "Only http and https URLs are allowed.");
   }
-  if (url.username !== "" || url.password !== "") {
+  // `http://@host/` and `http://:@host/` parse with an empty user name and password: the `@` is in the text only.
+  if (url.username !== "" || url.password !== "" || hasUserinfo(input)) {
     return deny("userinfo_not_allowed", "The URL must not contain a user name or password.");
   }
+  if (url.port === "0") return deny("port_not_allowed", "Port 0 is not a port a server listens on.");
 
   const host = url.hostname;
   if (host.startsWith("[")) {

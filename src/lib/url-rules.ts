@@ -5,8 +5,8 @@
  *   no backslash. WHATWG parsing silently drops TAB/CR/LF and reads `\` as `/`, while other parsers do not, so two
  *   programs could see two hosts in one text. The stored form is the parsed URL's `href`.
  * - Route paths (`targetRoute`, `publicRoutes`, `siwxRoutes`): an absolute path of RFC 3986 path characters,
- *   starting with exactly one `/` and without `.` or `..` segments (also spelled `%2e`), so joining it to a
- *   service's `baseUrl` can never change the origin.
+ *   starting with exactly one `/` and without `.` or `..` segments (also spelled `%2e`, also between an encoded `/`
+ *   or `\`, `%2F` / `%5C`), so joining it to a service's `baseUrl` can never change the origin or climb its path.
  */
 
 /** Any control character, any Unicode whitespace, or a backslash. */
@@ -16,6 +16,18 @@ const URL_TEXT_FORBIDDEN = /[\p{Cc}\s\\]/u;
 export function urlTextProblem(text: string): string | null {
   return URL_TEXT_FORBIDDEN.test(text) ? "Must not contain whitespace, control characters or a backslash" : null;
 }
+
+/**
+ * The authority of an absolute URL's text: after `scheme:` and any slashes (WHATWG reads `http:host`, `http:/host` and
+ * `http:///host` alike), up to the first `/`, `?` or `#`.
+ */
+const AUTHORITY = /^[a-z][a-z0-9+.-]*:\/*([^/?#\\]*)/i;
+
+/**
+ * Whether the URL text has an `@` in its authority: a user name or password, even an empty one (`http://@host/`,
+ * `http://:@host/`), which WHATWG parsing drops from `href` while other parsers may read the authority differently.
+ */
+export const hasUserinfo = (text: string): boolean => AUTHORITY.exec(text)?.[1]?.includes("@") ?? false;
 
 /** RFC 3986 `pchar` and `/`: unreserved, sub-delims, `:`, `@`, and `%` (which must start a `%XX` escape). */
 const PATH_CHARS = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/%]*$/;
@@ -29,7 +41,9 @@ export function routePathProblem(route: string): string | null {
     return "Only URL path characters: letters, digits and - . _ ~ ! $ & ' ( ) * + , ; = : @ / %XX (no spaces, controls, \\, ? or #)";
   }
   if (BAD_ESCAPE.test(route)) return "A % must start a %XX escape";
-  const segments = route.split("/").map((segment) => segment.replace(/%2e/gi, "."));
+  // Segments as a server that decodes before it resolves would see them: `%2F` and `%5C` (an encoded `/` or `\`)
+  // split segments too, so `/..%2F..%2Fx` and `/%2e%2e%5Cx` climb like `/../../x`.
+  const segments = route.split(/\/|%2f|%5c/i).map((segment) => segment.replace(/%2e/gi, "."));
   if (segments.some((segment) => segment === "." || segment === "..")) return "Must not contain . or .. segments";
   return null;
 }

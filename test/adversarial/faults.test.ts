@@ -41,7 +41,7 @@ const SECRET = `${CANARY}-faults`;
 /** The loops below make hundreds of requests; under a loaded CI machine they need more than the default 5 s. */
 const SLOW = 120_000;
 
-const TABLES = ["services", "paywalls", "api_keys", "transactions", "events"] as const;
+const TABLES = ["services", "paywalls", "api_keys", "transactions", "events", "account_events"] as const;
 
 /** Everything stored for the tenant, read through the real binding (the key's `last_used_at` is bookkeeping, left out). */
 async function snapshot(tenantId: string): Promise<Record<string, unknown[]>> {
@@ -338,12 +338,13 @@ describe("D1 faults at every statement of every endpoint", () => {
     );
   }
 
-  it("a write endpoint's batch statements are what the fault positions cover (service create: insert + cap check in one batch)", async () => {
+  it("a write endpoint's batch statements are what the fault positions cover (service create: insert + cap check + its account event in one batch)", async () => {
     const calls = await recordCalls(SCENARIOS[0] as Scenario<unknown>);
     const batch = calls.find((c) => c.method === "batch");
     expect(batch?.sql).toEqual([
       expect.stringMatching(/^insert into "services"/),
       expect.stringMatching(/^delete from "services"/),
+      expect.stringMatching(/^insert into "account_events"/),
     ]);
     // Nothing else writes: authentication reads no D1 in the Worker (the key's object holds its record).
     expect(calls.filter((c) => c !== batch)).toEqual([]);

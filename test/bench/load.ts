@@ -5,7 +5,6 @@ import type { Traced } from "./overhead.ts";
 import type { Scenario, Seeded, Step, Vars } from "./scenarios.ts";
 import { parseServerTiming } from "./server-timing-header.ts";
 import { clockMs } from "./stand-ins.ts";
-import { PAYMENT_HOST } from "./workers.ts";
 
 export interface LoadResult {
   requests: number;
@@ -44,24 +43,8 @@ export const stepsOf = (scenario: Scenario, seeded: Seeded): Step[] =>
 /** A seeded "key" that is a dashboard session: sent as the Cookie header instead of a bearer key. */
 export const COOKIE_KEY = "cookie:";
 
-/**
- * The client address of a request: a scenario with `ownAddress` sends each connection's requests from an address of
- * its own (`CF-Connecting-IP`, as Cloudflare sets it), so a per-address limit meets the load of one client per
- * connection rather than the whole load from one address. -1: the runner's own requests (probe, prime, accounting).
- */
-export const clientAddress = (connection: number) =>
-  connection < 0 ? "198.18.255.254" : `198.18.${connection >> 8}.${(connection & 255) + 1}`;
-
-function headersFor(
-  scenario: Scenario,
-  key: string | undefined,
-  step: Step,
-  vars: Vars,
-  connection = -1,
-): Record<string, string> {
+function headersFor(key: string | undefined, step: Step, vars: Vars): Record<string, string> {
   const headers: Record<string, string> = step.headers ? step.headers(vars) : {};
-  if (scenario.origin === "payment") headers.host = PAYMENT_HOST;
-  if (scenario.ownAddress) headers["cf-connecting-ip"] = clientAddress(connection);
   if (key?.startsWith(COOKIE_KEY)) headers.cookie = key.slice(COOKIE_KEY.length);
   else if (key) headers.authorization = `Bearer ${key}`;
   if (step.body !== undefined) headers["content-type"] = "application/json";
@@ -96,19 +79,14 @@ export interface RawLoad {
   traced?: Traced[];
 }
 
-export interface Answer {
+interface Answer {
   status: number;
-  headers: Headers;
   body: string;
 }
 
-/**
- * One request (on a keep-alive agent, or a connection of its own without one); resolves once the whole body has
- * arrived. Through node:http rather than fetch, which sends its own `Host`: a scenario on the payment origin names
- * that origin's host (`PAYMENT_HOST`), as a buyer's request would.
- */
-export function request(
-  agent: Agent | undefined,
+/** One request on a keep-alive agent; resolves once the whole body has arrived. */
+function request(
+  agent: Agent,
   url: URL,
   method: string,
   path: string,
@@ -118,7 +96,7 @@ export function request(
   return new Promise<Answer>((resolve, reject) => {
     const req = httpRequest(
       {
-        ...(agent ? { agent } : {}),
+        agent,
         host: url.hostname,
         port: url.port,
         method,
@@ -129,13 +107,7 @@ export function request(
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => {
-          const answerHeaders = new Headers();
-          for (const [name, value] of Object.entries(res.headers)) {
-            for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) answerHeaders.append(name, v);
-          }
-          resolve({ status: res.statusCode ?? 0, headers: answerHeaders, body: Buffer.concat(chunks).toString("utf8") });
-        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
         res.on("error", reject);
       },
     );
@@ -174,7 +146,7 @@ export async function runLoad(
   const cpuBefore = options.cpu?.();
   const start = performance.now();
   const deadline = start + options.duration * 1000;
-  const connection = async (_: unknown, index: number) => {
+  const connection = async () => {
     while (performance.now() < deadline) {
       const vars = newVars();
       const key = keys.length > 0 ? keys[nextKey++ % keys.length] : undefined;
@@ -182,7 +154,7 @@ export async function runLoad(
       for (const step of steps) {
         const path = typeof step.path === "string" ? step.path : step.path(vars);
         if (path === undefined) break;
-        const headers = headersFor(scenario, key, step, vars, index);
+        const headers = headersFor(key, step, vars);
         const body = bodyOf(step, vars);
         const sent = performance.now();
         try {
@@ -239,25 +211,23 @@ export function summarize(slices: RawLoad[]): LoadResult {
 }
 
 /** Sends one request per step, sequentially; returns the response and its body. */
-async function send(baseUrl: string, scenario: Scenario, step: Step, key: string | undefined, vars: Vars) {
+async function send(baseUrl: string, step: Step, key: string | undefined, vars: Vars) {
   const path = typeof step.path === "string" ? step.path : step.path(vars);
   if (path === undefined) return undefined;
-  const res = await request(
-    undefined,
-    new URL(baseUrl),
-    step.method,
-    path,
-    headersFor(scenario, key, step, vars),
-    bodyOf(step, vars),
-  );
+  const res = await fetch(baseUrl + path, {
+    method: step.method,
+    headers: headersFor(key, step, vars),
+    body: bodyOf(step, vars),
+  });
+  const body = await res.text();
   if (step.capture) {
     try {
-      step.capture(res.status, res.body, vars);
+      step.capture(res.status, body, vars);
     } catch {
       // as in runLoad
     }
   }
-  return { res, body: res.body };
+  return { res, body };
 }
 
 /**
@@ -268,7 +238,7 @@ export async function probe(baseUrl: string, scenario: Scenario, key: string | u
   const step: Step = seeded
     ? stepsOf(scenario, seeded)[0]!
     : { method: scenario.method, path: scenario.path, body: scenario.body ?? (scenario.method === "GET" ? undefined : {}) };
-  const out = await send(baseUrl, scenario, step, seeded ? seeded.keys[0] : key, newVars());
+  const out = await send(baseUrl, step, seeded ? seeded.keys[0] : key, newVars());
   return out?.res.status ?? 0;
 }
 
@@ -291,7 +261,7 @@ export async function prime(
       const key = seeded.keys[next++];
       const vars = newVars();
       for (const step of steps) {
-        const out = await send(baseUrl, scenario, step, key, vars);
+        const out = await send(baseUrl, step, key, vars);
         if (!out) break;
         statusCounts[out.res.status] = (statusCounts[out.res.status] ?? 0) + 1;
       }
@@ -324,7 +294,7 @@ export async function account(
       next++;
       const vars = newVars();
       for (const [i, step] of steps.entries()) {
-        const out = await send(baseUrl, scenario, step, key, vars);
+        const out = await send(baseUrl, step, key, vars);
         if (!out) break;
         acc.requests++;
         acc.bytes += Buffer.byteLength(out.body);

@@ -9,9 +9,8 @@
 //   startup, the quantity Cloudflare limits (parse and execute the global scope: STARTUP_LIMIT_MS). CPU time, not wall
 //   time, so a shared machine's other load moves it less; the median of STARTUP_ROUNDS rounds is reported.
 // - First requests: each copy of the bundle then takes its first request (its global scope already evaluated):
-//   one per app: the management API (`GET /v1/me` with a key, `GET /v1/health`), the dashboard (a signed-in page) and
-//   the payment gateway (an x402 402 challenge, an MPP 402 challenge, on the payment origin's host); workerd's CPU time
-//   around it, and the same request once warm (median of WARM_REPEATS).
+//   `GET /v1/health`, an x402 402 challenge, an MPP 402 challenge; workerd's CPU time around it, and the same request
+//   once warm (median of WARM_REPEATS).
 // - Payment SDKs: the modules every isolate evaluates at startup are those the entry reaches through static imports
 //   (esbuild's metafile of the build). Those a request evaluates later come from V8's precise coverage: one more copy
 //   runs behind a wrapper that starts it (node:inspector inside the isolate) before importing the bundle, and each
@@ -23,15 +22,11 @@ import { readFile } from "node:fs/promises";
 import { SourceMap } from "node:module";
 import { join } from "node:path";
 import { convertV4MiniflareOptions, Miniflare, type V4WorkerOptions } from "miniflare";
-import { SESSION_COOKIE, SESSION_MAX_MS } from "../../src/dashboard/session.ts";
 import { getDb } from "../../src/db/client.ts";
-import { insertSession } from "../../src/db/dashboard.ts";
-import { randomHex, sha256Hex } from "../../src/lib/ids.ts";
 import { cpuNsOf, findWorkerd } from "./cpu.ts";
-import { request } from "./load.ts";
 import { seedTenant } from "./seed.ts";
 import { STARTUP_BUDGET_MS, STARTUP_LIMIT_MS, STARTUP_LIMIT_SOURCE } from "./targets.ts";
-import { applyMigrations, BENCH_ENCRYPTION_KEY, COMPAT, PAYMENT_HOST } from "./workers.ts";
+import { applyMigrations, BENCH_ENCRYPTION_KEY, COMPAT, freePort, paymentOriginOf } from "./workers.ts";
 
 const STARTUP_ROUNDS = 3;
 const WARM_REPEATS = 5;
@@ -40,8 +35,6 @@ const PAYMENT_SDK = /(?:^|\/)node_modules\/(@x402\/[^/]+|mppx)\//;
 
 export interface FirstRequest {
   name: string;
-  /** The app that answers it. */
-  app: "api" | "dashboard" | "gateway";
   status: number;
   /** workerd CPU ms of the isolate's first request, after its startup. */
   firstMs: number;
@@ -92,6 +85,7 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
 
 const TRIVIAL = `import { DurableObject } from "cloudflare:workers";
 export class RateLimiter extends DurableObject {}
+export class PaymentCoordinator extends DurableObject {}
 export default { fetch() { return new Response("trivial"); } };`;
 
 /** Stands in for the network: nothing these requests do should leave the machine, and nothing may hang on it. */
@@ -120,13 +114,10 @@ export default {
   },
 };`;
 
-interface Probe {
-  name: string;
-  app: FirstRequest["app"];
-  path: string;
-  headers: Record<string, string>;
-  /** The status it must answer. */
-  status: number;
+interface Paths {
+  health: string;
+  x402: string;
+  mpp: string;
 }
 
 export async function measureStartup(options: {
@@ -144,20 +135,28 @@ export async function measureStartup(options: {
   const code = await readFile(options.scriptPath, "utf8");
   const mapPath = `${options.scriptPath}.map`;
   const map = existsSync(mapPath) ? JSON.parse(await readFile(mapPath, "utf8")) : undefined;
-  const bindings = { ...options.vars, ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY, PAYMENT_BASE_URL: `https://${PAYMENT_HOST}` };
-  const worker = (name: string, modules: { path: string; contents: string }[], extra: Partial<V4WorkerOptions> = {}) =>
-    ({
+  const bindings = { ...options.vars, ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY };
+  // Each copy answers the API at 127.0.0.1 and the payment origin at localhost, on a port of its own.
+  const worker = async (name: string, modules: { path: string; contents: string }[], extra: Partial<V4WorkerOptions> = {}) => {
+    const port = await freePort();
+    return {
       name,
       modulesRoot: "/",
       modules: modules.map((m) => ({ type: "ESModule" as const, ...m })),
       ...COMPAT,
-      bindings,
+      bindings: { ...bindings, PAYMENT_BASE_URL: paymentOriginOf(`http://127.0.0.1:${port}`) },
       d1Databases: { DB: "startup-db" },
-      durableObjects: { RATE_LIMITER: { className: "RateLimiter", useSQLite: true } },
+      durableObjects: {
+        RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
+        PAYMENT_COORDINATOR: { className: "PaymentCoordinator", useSQLite: true },
+      },
       outboundService: "no-network",
-      unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
+      unsafeDirectSockets: [{ host: "127.0.0.1", port }],
       ...extra,
-    }) as V4WorkerOptions;
+    } as V4WorkerOptions;
+  };
+  /** A gateway path goes to the payment origin of the copy at `origin`, anything else to its API origin. */
+  const urlOf = (origin: string, path: string) => (path.startsWith("/api/") ? paymentOriginOf(origin) : origin) + path;
   const start = async (workers: V4WorkerOptions[]) => {
     const mf = new Miniflare(
       convertV4MiniflareOptions({
@@ -175,43 +174,34 @@ export async function measureStartup(options: {
 
   // The paywall the challenges are for (through the API), and which payment SDK modules requests evaluate.
   log("startup: seeding a paywall through the API, behind V8 coverage");
-  let probes: Probe[] | undefined;
+  let paths: Paths | undefined;
   const evaluated: Pick<StartupReport, "api" | "x402" | "mpp"> = {};
   {
     const mf = await start([
-      worker("host", bundle),
-      worker("coverage", [{ path: "/wrapper.js", contents: COVERAGE_WRAPPER }, ...bundle], {
+      await worker("host", bundle),
+      await worker("coverage", [{ path: "/wrapper.js", contents: COVERAGE_WRAPPER }, ...bundle], {
         compatibilityFlags: [...COMPAT.compatibilityFlags, "enable_nodejs_inspector_module", "enable_nodejs_inspector_local_dev"],
-        durableObjects: { RATE_LIMITER: { className: "RateLimiter", scriptName: "host", useSQLite: true } },
+        durableObjects: {
+          RATE_LIMITER: { className: "RateLimiter", scriptName: "host", useSQLite: true },
+          PAYMENT_COORDINATOR: { className: "PaymentCoordinator", scriptName: "host", useSQLite: true },
+        },
       }),
     ]);
     try {
       const d1 = (await mf.getD1Database("DB", "host")) as unknown as D1Database;
       await applyMigrations(d1, options.root);
-      const { keys, tenant } = await seedTenant(getDb(d1), 1);
-      // A dashboard session, as sign-in starts one (the cookie's random id; its SHA-256 stored).
-      const sessionId = randomHex(32);
-      const now = new Date();
-      await insertSession(getDb(d1), {
-        id: await sha256Hex(sessionId),
-        tenantId: tenant.id,
-        signupWallet: null,
-        now,
-        expiresAt: new Date(now.getTime() + SESSION_MAX_MS),
-      });
-      const url = new URL((await mf.unsafeGetDirectURL("coverage")).origin);
+      const { keys } = await seedTenant(getDb(d1), 1);
+      const url = (await mf.unsafeGetDirectURL("coverage")).origin;
       const sent: string[] = [];
-      const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+      const call = async (method: string, path: string, body?: unknown) => {
         sent.push(`${method} ${path.replace(/\/pay\/.*$/, "/pay/…")}`);
-        const res = await request(
-          undefined,
-          url,
+        const res = await fetch(urlOf(url, path), {
           method,
-          path,
-          { authorization: `Bearer ${keys[0]}`, ...(body ? { "content-type": "application/json" } : {}), ...headers },
-          body === undefined ? undefined : JSON.stringify(body),
-        );
-        return { status: res.status, json: () => JSON.parse(res.body) as { data: Record<string, unknown> } };
+          headers: { authorization: `Bearer ${keys[0]}`, ...(body ? { "content-type": "application/json" } : {}) },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        const text = await res.text();
+        return { status: res.status, json: () => JSON.parse(text) as { data: Record<string, unknown> } };
       };
       const created = (r: { status: number; json: () => { data: Record<string, unknown> } }, what: string) => {
         if (r.status !== 201) throw new Error(`startup probe: creating ${what} answered ${r.status}`);
@@ -243,48 +233,20 @@ export async function measureStartup(options: {
         "a paywall",
       );
       const urls = paywall.paymentUrls as { x402: string; mpp: string };
-      const pay = { host: PAYMENT_HOST };
-      probes = [
-        { name: "GET /v1/health", app: "api", path: "/v1/health", headers: {}, status: 200 },
-        { name: "GET /v1/me", app: "api", path: "/v1/me", headers: { authorization: `Bearer ${keys[0]}` }, status: 200 },
-        {
-          name: "GET /dashboard/keys (signed in)",
-          app: "dashboard",
-          path: "/dashboard/keys",
-          headers: { cookie: `${SESSION_COOKIE}=${sessionId}` },
-          status: 200,
-        },
-        {
-          name: "GET /api/x402/pay/… (402 challenge)",
-          app: "gateway",
-          path: new URL(urls.x402).pathname,
-          headers: pay,
-          status: 402,
-        },
-        {
-          name: "GET /api/mpp/pay/… (402 challenge)",
-          app: "gateway",
-          path: new URL(urls.mpp).pathname,
-          headers: pay,
-          status: 402,
-        },
-      ];
-      const [x402, mpp] = probes.slice(-2) as [Probe, Probe];
+      paths = { health: "/v1/health", x402: new URL(urls.x402).pathname, mpp: new URL(urls.mpp).pathname };
       await call("GET", "/v1/paywalls?limit=10");
-      await call("GET", "/v1/health");
+      await call("GET", paths.health);
       if (map) {
         const take = async (): Promise<Evaluated> => {
-          const [script] = (await (await fetch(`${url.origin}/__coverage`)).json()) as Coverage[];
+          const [script] = (await (await fetch(`${url}/__coverage`)).json()) as Coverage[];
           const done = { requests: [...sent], paymentSdks: script ? paymentSdksRun(script, code, map) : [] };
           sent.length = 0;
           return done;
         };
         evaluated.api = await take();
-        if ((await call("GET", x402.path, undefined, pay)).status !== 402)
-          throw new Error("startup probe: the x402 URL did not answer 402");
+        if ((await call("GET", paths.x402)).status !== 402) throw new Error("startup probe: the x402 URL did not answer 402");
         evaluated.x402 = await take();
-        if ((await call("GET", mpp.path, undefined, pay)).status !== 402)
-          throw new Error("startup probe: the MPP URL did not answer 402");
+        if ((await call("GET", paths.mpp)).status !== 402) throw new Error("startup probe: the MPP URL did not answer 402");
         evaluated.mpp = await take();
       }
     } finally {
@@ -293,17 +255,23 @@ export async function measureStartup(options: {
   }
 
   // Rounds: the process with the bundle's copies, then the one with the trivial copies.
-  if (!probes) throw new Error("startup probe: no paywall");
-  const requests = probes;
+  if (!paths) throw new Error("startup probe: no paywall");
+  const requests: [string, string][] = [
+    ["GET /v1/health", paths.health],
+    ["GET /api/x402/pay/… (402 challenge)", paths.x402],
+    ["GET /api/mpp/pay/… (402 challenge)", paths.mpp],
+  ];
   const copies = requests.length;
   const roundsMs: number[] = [];
-  const first = new Map<string, { app: FirstRequest["app"]; status: number; first: number[]; warm: number[] }>();
+  const first = new Map<string, { status: number; first: number[]; warm: number[] }>();
   for (let round = 0; round < STARTUP_ROUNDS; round++) {
     const ready: number[] = [];
     for (const kind of ["bundle", "trivial"] as const) {
       const names = requests.map((_, i) => `${kind}-${i}`);
       const mf = await start(
-        names.map((name) => worker(name, kind === "bundle" ? bundle : [{ path: "/worker.js", contents: TRIVIAL }])),
+        await Promise.all(
+          names.map((name) => worker(name, kind === "bundle" ? bundle : [{ path: "/worker.js", contents: TRIVIAL }])),
+        ),
       );
       try {
         const cpu = cpuNsOf(findWorkerd());
@@ -311,23 +279,22 @@ export async function measureStartup(options: {
         if (at === undefined) throw new Error("startup probe: no CPU time for workerd (needs Linux /proc)");
         ready.push(at);
         if (kind === "trivial") continue;
-        for (const [i, probe] of requests.entries()) {
-          const url = new URL((await mf.unsafeGetDirectURL(names[i])).origin);
+        for (const [i, [name, path]] of requests.entries()) {
+          const url = urlOf((await mf.unsafeGetDirectURL(names[i])).origin, path);
           const timed = async () => {
             const before = cpu() as number;
-            const res = await request(undefined, url, "GET", probe.path, probe.headers, undefined);
+            const res = await fetch(url);
+            await res.arrayBuffer();
             return { status: res.status, ms: ((cpu() as number) - before) / 1e6 };
           };
-          const entry = first.get(probe.name) ?? { app: probe.app, status: 0, first: [], warm: [] };
+          const entry = first.get(name) ?? { status: 0, first: [], warm: [] };
           const once = await timed();
-          if (once.status !== probe.status)
-            throw new Error(`startup probe: the first ${probe.name} answered ${once.status}, not ${probe.status}`);
           entry.status = once.status;
           entry.first.push(once.ms);
           const warm: number[] = [];
           for (let k = 0; k < WARM_REPEATS; k++) warm.push((await timed()).ms);
           entry.warm.push(median(warm));
-          first.set(probe.name, entry);
+          first.set(name, entry);
         }
       } finally {
         await mf.dispose();
@@ -345,7 +312,6 @@ export async function measureStartup(options: {
     isolatesPerRound: copies,
     firstRequests: [...first].map(([name, e]) => ({
       name,
-      app: e.app,
       status: e.status,
       firstMs: round2(median(e.first)),
       warmMs: round2(median(e.warm)),

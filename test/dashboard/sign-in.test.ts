@@ -1,14 +1,27 @@
 // Dashboard sign-in in workerd with real D1: one-time links, Sign-In with Ethereum (real signatures by viem local
 // accounts), sign-up open and closed, session cookies and their idle and absolute expiry (a test clock), sign-out.
+import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { Hono } from "hono";
 import { createSiweMessage } from "viem/siwe";
 import { describe, expect, it } from "vitest";
+import { createDashboard } from "../../src/dashboard/app.tsx";
 import { createSignInLink } from "../../src/dashboard/sign-in-links.ts";
 import { findTenantByWallet } from "../../src/db/dashboard.ts";
+import worker from "../../src/index.ts";
 import { sha256Hex } from "../../src/lib/ids.ts";
 import { useTestClock } from "../support/clock.ts";
 import { createTenant, db } from "../support/factories.ts";
-import { DashboardClient, dashboardApp, newWallet, ORIGIN, registerSecret, signedIn, siweSignIn } from "./dashboard-client.ts";
+import {
+  DashboardClient,
+  dashboardApp,
+  type Fetcher,
+  newWallet,
+  ORIGIN,
+  registerSecret,
+  signedIn,
+  siweSignIn,
+} from "./dashboard-client.ts";
 
 const HOUR = 60 * 60 * 1000;
 
@@ -276,7 +289,8 @@ describe("sessions", () => {
     const stolen = new Map(client.cookies);
     const res = await client.post("/dashboard/sign-out");
     expect(res.status).toBe(303);
-    expect(res.headers.get("location")).toBe("/dashboard/sign-in");
+    expect(res.headers.get("location")).toBe("/dashboard/sign-in?signed-out");
+    expect(await (await client.get("/dashboard/sign-in?signed-out")).text()).toContain("You are signed out.");
     expect(client.cookies.size).toBe(0);
     const replay = new DashboardClient(app);
     for (const [k, v] of stolen) replay.cookies.set(k, v);
@@ -289,5 +303,201 @@ describe("sessions", () => {
     expect((await client.text("/dashboard/keys")).location).toBe("/dashboard/sign-in");
     client.cookies.set("__Host-dashboard_session", "' OR 1=1 --");
     expect((await client.text("/dashboard/profile")).location).toBe("/dashboard/sign-in");
+  });
+});
+
+/** SIWE nonce rows issued for a wallet (their binding names it). */
+const noncesOf = async (address: string) =>
+  (
+    await env.DB.prepare("SELECT count(*) AS n FROM siwe_nonces WHERE purpose LIKE ?")
+      .bind(`%|${address.toLowerCase()}`)
+      .first<{ n: number }>()
+  )?.n ?? 0;
+
+describe("SIWE messages are what this server writes", () => {
+  it.each(["0x2105", "08453", "8453.0", "8.453e3", " 8453", "+8453", "-1", "0", "9007199254740993", "", "base"])(
+    "a chain id of %j is refused with 400, and no nonce is stored",
+    async (chainId) => {
+      const wallet = newWallet();
+      await createTenant({ walletAddress: wallet.address });
+      const client = new DashboardClient(dashboardApp());
+      const res = await client.post("/dashboard/sign-in/siwe/message", { address: wallet.address, chainId });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toMatch(/chain id is not valid/);
+      expect(await noncesOf(wallet.address)).toBe(0);
+    },
+  );
+
+  it("a signed message whose Chain ID line is not canonical (08453 for 8453) is refused", async () => {
+    const wallet = newWallet();
+    await createTenant({ walletAddress: wallet.address });
+    const client = new DashboardClient(dashboardApp());
+    const issued = await client.post("/dashboard/sign-in/siwe/message", { address: wallet.address, chainId: "8453" });
+    const { message } = (await issued.json()) as { message: string };
+    for (const spelled of ["08453", "0008453"]) {
+      const edited = message.replace("\nChain ID: 8453\n", `\nChain ID: ${spelled}\n`);
+      expect(edited).not.toBe(message);
+      const res = await client.post("/dashboard/sign-in/siwe", {
+        message: edited,
+        signature: await wallet.signMessage({ message: edited }),
+      });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toMatch(/canonical/);
+    }
+    expect(client.cookies.size).toBe(0);
+  });
+
+  it("a signed message that claims to stay valid longer than a sign-in request lasts is refused", async () => {
+    const app = dashboardApp();
+    const wallet = newWallet();
+    await createTenant({ walletAddress: wallet.address });
+    const client = new DashboardClient(app);
+    for (const extraMs of [1, 60 * 60 * 1000, 365 * 24 * 60 * 60 * 1000]) {
+      const issued = await client.post("/dashboard/sign-in/siwe/message", { address: wallet.address, chainId: "8453" });
+      const { message } = (await issued.json()) as { message: string };
+      const expires = /\nExpiration Time: (\S+)/.exec(message)![1]!;
+      const later = new Date(Date.parse(expires) + extraMs).toISOString();
+      const edited = message.replace(`Expiration Time: ${expires}`, `Expiration Time: ${later}`);
+      const res = await client.post("/dashboard/sign-in/siwe", {
+        message: edited,
+        signature: await wallet.signMessage({ message: edited }),
+      });
+      expect(res.status, later).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toMatch(/longer than a sign-in request lasts/);
+    }
+    expect(client.cookies.size).toBe(0);
+  });
+
+  it("sign-up closed: a wallet of no tenant gets no nonce (no row), a tenant's wallet does", async () => {
+    const client = new DashboardClient(dashboardApp({ signup: "closed" }));
+    const stranger = newWallet();
+    for (let i = 0; i < 5; i++) {
+      const res = await client.post("/dashboard/sign-in/siwe/message", { address: stranger.address, chainId: "1" });
+      expect(res.status).toBe(403);
+      expect(((await res.json()) as { error: string }).error).toContain("sign-up is closed here");
+    }
+    expect(await noncesOf(stranger.address)).toBe(0);
+    const owner = newWallet();
+    await createTenant({ walletAddress: owner.address });
+    expect((await client.post("/dashboard/sign-in/siwe/message", { address: owner.address, chainId: "1" })).status).toBe(200);
+    expect(await noncesOf(owner.address)).toBe(1);
+  });
+});
+
+describe("what anyone can post before signing in is limited per client address", () => {
+  const LIMIT = 3;
+  /** The dashboard over the Worker's env with a small per-address limit. */
+  const limited = (signup: "open" | "closed" = "open"): Fetcher => {
+    const small = { ...env, IP_RATE_LIMIT_MAX: String(LIMIT) } as Env;
+    const app = new Hono<{ Bindings: Env }>().route("/dashboard", createDashboard({ signup }));
+    return { fetch: async (request) => app.fetch(request, small) };
+  };
+  let n = 0;
+  const freshIp = () => `198.51.100.${(Date.now() + n++) % 250}`;
+
+  const ENDPOINTS: [string, (w: ReturnType<typeof newWallet>) => Record<string, string>][] = [
+    ["/dashboard/sign-in/siwe/message", (w) => ({ address: w.address, chainId: "1" })],
+    ["/dashboard/sign-in/siwe", () => ({ message: "not a message", signature: `0x${"1".repeat(130)}` })],
+    ["/dashboard/sign-in/link", () => ({ token: "0".repeat(64) })],
+    ["/dashboard/sign-up", () => ({ name: "x", email: "x@example.com" })],
+  ];
+
+  it.each(ENDPOINTS)("POST %s: past the limit, 429 as a dashboard page with Retry-After", async (path, fields) => {
+    const client = new DashboardClient(limited());
+    const ip = `2001:db8:${(Date.now() % 0xffff).toString(16)}:${(n++).toString(16)}::1`;
+    const wallet = newWallet();
+    for (let i = 0; i < LIMIT; i++)
+      expect((await client.post(path, fields(wallet), { ip })).status, `request ${i + 1}`).not.toBe(429);
+    const res = await client.post(path, fields(wallet), { ip });
+    expect(res.status).toBe(429);
+    expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(res.headers.get("ratelimit-remaining")).toBe("0");
+    expect(await res.text()).toMatch(/Rate limit of 3 requests/);
+    // Another address is not affected.
+    expect((await client.post(path, fields(wallet), { ip: freshIp() })).status).not.toBe(429);
+  });
+
+  it("130 SIWE-message requests from one address store at most the limit's nonces", async () => {
+    const client = new DashboardClient(limited());
+    const ip = `2001:db8:ffff:${(n++).toString(16)}::7`;
+    const wallet = newWallet();
+    const statuses = new Map<number, number>();
+    for (let i = 0; i < 130; i++) {
+      const res = await client.post("/dashboard/sign-in/siwe/message", { address: wallet.address, chainId: "1" }, { ip });
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+    }
+    expect(Object.fromEntries(statuses)).toEqual({ 200: LIMIT, 429: 130 - LIMIT });
+    expect(await noncesOf(wallet.address)).toBe(LIMIT);
+  });
+});
+
+describe("the hourly cleanup", () => {
+  it("deletes expired nonces, sign-in links (used or not) and sessions, and keeps the live ones", async () => {
+    const now = Date.parse("2026-11-22T12:00:00Z");
+    const tenant = await createTenant();
+    const tag = crypto.randomUUID();
+    const at = (ms: number) => now + ms;
+    await env.DB.batch([
+      env.DB.prepare("INSERT INTO siwe_nonces (nonce, purpose, created_at, expires_at) VALUES (?, ?, ?, ?)").bind(
+        `${tag}a`,
+        "p",
+        at(-9e5),
+        at(-1),
+      ),
+      env.DB.prepare("INSERT INTO siwe_nonces (nonce, purpose, created_at, expires_at) VALUES (?, ?, ?, ?)").bind(
+        `${tag}b`,
+        "p",
+        at(-1),
+        at(3e5),
+      ),
+      env.DB.prepare(
+        "INSERT INTO sign_in_links (token_hash, tenant_id, created_at, expires_at, used_at) VALUES (?, ?, ?, ?, ?)",
+      ).bind(`${tag}c`, tenant.id, at(-9e5), at(-1), null),
+      env.DB.prepare(
+        "INSERT INTO sign_in_links (token_hash, tenant_id, created_at, expires_at, used_at) VALUES (?, ?, ?, ?, ?)",
+      ).bind(`${tag}d`, tenant.id, at(-9e5), at(0), at(-5e5)),
+      env.DB.prepare(
+        "INSERT INTO sign_in_links (token_hash, tenant_id, created_at, expires_at, used_at) VALUES (?, ?, ?, ?, ?)",
+      ).bind(`${tag}e`, tenant.id, at(-1), at(6e5), null),
+      env.DB.prepare(
+        "INSERT INTO dashboard_sessions (id, tenant_id, signup_wallet, created_at, last_seen_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      ).bind(`${tag}f`, tenant.id, null, at(-8e8), at(-8e8), at(-1), null),
+      env.DB.prepare(
+        "INSERT INTO dashboard_sessions (id, tenant_id, signup_wallet, created_at, last_seen_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      ).bind(`${tag}g`, null, "0xabc", at(-1), at(-1), at(6e8), null),
+    ]);
+    await worker.scheduled(createScheduledController({ scheduledTime: now, cron: "17 * * * *" }), env);
+    const left = async (table: string, key: string) =>
+      (
+        await env.DB.prepare(`SELECT ${key} AS k FROM ${table} WHERE ${key} LIKE ? ORDER BY ${key}`)
+          .bind(`${tag}%`)
+          .all<{ k: string }>()
+      ).results.map((r) => r.k.slice(-1));
+    expect(await left("siwe_nonces", "nonce")).toEqual(["b"]);
+    expect(await left("sign_in_links", "token_hash")).toEqual(["e"]);
+    expect(await left("dashboard_sessions", "id")).toEqual(["g"]);
+  });
+});
+
+describe("what a stranger learns", () => {
+  it("sign-up with an e-mail in use is refused like a bad e-mail: nothing says it has an account", async () => {
+    const taken = await createTenant();
+    const client = new DashboardClient(dashboardApp({ signup: "open" }));
+    expect((await siweSignIn(client, newWallet())).res.status).toBe(200);
+    const res = await client.post("/dashboard/sign-up", { name: "Stranger", email: taken.email.toUpperCase() });
+    const bad = await client.post("/dashboard/sign-up", { name: "Stranger", email: "not-an-email" });
+    expect(res.status).toBe(bad.status);
+    const html = await res.text();
+    expect(html).toMatch(/cannot be used/);
+    expect(html).not.toMatch(/already|exists|belongs to|in use|taken|registered|has an account/i);
+    expect(html).not.toContain(taken.name);
+  });
+
+  it("the sign-in page shows customers no operator command", async () => {
+    const page = await new DashboardClient(dashboardApp()).text("/dashboard/sign-in");
+    expect(page.status).toBe(200);
+    expect(page.html).not.toMatch(/npm run|admin --|dashboard-link|--tenant/);
+    expect(page.html).toMatch(/sign-in link/i);
   });
 });

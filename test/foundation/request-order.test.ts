@@ -360,6 +360,16 @@ describe("query strings are strict", () => {
     expect(answers.filter((a) => !a.endsWith("→ 400 names x"))).toEqual([]);
   });
 
+  it("/openapi.json refuses an unknown or any query parameter like every endpoint", async () => {
+    for (const query of ["x=1", "format=yaml", "download", "a=1&a=2"]) {
+      const { status, body } = await api(`/openapi.json?${query}`);
+      const name = query.split(/[=&]/)[0] as string;
+      expect({ query, status }).toEqual({ query, status: 400 });
+      expect(body).toMatchObject({ code: "VALIDATION_ERROR", details: [{ path: name, message: "Unknown query parameter" }] });
+    }
+    expect((await api("/openapi.json")).status).toBe(200);
+  });
+
   it("an unauthenticated request is 401 whatever its query string (health needs no key and refuses it)", async () => {
     for (const query of ["x=1", "limit=0x10", "limit=1&limit=2"]) {
       expect((await api(`/v1/services?${query}`)).status).toBe(401);

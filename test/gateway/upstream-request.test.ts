@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { paymentRecordIds } from "../../src/core/ledger/ids.ts";
 import { AUTH_METHODS, type AuthMethod } from "../../src/core/secrets/auth-config.ts";
@@ -7,6 +8,7 @@ import {
   buyerResponseHeaders,
   forwardableHeaders,
   injectAuth,
+  privateCacheControl,
   targetUrl,
   type UpstreamParts,
   withQuery,
@@ -83,6 +85,30 @@ describe("auth injection, one row per authMethod", () => {
     expect(forwarded("Bearer two words")).toBeNull();
   });
 
+  it("query-param: the buyer's parameter of the credential's name, in any case, never reaches the upstream", () => {
+    const name = "api_token";
+    const spelled = fc
+      .array(fc.boolean(), { minLength: name.length, maxLength: name.length })
+      .map((upper) => [...name].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join(""));
+    fc.assert(
+      fc.property(fc.array(spelled, { minLength: 1, maxLength: 3 }), (names) => {
+        const url = new URL("https://up.example.com/v1/x?q=1");
+        for (const n of names) url.searchParams.append(n, "buyer-choice");
+        const out = injectAuth("query-param", { paramName: name, paramValue: "secret" }, parts({ url }), buyer);
+        const sent = [...out.url.searchParams].filter(([k]) => k.toLowerCase() === name);
+        expect(sent, out.url.search).toEqual([[name, "secret"]]);
+        expect(out.url.searchParams.get("q")).toBe("1");
+      }),
+    );
+    const out = injectAuth(
+      "query-param",
+      { paramName: "api_token", paramValue: "s" },
+      parts({ url: new URL("https://u.example/?API_TOKEN=b2") }),
+      buyer,
+    );
+    expect(out.url.search).toBe("?api_token=s");
+  });
+
   it("json-body-field: an empty body becomes the field alone; GET sends no body; a non-object body is refused", () => {
     const config = { fieldName: "k", fieldValue: "v" };
     expect(injectAuth("json-body-field", config, parts(), buyer).body).toBe('{"k":"v"}');
@@ -112,6 +138,26 @@ describe("target URL and query", () => {
       { key: "units", value: "metric" },
     ]);
     expect(url.search).toBe("?fixed=1&city=Oslo&units=metric");
+  });
+
+  it("a buyer's parameter replaces the targetUrl's fixed parameter of that name, never goes beside it", () => {
+    const target = new URL("https://t.example.com/p?units=metric&key=pub&keep=1");
+    expect(withQuery(target, new URLSearchParams("units=imperial"), []).search).toBe("?key=pub&keep=1&units=imperial");
+    // Every value the buyer sent for the name, and none of the fixed ones.
+    expect(withQuery(target, new URLSearchParams("units=a&units=b"), []).searchParams.getAll("units")).toEqual(["a", "b"]);
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom("units", "key", "keep", "x"), fc.string({ maxLength: 4 })), { maxLength: 5 }),
+        (buyerPairs) => {
+          const out = withQuery(target, new URLSearchParams(buyerPairs), []);
+          for (const name of ["units", "key", "keep", "x"]) {
+            const mine = buyerPairs.filter(([k]) => k === name).map(([, v]) => v);
+            const expected = mine.length > 0 ? mine : target.searchParams.getAll(name);
+            expect(out.searchParams.getAll(name), `${name} of ${out.search}`).toEqual(expected);
+          }
+        },
+      ),
+    );
   });
 });
 
@@ -152,10 +198,95 @@ describe("buyer headers: the paywall's allowedHeaders, Accept and Content-Type, 
     expect([...out.keys()].sort()).toEqual(["accept", "content-type", "x-buyer-trace"]);
     expect(out.get("x-buyer-trace")).toBe("t1");
   });
+});
 
-  it("drops hop-by-hop headers and cookies of the upstream's answer", () => {
-    const out = buyerResponseHeaders(new Headers({ "content-type": "text/plain", "set-cookie": "s=1", connection: "close" }));
-    expect([...out.keys()]).toEqual(["content-type"]);
+describe("the upstream's response headers a buyer gets: an allowlist", () => {
+  const KEPT = {
+    "content-type": "text/csv; charset=utf-8",
+    "content-language": "nb",
+    "content-disposition": 'attachment; filename="data.csv"',
+    "content-range": "bytes 0-9/100",
+    "accept-ranges": "bytes",
+    etag: '"abc"',
+    "last-modified": "Wed, 21 Oct 2026 07:28:00 GMT",
+    expires: "Wed, 21 Oct 2026 07:28:00 GMT",
+    vary: "Accept",
+    location: "https://cdn.example.com/file",
+    "retry-after": "30",
+    ratelimit: "limit=100, remaining=50, reset=30",
+    "ratelimit-policy": "100;w=60",
+    "ratelimit-limit": "100",
+    "ratelimit-remaining": "50",
+    "ratelimit-reset": "30",
+    "x-ratelimit-limit": "100",
+    "x-ratelimit-remaining": "50",
+    "x-rate-limit-reset": "1700000000",
+  };
+  const DROPPED = {
+    "set-cookie": "session=upstream; Path=/",
+    "content-security-policy": "default-src *",
+    "content-security-policy-report-only": "default-src *",
+    "x-frame-options": "ALLOWALL",
+    "x-content-type-options": "sniff",
+    "strict-transport-security": "max-age=0",
+    "access-control-allow-origin": "*",
+    "access-control-allow-credentials": "true",
+    "cross-origin-resource-policy": "cross-origin",
+    "cross-origin-opener-policy": "unsafe-none",
+    "permissions-policy": "camera=*",
+    "referrer-policy": "unsafe-url",
+    "clear-site-data": '"*"',
+    refresh: "0;url=https://evil.example/",
+    link: "<https://evil.example/x.js>; rel=preload",
+    "www-authenticate": 'Payment id="x", method="tempo"',
+    "payment-required": "eyJ4NDAy",
+    "payment-response": "eyJ4NDAy",
+    "payment-receipt": "eyJ4NDAy",
+    "x-payment-response": "eyJ4NDAy",
+    connection: "close",
+    "keep-alive": "timeout=5",
+    "transfer-encoding": "chunked",
+    "content-length": "10",
+    "content-encoding": "gzip",
+    trailer: "x",
+    upgrade: "h2c",
+    "proxy-authenticate": "Basic",
+    server: "Apache/2.2.3",
+    "x-powered-by": "PHP/5.2",
+    via: "1.1 internal-proxy",
+    "alt-svc": 'h3=":443"',
+    "server-timing": "db;dur=53",
+    "x-request-id": "upstream-id",
+    "x-upstream-secret": "upstream-only",
+  };
+
+  it("keeps what describes, caches and paces the answer, and drops everything else", () => {
+    const out = buyerResponseHeaders(new Headers({ ...KEPT, ...DROPPED, "cache-control": "max-age=60" }));
+    for (const [name, value] of Object.entries(KEPT)) expect(out.get(name), name).toBe(value);
+    for (const name of Object.keys(DROPPED)) expect(out.get(name), name).toBeNull();
+    expect([...out.keys()].sort()).toEqual([...Object.keys(KEPT), "cache-control"].sort());
+  });
+
+  it("drops any name off the list, whatever its case (generated names)", () => {
+    const kept = new Set([...Object.keys(KEPT), "cache-control"]);
+    fc.assert(
+      fc.property(fc.stringMatching(/^[a-z][a-z0-9-]{0,20}$/), (name) => {
+        const out = buyerResponseHeaders(new Headers({ [name.toUpperCase()]: "v" }));
+        const isRateLimit = /^(x-)?rate-?limit(-[a-z0-9-]+)?$/.test(name);
+        expect(out.has(name), name).toBe(kept.has(name) || isRateLimit || name === "cache-control");
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("a paid answer is private to its payer: Cache-Control never lets a shared cache keep it", () => {
+    expect(privateCacheControl(null)).toBe("private");
+    expect(privateCacheControl("public, max-age=3600, s-maxage=86400")).toBe("private, max-age=3600");
+    expect(privateCacheControl("max-age=60, proxy-revalidate")).toBe("private, max-age=60");
+    expect(privateCacheControl('private="set-cookie", max-age=5')).toBe("private, max-age=5");
+    expect(privateCacheControl("no-store")).toBe("no-store");
+    expect(privateCacheControl("Public, No-Cache")).toBe("private, No-Cache");
+    expect(buyerResponseHeaders(new Headers()).get("cache-control")).toBe("private");
   });
 });
 

@@ -9,10 +9,8 @@ describe("etagOf", () => {
 });
 
 describe("ifMatchVersions", () => {
-  it("absent, empty or * → no condition", () => {
+  it("absent or * → no condition", () => {
     expect(ifMatchVersions(undefined)).toBeUndefined();
-    expect(ifMatchVersions("")).toBeUndefined();
-    expect(ifMatchVersions("  ")).toBeUndefined();
     expect(ifMatchVersions("*")).toBeUndefined();
     expect(ifMatchVersions(" * ")).toBeUndefined();
   });
@@ -20,6 +18,10 @@ describe("ifMatchVersions", () => {
   it("reads one tag or a list of strong tags", () => {
     expect(ifMatchVersions('"v3"')).toEqual([3]);
     expect(ifMatchVersions('"v3", "v7" ,"v12"')).toEqual([3, 7, 12]);
+  });
+
+  it("an empty header is a malformed one: it matches nothing (412), it is never 'no condition'", () => {
+    for (const header of ["", " ", "  ", "\t", ",", " , "]) expect(ifMatchVersions(header), JSON.stringify(header)).toEqual([]);
   });
 
   it("weak, malformed or foreign tags match nothing (the write is refused with 412)", () => {

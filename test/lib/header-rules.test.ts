@@ -1,10 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  allowedHeaderProblem,
   HTTP_TOKEN,
   headerNameProblem,
   headerTokenProblem,
   headerValueProblem,
+  isNeverForwarded,
   isReservedHeader,
   paramNameProblem,
   RESERVED_HEADER_PREFIXES,
@@ -114,21 +116,59 @@ describe("header names are RFC 9110 tokens", () => {
   });
 });
 
+/** Every control character (C0, DEL, C1) but TAB, and the Unicode line and paragraph separators. */
+const VALUE_CONTROLS = [
+  ...Array.from({ length: 0x20 }, (_, i) => String.fromCharCode(i)).filter((c) => c !== "\t"),
+  ...Array.from({ length: 0x21 }, (_, i) => String.fromCharCode(0x7f + i)),
+  "\u2028",
+  "\u2029",
+];
+
 describe("header values", () => {
-  it("refuse CR, LF and NUL anywhere; accept other text", () => {
+  it("refuse every control character but TAB, and line separators, anywhere", () => {
     fc.assert(
-      fc.property(fc.string(), fc.constantFrom("\r", "\n", "\0"), fc.string(), (a, bad, b) => {
-        expect(headerValueProblem(a + bad + b)).not.toBeNull();
+      fc.property(fc.string(), fc.constantFrom(...VALUE_CONTROLS), fc.string(), (a, bad, b) => {
+        expect(headerValueProblem(a + bad + b), JSON.stringify(bad)).not.toBeNull();
       }),
+      { numRuns: 1000 },
     );
+    for (const bad of ["\x01", "\x7f", "\u0085", "\u2028"]) expect(headerValueProblem(`tok${bad}en`)).not.toBeNull();
+  });
+
+  it("accept other text, TAB included", () => {
     fc.assert(
       fc.property(
-        fc.string().filter((s) => !/[\r\n\0]/.test(s)),
+        fc.string({ unit: "grapheme" }).filter((s) => !/[\p{Cc}\u2028\u2029]/u.test(s.replaceAll("\t", ""))),
         (value) => {
           expect(headerValueProblem(value)).toBeNull();
         },
       ),
     );
+    expect(headerValueProblem("Bearer\ttoken-é")).toBeNull();
+  });
+});
+
+describe("allowedHeaders: buyer headers a paywall may forward", () => {
+  const NEVER = [...MUST_BE_RESERVED, "Cookie", "X-API-Key", "X-Api-Secret"];
+
+  it.each(NEVER)("%s is refused in any case", (name) => {
+    fc.assert(
+      fc.property(anyCase(name), (spelled) => {
+        expect(allowedHeaderProblem(spelled), spelled).toMatch(/never forwarded/);
+        expect(isNeverForwarded(spelled)).toBe(true);
+      }),
+    );
+  });
+
+  it.each(["X-Buyer-Trace", "Accept-Language", "If-None-Match", "Range", "X-Request-Id", "User-Agent"])(
+    "%s may be listed",
+    (name) => {
+      expect(allowedHeaderProblem(name)).toBeNull();
+    },
+  );
+
+  it("a name that is not a token is refused too", () => {
+    expect(allowedHeaderProblem("X Header")).toMatch(/HTTP header name/);
   });
 });
 

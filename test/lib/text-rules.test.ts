@@ -27,6 +27,24 @@ describe("textProblem", () => {
     );
   });
 
+  const bidi = ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069"];
+
+  it("single-line text refuses every bidirectional embedding, override and isolate control, and line separators", () => {
+    fc.assert(
+      fc.property(fc.string(), fc.constantFrom(...bidi, "\u2028", "\u2029"), fc.string(), (a, c, b) => {
+        expect(textProblem(`${a}${c}${b}`, "single-line"), JSON.stringify(c)).not.toBeNull();
+      }),
+    );
+    // "Invoice" shown, "eciovnI" stored: the override would make a name show another name.
+    expect(textProblem("Acme \u202eecioval\u202c Ltd", "single-line")).toMatch(/bidirectional/);
+  });
+
+  it("single-line text keeps right-to-left scripts and the plain direction marks", () => {
+    for (const text of ["שלום עולם", "مرحبا", "abc \u200f שלום", "\u200e(1)", "Zero\u200bwidth"]) {
+      expect(textProblem(text, "single-line"), text).toBeNull();
+    }
+  });
+
   it("accepts printable Unicode in both kinds, and refuses lone surrogates", () => {
     for (const text of ["Weather API", "Météo — 天気 🌦", "", "a  b"]) {
       expect(textProblem(text, "single-line")).toBeNull();

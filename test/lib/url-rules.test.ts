@@ -135,6 +135,33 @@ describe("routePathProblem", () => {
   });
 });
 
+describe("routePathProblem: dot segments between encoded separators", () => {
+  // Every spelling of a dot segment, between every spelling of a separator a decoding server may split on.
+  const dots = fc.constantFrom(".", "..", "%2e", "%2E", "%2e%2e", "%2E%2e", ".%2e", "%2e.");
+  const separator = fc.constantFrom("/", "%2f", "%2F", "%5c", "%5C");
+  const name = fc.constantFrom("x", "etc", "v1", "");
+
+  it("refuses a dot segment next to an encoded / or \\, on either side", () => {
+    fc.assert(
+      fc.property(name, dots, separator, separator, name, (before, dot, left, right, after) => {
+        if (left === "/" && right === "/") return; // the plain spelling, covered above
+        const route = `/${before}${before ? left : ""}${dot}${right}${after}`;
+        expect(routePathProblem(route), route).toEqual(expect.any(String));
+      }),
+      { numRuns: 2000 },
+    );
+    for (const route of ["/..%2f..%2fx", "/%2e%2e%2f/x", "/a%5c..%5cb", "/..%2F", "/a/.%2e%5Cx"]) {
+      expect(routePathProblem(route), route).toEqual(expect.any(String));
+    }
+  });
+
+  it("still accepts an encoded / or \\ between names", () => {
+    for (const route of ["/a%2fb", "/a%2Fb/c", "/files/%5Cshare", "/a%2f.b", "/a%2fb..", "/...%2fx"]) {
+      expect(routePathProblem(route), route).toBeNull();
+    }
+  });
+});
+
 describe("isDotsOnly", () => {
   it.each([".", "..", "...", "....."])("%j is dots only", (slug) => expect(isDotsOnly(slug)).toBe(true));
   it.each(["a.", ".a", "a..b", "v1.2", ""])("%j is not", (slug) => expect(isDotsOnly(slug)).toBe(false));

@@ -22,7 +22,7 @@ import { dirname, join } from "node:path";
 import { createKey, DEMO_TENANT, listAllTenants, listKeys, removeKey } from "../../src/admin/commands.ts";
 import { LOCAL_PERSIST_PATH, openD1, PROJECT_ROOT, WRANGLER_CONFIG } from "../../src/cli/platform.ts";
 import { getDb } from "../../src/db/client.ts";
-import { createOutboundRouter, GATEWAY_TEST_HOSTS } from "./outbound.ts";
+import { createOutboundRouter, GATEWAY_TEST_HOSTS, outboundService } from "./outbound.ts";
 import { startStack } from "./stack.ts";
 
 export const DEV_PAYMENTS_FILE = join(PROJECT_ROOT, ".wrangler", "dev-payments.json");
@@ -71,7 +71,10 @@ function writeRunVars(port: number): string {
   mkdirSync(join(PROJECT_ROOT, ".wrangler"), { recursive: true });
   const extra = {
     FACILITATOR_URL_TESTNET: `https://${GATEWAY_TEST_HOSTS.facilitator}`,
+    // The payment origin: the other loopback name on the same port (the API and dashboard answer on `localhost`).
     PAYMENT_BASE_URL: `http://127.0.0.1:${port}`,
+    // As under plain `npm run dev`: a wallet of no tenant may sign up in the dashboard.
+    DASHBOARD_SIGNUP: "open",
   };
   const lines = Object.entries(extra).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
   writeFileSync(file, `${base}${base.endsWith("\n") || base === "" ? "" : "\n"}${lines.join("\n")}\n`, { mode: 0o600 });
@@ -84,8 +87,8 @@ async function api<T>(base: string, key: string, method: string, path: string, b
     headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
-  const json = (await res.json().catch(() => ({}))) as { data?: unknown; error?: { message?: string } };
-  if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${JSON.stringify(json.error ?? json)}`);
+  const json = (await res.json().catch(() => ({}))) as { data?: unknown; error?: string };
+  if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${json.error ?? JSON.stringify(json)}`);
   return json.data as T;
 }
 
@@ -127,6 +130,7 @@ async function ensureDemoPaywall(
       serviceId: string;
       merchantWallet: string;
       networks: string[];
+      paymentUrls: { x402: string | null; mpp: string | null };
     }
     const networks = withTempo ? ["base-sepolia", "tempo-testnet"] : ["base-sepolia"];
     const services = await api<Service[]>(apiBase, key, "GET", "/v1/services?limit=100");
@@ -158,14 +162,15 @@ async function ensureDemoPaywall(
         allowedMethods: ["GET", "POST"],
       }));
     // A demo paywall from an earlier run without the Tempo network gets it.
-    if (withTempo && !paywall.networks.includes("tempo-testnet")) {
-      await api<Paywall>(apiBase, key, "PATCH", `/v1/paywalls/${paywall.id}`, { networks });
-    }
-    const path = `${encodeURIComponent(service.id)}/${DEMO_SLUG}`;
+    const current =
+      withTempo && !paywall.networks.includes("tempo-testnet")
+        ? await api<Paywall>(apiBase, key, "PATCH", `/v1/paywalls/${paywall.id}`, { networks })
+        : paywall;
+    // The payment URLs as the API hands them out: on the payment origin (PAYMENT_BASE_URL), never the API's.
     return {
-      paymentUrl: `${apiBase}/api/x402/pay/${path}`,
-      mppUrl: `${apiBase}/api/mpp/pay/${path}`,
-      merchantWallet: paywall.merchantWallet,
+      paymentUrl: current.paymentUrls.x402 ?? "",
+      mppUrl: current.paymentUrls.mpp ?? "",
+      merchantWallet: current.merchantWallet,
     };
   } finally {
     const cleanup = await openD1({ remote: false });
@@ -210,14 +215,16 @@ export async function runDevPaymentLoop(port: number): Promise<void> {
       envFiles: [writeRunVars(port)],
       // A var wrangler.toml does not declare (an env file only overrides declared vars and secrets).
       bindings: { NETWORK_OVERRIDES: { type: "plain_text", value: stack.info.networkOverrides } },
-      build: { alias: { "@modelcontextprotocol/sdk/types.js": join(import.meta.dirname, "../../src/gateway/mcp-sdk-stub.ts") } },
+      build: {
+        alias: { "@modelcontextprotocol/sdk/types.js": join(import.meta.dirname, "../../src/gateway/mpp/mcp-sdk-stub.ts") },
+      },
       dev: {
         server: { hostname: "localhost", port },
         // wrangler adds "v3": the same state as `wrangler dev` (LOCAL_PERSIST_PATH).
         persist: dirname(LOCAL_PERSIST_PATH),
         inspector: false,
         watch: true,
-        outboundService: route,
+        outboundService: outboundService(route),
       },
     } as never);
     await Promise.race([

@@ -8,6 +8,13 @@
  * Method, headers and body go along; redirects are returned, never followed; an abort by the Worker aborts the
  * forwarded request.
  *
+ * A connection that fails (nothing listens, the name does not resolve, TLS fails) is a failed `fetch` in the Worker,
+ * as on the platform, never an answer: the router throws `Unreachable`, and `outboundService(router)` (what Miniflare is
+ * given) closes the Worker's connection unanswered, so its `fetch` rejects ("Network connection lost"). Miniflare turns
+ * a function that throws into a `500` page with a stack, which the Worker would take for an upstream's answer.
+ * Miniflare hands such a Node handler the request without its scheme: a local origin is `http:`, a routed host goes to
+ * its local origin, and anything else (pass-through) is tried over `https:`, then `http:` when nothing answers TLS there.
+ *
  * Lost answers, for settlements whose outcome is unknown: a routed host prefixed with a fault reaches the same
  * process, except for the requests that move money (a facilitator's `POST …/settle`, a JSON-RPC
  * `eth_sendRawTransaction` / `eth_sendRawTransactionSync`):
@@ -20,6 +27,8 @@
  * A capped RPC: `logs-capped.<host>` answers an `eth_getLogs` spanning more than `LOGS_CAP_BLOCKS` blocks with the
  * JSON-RPC error such RPCs give (many public RPCs cap the range, some at 50 blocks), and forwards everything else.
  */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { Readable } from "node:stream";
 import { Response as MiniflareResponse, fetch as miniflareFetch } from "miniflare";
 
 export const GATEWAY_TEST_HOSTS = {
@@ -27,6 +36,8 @@ export const GATEWAY_TEST_HOSTS = {
   facilitator: "facilitator.gateway.test",
   rpc: "rpc.gateway.test",
   tempoRpc: "tempo-rpc.gateway.test",
+  /** Routed to a local port where nothing listens: the Worker's fetch fails, as for an upstream that is down. */
+  unreachable: "unreachable.gateway.test",
 } as const;
 
 /** host name → local origin (`http://127.0.0.1:<port>`). */
@@ -79,8 +90,22 @@ function refusedSend(body: ArrayBuffer | undefined): Response {
   }) as unknown as Response;
 }
 
-export function createOutboundRouter(routes: OutboundRoutes, options: { passThrough?: boolean } = {}) {
+/** A connection to the target failed: nothing answered, so the Worker's `fetch` must fail too. */
+export class Unreachable extends Error {}
+
+/** Errors of a connection that never carried the request: refused, unresolvable, or no TLS spoken there. */
+const NOT_CONNECTED = /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ECONNRESET|EHOSTUNREACH|ENETUNREACH|EPROTO|ERR_SSL_|UND_ERR_SOCKET)/;
+function connectionCode(err: unknown): string {
+  type Coded = { code?: string; cause?: Coded; errors?: Coded[] };
+  const cause = (err as Coded).cause ?? (err as Coded);
+  return String(cause.code ?? cause.errors?.[0]?.code ?? "");
+}
+
+export type OutboundRouter = (request: Request) => Promise<Response>;
+
+export function createOutboundRouter(routes: OutboundRoutes, options: { passThrough?: boolean } = {}): OutboundRouter {
   const localOrigins = new Set(Object.values(routes).map((u) => new URL(u).origin));
+  const localHosts = new Set(Object.values(routes).map((u) => new URL(u).host));
   return async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     const fault = FAULT.exec(url.hostname);
@@ -108,12 +133,17 @@ export function createOutboundRouter(routes: OutboundRoutes, options: { passThro
   async function route(request: Request): Promise<Response> {
     const url = new URL(request.url);
     const target = routes[url.hostname];
-    let forwardTo: string;
+    let tries: string[];
     if (target !== undefined) {
       const local = new URL(target);
-      forwardTo = `${local.origin}${url.pathname}${url.search}`;
-    } else if (localOrigins.has(url.origin) || options.passThrough) {
-      forwardTo = url.toString();
+      tries = [`${local.origin}${url.pathname}${url.search}`];
+    } else if (localHosts.has(url.host)) {
+      tries = [`http://${url.host}${url.pathname}${url.search}`];
+    } else if (localOrigins.has(url.origin)) {
+      tries = [url.toString()];
+    } else if (options.passThrough) {
+      // The scheme may have been lost on the way here (see `outboundService`): https first, then plain http.
+      tries = url.protocol === "https:" ? [url.toString(), `http://${url.host}${url.pathname}${url.search}`] : [url.toString()];
     } else {
       return new MiniflareResponse(`Outbound fetch to ${url.origin} is not routed in tests.`, {
         status: 502,
@@ -121,12 +151,80 @@ export function createOutboundRouter(routes: OutboundRoutes, options: { passThro
       }) as unknown as Response;
     }
     const hasBody = request.method !== "GET" && request.method !== "HEAD";
-    return (await miniflareFetch(forwardTo, {
-      method: request.method,
-      headers: request.headers as never,
-      body: hasBody ? ((await request.arrayBuffer()) as never) : undefined,
-      redirect: "manual",
-      signal: request.signal as never,
-    })) as unknown as Response;
+    const body = hasBody ? await request.arrayBuffer() : undefined;
+    let failure: unknown;
+    for (const forwardTo of tries) {
+      try {
+        return (await miniflareFetch(forwardTo, {
+          method: request.method,
+          headers: request.headers as never,
+          body: body as never,
+          redirect: "manual",
+          signal: request.signal as never,
+        })) as unknown as Response;
+      } catch (err) {
+        if (request.signal?.aborted || !NOT_CONNECTED.test(connectionCode(err))) throw err;
+        failure = err;
+      }
+    }
+    throw new Unreachable(`${url.host}: ${connectionCode(failure)}`);
   }
+}
+
+/**
+ * The router as Miniflare's `outboundService` (`{ node }`: a Node handler, which can close the Worker's connection):
+ * the router's answer is written back as it is; `Unreachable` closes the connection unanswered, so the Worker's `fetch`
+ * rejects as it does on the platform when nothing answers. The Worker going away aborts the routed request.
+ */
+export function outboundService(router: OutboundRouter) {
+  return {
+    node: async (req: IncomingMessage, res: ServerResponse) => {
+      const aborted = new AbortController();
+      res.once("close", () => {
+        if (!res.writableFinished) aborted.abort();
+      });
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(req.headers)) {
+        if (value === undefined || name === "host" || name.startsWith("mf-")) continue;
+        for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
+      }
+      const hasBody = req.method !== "GET" && req.method !== "HEAD";
+      const chunks: Buffer[] = [];
+      if (hasBody) for await (const chunk of req) chunks.push(chunk as Buffer);
+      const request = new Request(`https://${req.headers.host}${req.url ?? "/"}`, {
+        method: req.method,
+        headers,
+        body: hasBody ? Buffer.concat(chunks) : undefined,
+        signal: aborted.signal,
+      });
+      let response: Response;
+      try {
+        response = await router(request);
+      } catch (err) {
+        if (err instanceof Unreachable || aborted.signal.aborted) {
+          req.socket.destroy();
+          return;
+        }
+        res.writeHead(500, { "content-type": "text/plain" });
+        res.end(err instanceof Error ? err.message : String(err));
+        return;
+      }
+      // fetch hands over a decoded body: its framing and encoding headers no longer describe what is written here.
+      const encoded = response.headers.has("content-encoding");
+      const dropped = new Set(["set-cookie", "connection", "keep-alive", "transfer-encoding"]);
+      if (encoded) for (const name of ["content-encoding", "content-length"]) dropped.add(name);
+      const out: Record<string, string | string[]> = {};
+      for (const [name, value] of response.headers) if (!dropped.has(name)) out[name] = value;
+      const cookies = response.headers.getSetCookie();
+      if (cookies.length > 0) out["set-cookie"] = cookies;
+      res.writeHead(response.status, response.statusText, out);
+      if (!response.body) {
+        res.end();
+        return;
+      }
+      Readable.fromWeb(response.body as never)
+        .on("error", () => res.destroy())
+        .pipe(res);
+    },
+  };
 }

@@ -6,6 +6,9 @@
  * - a path segment `hang/<ms>`       → waits `<ms>` (at most 60 s, or until the caller goes away), then answers 200
  * - a path segment `redirect`        → answers 302 with `Location: /redirected` (a gateway must not follow it)
  * - a path segment `text/<words>`    → answers 200 `text/plain` with `<words>` (URL-decoded)
+ * - a path segment `html`            → answers 200 `text/html`: a page whose `<script>` is the `js` query parameter
+ *                                      (default: it sets the title to "script ran"), with every header an upstream
+ *                                      could use against a page's origin (UPSTREAM_HOSTILE_HEADERS)
  * - anything else                    → answers 200 with a JSON echo: `{ method, path, query, headers, body }`
  *
  * Every answer carries `x-upstream-request-id` (the recorded request's id) and `x-upstream-secret: upstream-only`
@@ -40,6 +43,24 @@ export interface LocalUpstream extends LocalServer {
 }
 
 const MAX_HANG_MS = 60_000;
+
+/**
+ * What the `html` route sends beside its page: a cookie, a permissive security policy of its own, framing and CORS
+ * grants, hop-by-hop headers, a payment challenge of its own and its software's name. A gateway must pass none on.
+ */
+export const UPSTREAM_HOSTILE_HEADERS: Record<string, string> = {
+  "set-cookie": "upstream_session=stolen; Path=/; SameSite=None",
+  "content-security-policy": "default-src * 'unsafe-inline' 'unsafe-eval'",
+  "x-frame-options": "ALLOWALL",
+  "access-control-allow-origin": "*",
+  "access-control-allow-credentials": "true",
+  "cross-origin-resource-policy": "cross-origin",
+  "keep-alive": "timeout=5",
+  "www-authenticate": 'Payment id="upstream", method="tempo", intent="charge"',
+  "payment-required": "eyJ1cHN0cmVhbSI6dHJ1ZX0",
+  "x-powered-by": "upstream-stub/1.0",
+  refresh: "5; url=https://evil.example/",
+};
 
 function headersOf(req: IncomingMessage): Record<string, string> {
   const out: Record<string, string> = {};
@@ -107,6 +128,18 @@ export async function startUpstream(options: { port?: number } = {}): Promise<Lo
     if (text !== undefined) {
       const body = decodeURIComponent(text);
       res.writeHead(200, { "content-type": "text/plain; charset=utf-8", "content-length": Buffer.byteLength(body), ...common });
+      res.end(body);
+      return;
+    }
+    if (segments.includes("html")) {
+      const js = url.searchParams.get("js") ?? 'document.title = "script ran";';
+      const body = `<!doctype html><html><head><title>upstream page</title></head><body><p>paid</p><script>${js}</script></body></html>`;
+      res.writeHead(200, {
+        "content-type": "text/html; charset=utf-8",
+        "content-length": Buffer.byteLength(body),
+        ...UPSTREAM_HOSTILE_HEADERS,
+        ...common,
+      });
       res.end(body);
       return;
     }

@@ -104,7 +104,27 @@ describe("service URLs: baseUrl and docs*", () => {
   });
 });
 
+describe("upstream URLs with an empty user name or port 0", () => {
+  it.each([
+    ["http://@api.example.com/", "userinfo_not_allowed"],
+    ["https://:@api.example.com/v1", "userinfo_not_allowed"],
+    ["http:@api.example.com/", "userinfo_not_allowed"],
+    ["https://api.example.com:0/", "port_not_allowed"],
+    ["http://93.184.216.34:00/x", "port_not_allowed"],
+  ])("%s → 400 SSRF_BLOCKED (%s) as baseUrl and as targetUrl, nothing stored", async (url, reason) => {
+    const svc = await postService({ baseUrl: url });
+    expectError(svc, 400, "SSRF_BLOCKED");
+    expect(svc.body.details).toEqual({ field: "baseUrl", reason });
+    const pw = await postPaywall(proxyPaywallBody({ targetUrl: url }));
+    expectError(pw, 400, "SSRF_BLOCKED");
+    expect(pw.body.details).toEqual({ field: "targetUrl", reason });
+  });
+});
+
 const BAD_ROUTES = [
+  "/..%2f..%2fx",
+  "/%2e%2e%2f/x",
+  "/a%5c..%5cadmin",
   "/\\127.0.0.1/x",
   "//169.254.169.254/latest/meta-data/",
   "/a/../admin",
@@ -178,7 +198,7 @@ describe("header names and values", () => {
 
   it("authConfig header values with CR, LF or NUL → 400; on update too", async () => {
     for (const value of ["a\r\nX-Injected: 1", "a\nb", "a\u0000"]) {
-      expectInvalid(await postService(customHeader("X-Api-Key", value)), "authConfig.headerValue", /CR, LF or NUL/);
+      expectInvalid(await postService(customHeader("X-Api-Key", value)), "authConfig.headerValue", /control characters/);
       expectInvalid(await postService({ authMethod: "bearer", authConfig: { bearerToken: value } }), "authConfig.bearerToken");
     }
     const svc = await createService(who, customHeader("X-Api-Key", "ok"));
@@ -229,6 +249,66 @@ describe("header names and values", () => {
     expect(pw.headers).toEqual([{ key: "X-Custom.Header_1", value: "***" }]);
   });
 
+  // The names the platform owns and the buyer's own credentials: never forwarded, so never listed (README).
+  const NEVER_FORWARDED = [
+    "Authorization",
+    "authorization",
+    "Host",
+    "X-Forwarded-For",
+    "x-forwarded-proto",
+    "Forwarded",
+    "CF-Connecting-IP",
+    "cf-ray",
+    "PAYMENT-SIGNATURE",
+    "Payment-Receipt",
+    "X-PAYMENT",
+    "Proxy-Authorization",
+    "Connection",
+    "Transfer-Encoding",
+    "Content-Length",
+    "X-HTTP-Method-Override",
+    "X-Real-IP",
+    "WWW-Authenticate",
+    "Cookie",
+    "X-API-Key",
+    "x-api-secret",
+  ];
+
+  it.each(NEVER_FORWARDED)("allowedHeaders refuses %j with 400 naming the item; nothing changes", async (name) => {
+    const pw = await createPaywall(who, proxyPaywallBody());
+    expectInvalid(await patchPaywall(pw.id, { allowedHeaders: ["Accept", name] }), "allowedHeaders.1", /never forwarded/);
+    expect((await storedPaywall(pw.id))?.allowedHeaders).toEqual([]);
+  });
+
+  /** Control characters a header value or a secret must not hold (TAB aside): C0, DEL, C1, line separators. */
+  const VALUE_CONTROLS = ["\u0001", "\u001b", "\u007f", "\u0085", "\u009b", "\u2028", "\u2029", "\r", "\u0000"];
+  const SECRET_FIELDS: [string, Record<string, string>, string][] = [
+    ["bearer", {}, "bearerToken"],
+    ["token", {}, "token"],
+    ["x-api-key", {}, "apiKey"],
+    ["custom-header", { headerName: "X-Upstream-Key" }, "headerValue"],
+    ["query-param", { paramName: "api_token" }, "paramValue"],
+    ["x-api-key-secret", { apiKey: "k" }, "apiSecret"],
+    ["x-api-key-secret", { apiSecret: "s" }, "apiKey"],
+    ["json-body-field", { fieldName: "token" }, "fieldValue"],
+  ];
+
+  it.each(SECRET_FIELDS)("authMethod %s: %j + %s refuses every control character but TAB", async (method, rest, field) => {
+    for (const bad of VALUE_CONTROLS) {
+      const res = await postService({ authMethod: method, authConfig: { ...rest, [field]: `sec${bad}ret` } });
+      expectInvalid(res, `authConfig.${field}`, /control characters/);
+    }
+    const ok = await postService({ authMethod: method, authConfig: { ...rest, [field]: "sec\tret" } });
+    expect(ok.status, ok.text).toBe(201);
+  });
+
+  it("paywall header values refuse every control character but TAB", async () => {
+    for (const bad of VALUE_CONTROLS) {
+      expectInvalid(await postPaywall(proxyPaywallBody({ headers: [{ key: "X-A", value: `v${bad}v` }] })), "headers.0.value");
+    }
+    expect((await postPaywall(proxyPaywallBody({ headers: [{ key: "X-A", value: "v\tv" }] }))).status).toBe(201);
+  });
+
   it("allowedHeaders items are tokens; queryParams keys are field names", async () => {
     const pw = await createPaywall(who, proxyPaywallBody());
     expectInvalid(await patchPaywall(pw.id, { allowedHeaders: ["Accept", "bad header"] }), "allowedHeaders.1");
@@ -248,6 +328,16 @@ describe("free text", () => {
     }
     const svc = await createService(who);
     expectInvalid(await patchService(svc.id, { name: "x\u0000" }), "name");
+  });
+
+  it("single-line fields refuse bidirectional controls (a name that shows as another) and line separators", async () => {
+    for (const bad of ["Acme\u202eevil", "a\u202ab", "a\u202db", "a\u2066b\u2069", "a\u2067b", "a\u2068b", "a\u2028b"]) {
+      expectInvalid(await postService({ name: bad }), "name", /bidirectional/);
+      expectInvalid(await postService({ categories: [bad] }), "categories.0", /bidirectional/);
+      expectInvalid(await postPaywall(proxyPaywallBody({ name: bad })), "name", /bidirectional/);
+      expectInvalid(await postPaywall(proxyPaywallBody({ queryParams: [{ key: "q", value: bad }] })), "queryParams.0.value");
+    }
+    expect((await createService(who, { name: "מזג אוויר API" })).name).toBe("מזג אוויר API");
   });
 
   it("multi-line fields allow tab and line breaks and refuse other controls: description, xGuidance", async () => {

@@ -345,6 +345,8 @@ export function gatedD1(holdStatements: RegExp = /^$/, real: D1Database = env.DB
         return (statement[method] as (...a: unknown[]) => unknown)(...args);
       };
     return {
+      // In a batch the real statement runs (the batch itself waits at the gate).
+      real: statement,
       bind: (...values: unknown[]) => held(statement.bind(...values)),
       all: run("all"),
       raw: run("raw"),
@@ -356,7 +358,7 @@ export function gatedD1(holdStatements: RegExp = /^$/, real: D1Database = env.DB
     prepare: (query: string) => (holdStatements.test(query) ? held(real.prepare(query)) : real.prepare(query)),
     batch: async (statements: D1PreparedStatement[]) => {
       await arrive();
-      return real.batch(statements);
+      return real.batch(statements.map((s) => (s as D1PreparedStatement & { real?: D1PreparedStatement }).real ?? s));
     },
     exec: (query: string) => real.exec(query),
     dump: () => real.dump(),

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect } from "vitest";
 import { writeDemoData } from "../../src/admin/demo-data.ts";
 import { ERROR_STATUS } from "../../src/core/http/errors.ts";
 import type { Tenant } from "../../src/db/schema.ts";
-import { headerNameProblem, headerTokenProblem, paramNameProblem } from "../../src/lib/header-rules.ts";
+import { allowedHeaderProblem, headerNameProblem, paramNameProblem } from "../../src/lib/header-rules.ts";
 import { routePathProblem } from "../../src/lib/url-rules.ts";
 import { AUTH_FIELDS, AUTH_METHODS, NETWORKS, type SpecAuthMethod } from "../fixtures/spec.ts";
 import { api, read, send as sendRequest } from "./client.ts";
@@ -364,8 +364,15 @@ export function expectServiceCreated(data: Json, sent: Json, tenant: Tenant) {
     createdAt: data.updatedAt,
     updatedAt: expect.any(String),
     Paywall: [],
+    discovery: discoveryUrlsFor(data.id, sent.docsLlms ?? null),
   });
 }
+
+/** A service's discovery URLs on the payment origin (docs/discovery.md): its llms.txt is `docsLlms` when set. */
+export const discoveryUrlsFor = (serviceId: string, docsLlms: string | null) => {
+  const base = `${new URL(env.PAYMENT_BASE_URL).origin}/api/discovery/${encodeURIComponent(serviceId)}`;
+  return { openapiUrl: `${base}/openapi.json`, llmsTxtUrl: docsLlms ?? `${base}/llms.txt` };
+};
 
 export function expectServicePatched(data: Json, before: Json, patch: Json) {
   const fields = Object.keys(patch).filter((k) => k !== "authConfig");
@@ -375,6 +382,7 @@ export function expectServicePatched(data: Json, before: Json, patch: Json) {
     ...Object.fromEntries(fields.map((k) => [k, patch[k]])),
     authConfig: patch.authConfig ? maskedAuthConfig(method, patch.authConfig) : before.authConfig,
     updatedAt: expect.any(String),
+    discovery: discoveryUrlsFor(before.id, Object.hasOwn(patch, "docsLlms") ? patch.docsLlms : before.docsLlms),
   });
   expect(Date.parse(data.updatedAt)).toBeGreaterThanOrEqual(Date.parse(before.updatedAt));
 }
@@ -405,6 +413,9 @@ export function expectPaywallCreated(data: Json, sent: Json, tenant: Tenant) {
     headers: sent.headers ? sent.headers.map((h: Json) => ({ key: h.key, value: "***" })) : null,
     queryParams: sent.queryParams ?? null,
     cacheRules: sent.cacheRules ?? null,
+    inputSchema: sent.inputSchema ?? null,
+    outputSchema: sent.outputSchema ?? null,
+    outputExample: sent.outputExample ?? null,
     serviceId: sent.serviceId ?? null,
     userId: tenant.id,
     paymentUrls: paymentUrlsFor(sent.serviceId ?? null, sent.slug, sent.networks),
@@ -423,9 +434,20 @@ export function expectPaywallPatched(data: Json, before: Json, patch: Json, tena
   expect(data).toEqual({
     ...before,
     ...Object.fromEntries(
-      ["name", "description", "price", "currency", "timeout", "allowedMethods", "allowedHeaders", "queryParams", "enabled"].map(
-        (k) => [k, value(k)],
-      ),
+      [
+        "name",
+        "description",
+        "price",
+        "currency",
+        "timeout",
+        "allowedMethods",
+        "allowedHeaders",
+        "queryParams",
+        "enabled",
+        "inputSchema",
+        "outputSchema",
+        "outputExample",
+      ].map((k) => [k, value(k)]),
     ),
     targetType,
     targetUrl: targetType === "PROXY" ? value("targetUrl") : null,
@@ -576,11 +598,13 @@ export const json = (method: string, path: string, body: Json): Prepared["req"] 
 /**
  * Fixups for the field rules the schema cannot express (docs/api.md, "Field rules"): URLs sent in their
  * normalized form (the API stores the href), routes that keep the origin, header and field names, and text
- * without control characters (TAB/LF/CR kept in multi-line fields).
+ * without control characters (TAB/LF/CR kept in multi-line fields), bidi controls or line separators.
  */
 export function fixFieldRules(body: Json): Json {
   const b = { ...body };
-  const singleLine = (v: string) => v.replace(/\p{Cc}/gu, "") || "x";
+  const singleLine = (v: string) => v.replace(/[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu, "") || "x";
+  // A header value or a secret: no control character but TAB, no line separator.
+  const oneLineValue = (v: string) => v.replace(/(?!\t)[\p{Cc}\u2028\u2029]/gu, "");
   const multiLine = (v: string) => v.replace(/(?![\t\n\r])\p{Cc}/gu, "");
   const route = (v: string, i: number) => (routePathProblem(v) === null ? v : `/r${i}`);
   for (const field of ["baseUrl", "targetUrl", "docsHomepage", "docsApiReference", "docsLlms"]) {
@@ -592,13 +616,17 @@ export function fixFieldRules(body: Json): Json {
   for (const field of ["publicRoutes", "siwxRoutes"]) if (Array.isArray(b[field])) b[field] = b[field].map(route);
   if (typeof b.targetRoute === "string") b.targetRoute = route(b.targetRoute, 0);
   if (Array.isArray(b.allowedHeaders))
-    b.allowedHeaders = b.allowedHeaders.map((h: string, i: number) => (headerTokenProblem(h) ? `X-H${i}` : h));
+    b.allowedHeaders = b.allowedHeaders.map((h: string, i: number) => (allowedHeaderProblem(h) ? `X-H${i}` : h));
   if (Array.isArray(b.headers)) {
     b.headers = b.headers.map((h: Json, i: number) => ({
       key: headerNameProblem(h.key) || h.key.includes("|") ? `X-K${i}` : h.key,
-      value: h.value.replace(/[\r\n\0]/g, ""),
+      value: oneLineValue(h.value),
     }));
   }
+  // Discovery schemas (docs/discovery.md): a JSON Schema of the documented subset, and an example that satisfies it.
+  if (b.inputSchema != null) b.inputSchema = { type: "object", properties: { q: { type: "string" } } };
+  if (b.outputSchema != null) b.outputSchema = { type: "object" };
+  if (b.outputExample != null) b.outputExample = { ok: true };
   if (Array.isArray(b.queryParams)) {
     b.queryParams = b.queryParams.map((q: Json, i: number) => ({
       key: paramNameProblem(q.key) ? `k${i}` : q.key,
@@ -610,9 +638,8 @@ export function fixFieldRules(body: Json): Json {
     if (config.headerName !== undefined && headerNameProblem(config.headerName)) config.headerName = "X-Upstream-Key";
     for (const name of ["paramName", "fieldName"])
       if (config[name] !== undefined && paramNameProblem(config[name])) config[name] = "key";
-    for (const secret of ["bearerToken", "token", "apiKey", "apiSecret", "headerValue"]) {
-      if (typeof config[secret] === "string" && config[secret] !== "***")
-        config[secret] = config[secret].replace(/[\r\n\0]/g, "") || "s";
+    for (const secret of ["bearerToken", "token", "apiKey", "apiSecret", "headerValue", "paramValue", "fieldValue"]) {
+      if (typeof config[secret] === "string" && config[secret] !== "***") config[secret] = oneLineValue(config[secret]) || "s";
     }
     b.authConfig = config;
   }
@@ -848,6 +875,12 @@ export const DRIVERS: Record<string, Driver> = {
     build: async (g) => ({
       actor: reader,
       req: { method: "GET", path: `/v1/services/${pick(readerIds.services, g.aux.picks[0])}` },
+    }),
+  },
+  "GET /v1/services/{id}/discovery": {
+    build: async (g) => ({
+      actor: reader,
+      req: { method: "GET", path: `/v1/services/${pick(readerIds.services, g.aux.picks[0])}/discovery` },
     }),
   },
   "PATCH /v1/services/{id}": {

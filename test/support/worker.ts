@@ -2,7 +2,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { RateLimitDecision } from "../../src/core/rate-limit/durable-object.ts";
 
-export { default, RateLimiter } from "../../src/index.ts";
+export { default, PaymentCoordinator, RateLimiter } from "../../src/index.ts";
 
 interface Window {
   start: number;

@@ -24,6 +24,7 @@ import {
   listKeysOfTenant,
   MAX_ACTIVE_KEYS_PER_TENANT,
   revokeKeyIfNotRevokedQuery,
+  rollOldKeyQuery,
   setKeyStatusUnlessRevokedQuery,
 } from "../../db/api-keys.ts";
 import type { Db } from "../../db/client.ts";
@@ -33,6 +34,7 @@ import { findTenantById } from "../../db/tenants.ts";
 import { newId } from "../../lib/ids.ts";
 import { normalizeAllowlist } from "../../lib/ip-allowlist.ts";
 import { formatIssues, type Issue, issuesOf } from "../../lib/issues.ts";
+import { textProblem } from "../../lib/text-rules.ts";
 import { ApiError, invalid } from "../http/errors.ts";
 import { type EffectiveKeyStatus, effectiveKeyStatus, generateApiKey } from "./api-key.ts";
 import type { KeyStore } from "./key-object.ts";
@@ -53,7 +55,16 @@ export const OPERATOR_CLI: Actor = { actor: "operator-cli", ip: null };
 // ---------------------------------------------------------------------------------------------------------------
 // Input schemas
 
-export const Name = z.string().trim().min(1, "Must be 1-100 characters").max(100, "Must be 1-100 characters");
+/** A key's or tenant's name: one line of text we show (see text-rules.ts: no controls, separators or bidi controls). */
+export const Name = z
+  .string()
+  .trim()
+  .min(1, "Must be 1-100 characters")
+  .max(100, "Must be 1-100 characters")
+  .superRefine((value, ctx) => {
+    const problem = textProblem(value, "single-line");
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  });
 const Id = z.string().trim().min(1, "Required").max(100);
 
 /** A list given as one comma- or newline-separated string (as on the command line or in a form) or as an array. */
@@ -78,12 +89,16 @@ const AllowIps = z.union([z.string(), z.array(z.string())]).transform((value, ct
     ctx.addIssue({ code: "custom", message: `At most ${MAX_ALLOWED_IPS} entries` });
     return z.NEVER;
   }
-  try {
-    return [...new Set(normalizeAllowlist(entries))];
-  } catch (err) {
-    ctx.addIssue({ code: "custom", message: (err as Error).message });
-    return z.NEVER;
+  // Every bad entry is named, each with its own issue (a form shows them all at once).
+  const normalized: string[] = [];
+  for (const entry of entries) {
+    try {
+      normalized.push(...normalizeAllowlist([entry]));
+    } catch (err) {
+      ctx.addIssue({ code: "custom", message: (err as Error).message });
+    }
   }
+  return normalized.length === entries.length ? [...new Set(normalized)] : z.NEVER;
 });
 
 /** An ISO 8601 date-time with `Z` or an offset, e.g. `2027-01-31T00:00:00Z`; checked to be in the future separately. */
@@ -332,6 +347,80 @@ export async function editKey(
   const key = await findKeyById(db, v.id);
   if (key && key.tenantId === v.tenant && key.status !== "revoked") throw limitReached(v.tenant);
   throw await refusal(db, v, "edited");
+}
+
+/** How long a rolled key keeps working: at most 30 days (0 = it stops at once). */
+export const MAX_ROLL_GRACE_SECONDS = 30 * 24 * 60 * 60;
+
+const KeyRollInput = z.strictObject({
+  id: Id,
+  tenant: Id.optional(),
+  graceSeconds: z.coerce
+    .number()
+    .int("Must be a whole number of seconds")
+    .min(0, "Must not be negative")
+    .max(MAX_ROLL_GRACE_SECONDS, "Must be at most 30 days"),
+});
+export type KeyRollInput = z.input<typeof KeyRollInput>;
+
+/**
+ * Rolls a key (as Stripe does): a new key with the same name, permissions and allowlist now, and the old one expiring
+ * after `graceSeconds` (revoked at once when 0), so the new key can be deployed before the old one stops. One batch:
+ * the new key is inserted within the 20-key limit (the old one still counts until it expires), the old one's expiry
+ * moves earlier only if that insert happened and the old key is not revoked, and both are recorded.
+ */
+export async function rollKey(store: KeyStore, input: KeyRollInput, now: Date = new Date(), by: Actor = OPERATOR_CLI) {
+  const { db } = store;
+  const v = parseInput(KeyRollInput, input);
+  const old = await findKeyById(db, v.id);
+  if (!old || (v.tenant !== undefined && old.tenantId !== v.tenant) || old.status === "revoked") {
+    throw await refusal(db, { id: v.id, tenant: v.tenant }, "rolled");
+  }
+  const tenant = old.tenantId;
+  const graceEnds = new Date(now.getTime() + v.graceSeconds * 1000);
+  // The old key never lives longer than it would have.
+  const oldExpiry = old.expiresAt && old.expiresAt < graceEnds ? old.expiresAt : graceEnds;
+  const { key, keyHash, keyPrefix } = await generateApiKey();
+  const id = newId("key");
+  const [[row], , [rolled]] = await db.batch([
+    insertKeyWithinLimitQuery(
+      db,
+      {
+        id,
+        tenantId: tenant,
+        name: old.name,
+        keyHash,
+        keyPrefix,
+        scopes: old.scopes,
+        status: "active",
+        expiresAt: old.expiresAt && old.expiresAt > now ? old.expiresAt : null,
+        allowedIps: old.allowedIps,
+        createdAt: now,
+        lastUsedAt: null,
+        revokedAt: null,
+      },
+      now,
+      MAX_ACTIVE_KEYS_PER_TENANT,
+    ),
+    keyEventFromKey(db, id, { action: "created", ...by, at: now }),
+    rollOldKeyQuery(db, old.id, id, v.graceSeconds === 0 ? { revokeAt: now } : { expireAt: oldExpiry }),
+    keyEventFromKey(db, old.id, { action: "rolled", ...by, at: now }, previousStatementChanged),
+  ]);
+  if (!row) throw limitReached(tenant);
+  if (!rolled) throw await refusal(db, { id: v.id, tenant: v.tenant }, "rolled");
+  await store.cache.forget([old.keyHash]);
+  const created: CreatedKeyOutput = {
+    id: row.id,
+    key,
+    keyPrefix: row.keyPrefix,
+    name: row.name,
+    scopes: row.scopes,
+    status: row.status,
+    expiresAt: iso(row.expiresAt),
+    allowedIps: row.allowedIps,
+    createdAt: row.createdAt.toISOString(),
+  };
+  return { created, old: keyOutput(rolled, now) };
 }
 
 /** Deletes a key row: the key then reads as unknown (`401 INVALID_API_KEY`) from the next request on. Its events stay. */

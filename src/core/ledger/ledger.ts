@@ -13,11 +13,21 @@ import {
   paymentCloseStatements,
   paymentStartStatements,
 } from "../../db/ledger.ts";
+import {
+  claimStatements,
+  dropAnswerStatement,
+  holdAnswerStatement,
+  keepAnswerStatement,
+  type PaidAnswerClaim,
+  type StoredAnswer,
+} from "../../db/paid-answers.ts";
 import type { EventType, Token, TransactionStatus } from "../../db/schema.ts";
 import type { NetworkId } from "../money/networks.ts";
+import { PAID_ANSWER_KEEP_SECONDS } from "../payments.ts";
 import { outcomeEventIdOf, requestEventIdOf } from "./ids.ts";
 
 export type { PendingPayment } from "../../db/ledger.ts";
+export type { PaidAnswerClaim, StoredAnswer } from "../../db/paid-answers.ts";
 
 /**
  * Every move of a payment: from which status (`null`: not recorded yet), to which, and the event it records.
@@ -28,6 +38,10 @@ export type { PendingPayment } from "../../db/ledger.ts";
  * - `fail`: the money did not move and can no longer move (an upstream failure, a refused settlement, an expiry).
  * - `leaveUnknown`: the settlement was sent and its answer lost: the payment stays PENDING, with the hash when known,
  *   until the request or the sweep reads its outcome from the chain.
+ *
+ * A gateway payment's paid answer (`paid_answers`, src/db/paid-answers.ts) moves in the same batches: `start` claims
+ * it, `complete` stores it (or, from the sweep, keeps the one stored) and makes it servable, `leaveUnknown` stores it
+ * unservable, `fail` deletes it. So an answer is served exactly while its payment is COMPLETED.
  */
 export const PAYMENT_MOVES = {
   start: { from: null, to: "PENDING", event: "REQUEST" },
@@ -59,6 +73,8 @@ export interface PaymentStart extends PaymentRef {
   pending: PendingPayment;
   /** When it happened (demo data backdates; the gateway leaves it to now). */
   at?: Date;
+  /** The gateway's claim on the payment's answer: the request it pays for, its credential, its retry key. */
+  claim?: PaidAnswerClaim;
 }
 
 /** How a payment ended, as its outcome event tells it. */
@@ -138,16 +154,32 @@ function failRows(p: PaymentRef, reason: string, o: Outcome) {
   ] as const;
 }
 
-/** `start`: PENDING with its REQUEST event. `false` when the payment was already recorded (the same payment again). */
-export const startPayment = (db: Db, p: PaymentStart): Promise<boolean> => insertPaymentStart(db, ...startRows(p));
+/**
+ * `start`: PENDING with its REQUEST event (and the claim on its answer). `false` when the payment was already recorded
+ * (the same payment again), or when its retry key belongs to another payment (nothing is written then).
+ */
+export const startPayment = (db: Db, p: PaymentStart): Promise<boolean> =>
+  insertPaymentStart(
+    db,
+    ...startRows(p),
+    p.claim ? claimStatements(db, p.transactionId, p.tenantId, p.claim, p.at ?? new Date()) : [],
+  );
 
-/** `complete`: COMPLETED with the hash of the transfer, and its SUCCESS event. `false` if it was no longer PENDING. */
-export const completePayment = (db: Db, p: PaymentRef, txHash: string, o: Outcome): Promise<boolean> =>
-  closePendingPayment(db, p.transactionId, ...completeRows(p, txHash, o));
+/** Until when a COMPLETED payment's answer stays servable, from when it became so. */
+const keptUntil = (at: Date) => new Date(at.getTime() + PAID_ANSWER_KEEP_SECONDS * 1000);
 
-/** `fail`: FAILED with the reason, and its ERROR event. `false` if it was no longer PENDING. */
+/**
+ * `complete`: COMPLETED with the hash of the transfer, and its SUCCESS event; the request's `answer` stored (from the
+ * sweep: the one `leaveUnknown` stored), servable for `PAID_ANSWER_KEEP_SECONDS`. `false` if it was no longer PENDING.
+ */
+export const completePayment = (db: Db, p: PaymentRef, txHash: string, o: Outcome, answer?: StoredAnswer): Promise<boolean> =>
+  closePendingPayment(db, p.transactionId, ...completeRows(p, txHash, o), [
+    keepAnswerStatement(db, p.transactionId, keptUntil(answer?.at ?? o.at ?? new Date()), answer),
+  ]);
+
+/** `fail`: FAILED with the reason, and its ERROR event; its answer deleted. `false` if it was no longer PENDING. */
 export const failPayment = (db: Db, p: PaymentRef, reason: string, o: Outcome): Promise<boolean> =>
-  closePendingPayment(db, p.transactionId, ...failRows(p, reason, o));
+  closePendingPayment(db, p.transactionId, ...failRows(p, reason, o), [dropAnswerStatement(db, p.transactionId)]);
 
 /**
  * The statements of these moves, for writing many payments in one batch (demo data): the same rows the moves write,
@@ -163,11 +195,20 @@ export const moveStatements = {
 
 /**
  * `leaveUnknown`: still PENDING, its settlement's hash kept when known (the tenant sees it), for the sweep to settle
- * from the chain. `false` if it was no longer PENDING.
+ * from the chain; the request's `answer` stored, unservable until the payment is COMPLETED. `false` if it was no
+ * longer PENDING.
  */
-export async function leavePaymentUnknown(db: Db, p: PaymentRef, txHash: string | undefined): Promise<boolean> {
-  if (txHash === undefined) return (await findPaymentStatus(db, p.transactionId))?.status === PAYMENT_MOVES.leaveUnknown.to;
-  return notePendingPaymentHash(db, p.transactionId, txHash);
+export async function leavePaymentUnknown(
+  db: Db,
+  p: PaymentRef,
+  txHash: string | undefined,
+  answer?: StoredAnswer,
+): Promise<boolean> {
+  const extras = answer ? [holdAnswerStatement(db, p.transactionId, answer)] : [];
+  if (txHash === undefined && extras.length === 0) {
+    return (await findPaymentStatus(db, p.transactionId))?.status === PAYMENT_MOVES.leaveUnknown.to;
+  }
+  return notePendingPaymentHash(db, p.transactionId, txHash, extras);
 }
 
 /** Where a recorded payment stands (a resent payment's answer depends on it), or `undefined` if never recorded. */

@@ -36,7 +36,9 @@ export const AUTH_CONFIG_FIELDS: Record<AuthMethod, FieldSpec> = {
 
 /**
  * What each field's value becomes upstream, and so its rule: a header name (not a reserved one), a query or JSON
- * field name, or a header value (no CR, LF, NUL). `paramValue` and `fieldValue` are encoded where they go.
+ * field name, or a one-line value (a header value: no control character but TAB, no line separator). `paramValue` and
+ * `fieldValue` are encoded where they go, but a credential with a control character in it is a mistake, never a
+ * credential: refused alike.
  */
 const VALUE_RULES: Record<string, (value: string) => string | null> = {
   headerName: headerNameProblem,
@@ -47,6 +49,8 @@ const VALUE_RULES: Record<string, (value: string) => string | null> = {
   apiKey: headerValueProblem,
   apiSecret: headerValueProblem,
   headerValue: headerValueProblem,
+  paramValue: headerValueProblem,
+  fieldValue: headerValueProblem,
 };
 
 export const isSecretField = (method: AuthMethod, field: string) => AUTH_CONFIG_FIELDS[method].secrets.includes(field);

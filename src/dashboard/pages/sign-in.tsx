@@ -1,6 +1,8 @@
 /** Sign-in (wallet or one-time link), sign-up of a new wallet, and sign-out. */
-import { Hono } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
+import { getAddress, isAddress } from "viem/utils";
 import { ApiError } from "../../core/http/errors.ts";
+import { countClient } from "../../core/rate-limit/limiter.ts";
 import { createTenant, TenantCreateInput } from "../../core/tenants.ts";
 import { bindSessionToTenantQuery, findTenantByWallet } from "../../db/dashboard.ts";
 import type { DashboardEnv } from "../env.ts";
@@ -12,6 +14,41 @@ import { issueSiweMessage, SiweError, verifySiweMessage } from "../siwe.ts";
 export const SIGN_IN_PURPOSE = "sign-in";
 
 const origin = (url: string) => new URL(url).origin;
+
+/** The wallet script asks for JSON; a form posted without JavaScript gets a page instead. */
+export const wantsJson = (accept: string | undefined) => /application\/json/.test(accept ?? "");
+
+/** What a wallet form posted without JavaScript gets: a page saying why, never raw JSON. */
+export function NoWalletScript({ back }: { back: string }) {
+  return (
+    <Layout title="A wallet signature needs JavaScript">
+      <Notice kind="error">
+        Signing with a wallet runs in the page: turn on JavaScript (and a wallet extension) in this browser, or sign in with a
+        one-time link from your operator.
+      </Notice>
+      <p>
+        <a href={back}>Back</a>
+      </p>
+    </Layout>
+  );
+}
+
+/** A wallet refusal: JSON for the wallet script, a page in the dashboard's frame for anything else. */
+export function walletRefusal(c: Context<DashboardEnv>, message: string, status: 400 | 403, back: string) {
+  if (wantsJson(c.req.header("accept"))) return c.json({ error: message }, status);
+  return c.html(<NoWalletScript back={back} />, status);
+}
+
+/** Said where a wallet is needed, for browsers without JavaScript. */
+export function NoScriptWallet() {
+  return (
+    <noscript>
+      <p class="notice warning">
+        Signing with a wallet needs JavaScript, which is off in this browser. Turn it on, or sign in with a one-time link.
+      </p>
+    </noscript>
+  );
+}
 const field = (body: Record<string, unknown>, name: string) => (typeof body[name] === "string" ? (body[name] as string) : "");
 
 export const signInPages = new Hono<DashboardEnv>();
@@ -19,13 +56,19 @@ export const signInPages = new Hono<DashboardEnv>();
 signInPages.get("/sign-in", async (c) => {
   if (await currentSession(c)) return c.redirect("/dashboard/keys", 303);
   return c.html(
-    <Layout title="Sign in" scripts={["/dashboard/assets/siwe.js"]}>
+    <Layout title="Sign in" scripts={["siwe"]}>
+      {c.req.query("signed-out") !== undefined && (
+        <Notice kind="ok">
+          {c.req.query("signed-out") === "everywhere" ? "You are signed out on every device and browser." : "You are signed out."}
+        </Notice>
+      )}
       <section>
         <h2>With your wallet</h2>
         <p>
           Sign in with the wallet you are paid to (your primary or tempo wallet). Your wallet asks you to sign a message for this
           site; nothing is sent on chain and it costs nothing.
         </p>
+        <NoScriptWallet />
         <form method="post" action="/dashboard/sign-in/siwe" data-siwe="/dashboard/sign-in/siwe/message">
           <button type="submit">Sign in with Ethereum</button>
           <p class="hint" data-siwe-status aria-live="polite"></p>
@@ -38,36 +81,53 @@ signInPages.get("/sign-in", async (c) => {
       </section>
       <section>
         <h2>With a sign-in link</h2>
-        <p>
-          An operator can give you a one-time link (valid for 10 minutes):{" "}
-          <code>npm run admin -- dashboard-link --tenant ten_…</code>. Open it in this browser.
-        </p>
+        <p>Ask your operator for a one-time sign-in link (valid for 10 minutes) and open it in this browser.</p>
       </section>
     </Layout>,
   );
 });
 
-/** Step 1 of SIWE: a fresh nonce in the message the wallet will sign. */
-signInPages.post("/sign-in/siwe/message", async (c) => {
+/**
+ * What anyone can post before signing in (a SIWE message, a signed message, a sign-in link, a sign-up) is counted
+ * against the client address like the API's requests without a valid key (`countClient`): over the limit, `429` with
+ * `Retry-After` as a dashboard page, and nothing is written.
+ */
+const countedPerAddress: MiddlewareHandler<DashboardEnv> = async (c, next) => {
+  await countClient(c as unknown as Parameters<typeof countClient>[0]);
+  await next();
+};
+
+const noAccountMessage = (wallet: string) =>
+  `No account uses the wallet ${wallet}, and sign-up is closed here. Ask the operator for an account.`;
+
+/**
+ * Step 1 of SIWE: a fresh nonce in the message the wallet will sign. With sign-up closed, a wallet of no tenant gets
+ * no nonce (its signature could only be refused): a stranger's requests write no row.
+ */
+signInPages.post("/sign-in/siwe/message", countedPerAddress, async (c) => {
   const body = await c.req.parseBody();
+  const address = field(body, "address");
+  if (c.var.signup !== "open" && isAddress(address, { strict: false }) && !(await findTenantByWallet(c.var.db, address))) {
+    return walletRefusal(c, noAccountMessage(getAddress(address)), 403, "/dashboard/sign-in");
+  }
   try {
     const message = await issueSiweMessage(c.var.db, {
       origin: origin(c.req.url),
-      address: field(body, "address"),
-      chainId: Number(field(body, "chainId")),
+      address,
+      chainId: field(body, "chainId"),
       purpose: SIGN_IN_PURPOSE,
       statement: "Sign in to the Paywall dashboard.",
       now: c.var.now,
     });
     return c.json({ message });
   } catch (err) {
-    if (err instanceof SiweError) return c.json({ error: err.message }, 400);
+    if (err instanceof SiweError) return walletRefusal(c, err.message, 400, "/dashboard/sign-in");
     throw err;
   }
 });
 
 /** Step 2 of SIWE: the signed message. Signs in the wallet's tenant, or starts a sign-up when that is open. */
-signInPages.post("/sign-in/siwe", async (c) => {
+signInPages.post("/sign-in/siwe", countedPerAddress, async (c) => {
   const body = await c.req.parseBody();
   let wallet: string;
   try {
@@ -79,21 +139,18 @@ signInPages.post("/sign-in/siwe", async (c) => {
       now: c.var.now,
     });
   } catch (err) {
-    if (err instanceof SiweError) return c.json({ error: err.message }, 400);
+    if (err instanceof SiweError) return walletRefusal(c, err.message, 400, "/dashboard/sign-in");
     throw err;
   }
   const tenant = await findTenantByWallet(c.var.db, wallet);
   if (tenant) {
-    await startSession(c, { tenantId: tenant.id });
+    await startSession(c, { tenantId: tenant.id }, wallet);
     return c.json({ location: "/dashboard/keys" });
   }
   if (c.var.signup !== "open") {
-    return c.json(
-      { error: `No account uses the wallet ${wallet}, and sign-up is closed here. Ask the operator for an account.` },
-      403,
-    );
+    return walletRefusal(c, noAccountMessage(wallet), 403, "/dashboard/sign-in");
   }
-  await startSession(c, { signupWallet: wallet });
+  await startSession(c, { signupWallet: wallet }, wallet);
   return c.json({ location: "/dashboard/sign-up" });
 });
 
@@ -115,7 +172,7 @@ function linkPage(token: string, error?: string) {
 /** Opening a link shows a button: the link is used by the POST, so a link preview that fetches it does not use it up. */
 signInPages.get("/sign-in/link", (c) => c.html(linkPage(c.req.query("token") ?? "")));
 
-signInPages.post("/sign-in/link", async (c) => {
+signInPages.post("/sign-in/link", countedPerAddress, async (c) => {
   const body = await c.req.parseBody();
   const tenantId = await redeemSignInLink(c.var.db, field(body, "token"), c.var.now);
   if (!tenantId) {
@@ -129,9 +186,11 @@ signInPages.post("/sign-in/link", async (c) => {
       400,
     );
   }
-  await startSession(c, { tenantId });
+  await startSession(c, { tenantId }, "link");
   return c.redirect("/dashboard/keys", 303);
 });
+
+const EMAIL_REFUSED = "email: This e-mail cannot be used for a new account; enter another one.";
 
 function signUpPage(wallet: string, values: { name?: string; email?: string }, error?: string) {
   return (
@@ -169,7 +228,7 @@ signInPages.get("/sign-up", async (c) => {
   return c.html(signUpPage(pending.wallet, {}));
 });
 
-signInPages.post("/sign-up", async (c) => {
+signInPages.post("/sign-up", countedPerAddress, async (c) => {
   const pending = await signUpSession(c);
   if (!pending) return c.redirect("/dashboard/sign-in", 303);
   const body = await c.req.parseBody();
@@ -185,8 +244,10 @@ signInPages.post("/sign-up", async (c) => {
     const tenant = await createTenant(c.var.db, { ...parsed.data, wallet: pending.wallet });
     await bindSessionToTenantQuery(c.var.db, pending.idHash, tenant.id);
   } catch (err) {
+    // Said as a plain refusal of this e-mail, never "it has an account": whoever holds a wallet could otherwise learn
+    // which e-mails have accounts here.
     if (err instanceof ApiError && err.code === "CONFLICT") {
-      return c.html(signUpPage(pending.wallet, values, "This e-mail already belongs to an account."), 409);
+      return c.html(signUpPage(pending.wallet, values, EMAIL_REFUSED), 400);
     }
     throw err;
   }
@@ -195,5 +256,5 @@ signInPages.post("/sign-up", async (c) => {
 
 signInPages.post("/sign-out", async (c) => {
   await endSession(c);
-  return c.redirect("/dashboard/sign-in", 303);
+  return c.redirect("/dashboard/sign-in?signed-out", 303);
 });

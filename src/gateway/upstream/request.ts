@@ -1,4 +1,5 @@
 import type { AuthMethod } from "../../core/secrets/auth-config.ts";
+import { isNeverForwarded } from "../../lib/header-rules.ts";
 
 /**
  * How a paid request becomes the upstream request: pure functions, no I/O.
@@ -9,62 +10,75 @@ import type { AuthMethod } from "../../core/secrets/auth-config.ts";
  */
 
 /**
- * Buyer headers never forwarded, even when a paywall lists them in `allowedHeaders`: the buyer's own credentials
- * (the bearer of `bearer-customer` goes its own way, see `injectAuth`), the payment itself, cookies for the payment
- * domain, hop-by-hop and proxy headers, and the platform's own.
- */
-const STRIPPED_REQUEST_HEADERS = new Set([
-  "authorization",
-  "proxy-authorization",
-  "x-api-key",
-  "x-api-secret",
-  "cookie",
-  "payment-signature",
-  "x-payment",
-  "payment-required",
-  "payment-response",
-  "payment-receipt",
-  "host",
-  "connection",
-  "keep-alive",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "content-length",
-  "expect",
-  "forwarded",
-]);
-const STRIPPED_REQUEST_PREFIXES = ["cf-", "x-forwarded-", "proxy-"];
-
-/**
  * Buyer headers every paywall forwards: `Content-Type` describes the body that is forwarded, `Accept` the answer
  * wanted; neither says who the buyer is.
  */
 export const ALWAYS_FORWARDED_HEADERS: readonly string[] = ["accept", "content-type"];
 
-const isStripped = (name: string) =>
-  STRIPPED_REQUEST_HEADERS.has(name) || STRIPPED_REQUEST_PREFIXES.some((p) => name.startsWith(p));
-
 /**
  * The buyer headers that go to the upstream: the paywall's `allowedHeaders` (names, case-insensitive) and
- * `Accept` / `Content-Type`; nothing else. A stripped header is never forwarded, listed or not.
+ * `Accept` / `Content-Type`; nothing else. Never forwarded, listed or not (`allowedHeaders` refuses these names; rows
+ * stored before may hold them): the names the platform owns (framing, routing, client identity, `Authorization`, the
+ * payment headers) and the buyer's own credentials (`Cookie`, `X-API-Key`, `X-API-Secret`; the bearer of
+ * `bearer-customer` goes its own way, see `injectAuth`): `isNeverForwarded`, the management API's rule.
  */
 export function forwardableHeaders(buyer: Headers, allowedHeaders: readonly string[]): Headers {
   const allowed = new Set([...ALWAYS_FORWARDED_HEADERS, ...allowedHeaders.map((h) => h.toLowerCase())]);
   const out = new Headers();
   for (const [name, value] of buyer) {
-    if (allowed.has(name) && !isStripped(name)) out.set(name, value);
+    if (allowed.has(name) && !isNeverForwarded(name)) out.set(name, value);
   }
   return out;
 }
 
-/** Upstream response headers the buyer never sees (hop-by-hop; the body is re-framed by the runtime). */
-const STRIPPED_RESPONSE_HEADERS = new Set(["connection", "keep-alive", "transfer-encoding", "content-length", "set-cookie"]);
+/**
+ * The upstream's response headers a buyer gets: what describes the answer (its type, language, file name, range),
+ * what lets the buyer cache it for itself and revalidate it, where a redirect points, and when to come back (the
+ * upstream's `Retry-After` and rate-limit headers). Nothing else: no cookie, no security policy of the upstream's (the
+ * payment origin sets its own, see origin-headers.ts), no CORS grant, no payment or authentication challenge (an
+ * upstream's `WWW-Authenticate: Payment` or `PAYMENT-REQUIRED` would ask the buyer to pay someone else), no
+ * hop-by-hop or framing header (the runtime frames the body it re-sends, decoded), nothing that names the upstream's
+ * software.
+ */
+export const BUYER_RESPONSE_HEADERS: readonly string[] = [
+  "content-type",
+  "content-language",
+  "content-disposition",
+  "content-range",
+  "accept-ranges",
+  "cache-control",
+  "expires",
+  "etag",
+  "last-modified",
+  "vary",
+  "location",
+  "retry-after",
+];
 
+/** Rate-limit headers, standard and customary: `RateLimit`, `RateLimit-Policy`, `RateLimit-*`, `X-RateLimit-*`, `X-Rate-Limit-*`. */
+const RATE_LIMIT_HEADER = /^(x-)?rate-?limit(-[a-z0-9-]+)?$/;
+
+/** Whether the buyer gets this upstream response header (names lower-case, as `Headers` iterates them). */
+export const isBuyerResponseHeader = (name: string) => BUYER_RESPONSE_HEADERS.includes(name) || RATE_LIMIT_HEADER.test(name);
+
+/**
+ * A paid answer is for its payer alone: `Cache-Control` always says `private` (or `no-store`), whatever the upstream
+ * sent, and loses the directives meant for shared caches, so no proxy between buyer and platform hands one buyer's
+ * paid answer to the next requester of the same payment URL.
+ */
+export function privateCacheControl(upstream: string | null): string {
+  const kept = (upstream ?? "")
+    .split(",")
+    .map((directive) => directive.trim())
+    .filter((directive) => directive !== "" && !/^(public|private|s-maxage|proxy-revalidate)\b/i.test(directive));
+  return kept.some((directive) => /^no-store$/i.test(directive)) ? kept.join(", ") : ["private", ...kept].join(", ");
+}
+
+/** The upstream's response headers the buyer gets (see BUYER_RESPONSE_HEADERS), with a private `Cache-Control`. */
 export function buyerResponseHeaders(upstream: Headers): Headers {
   const out = new Headers();
-  for (const [name, value] of upstream) if (!STRIPPED_RESPONSE_HEADERS.has(name)) out.append(name, value);
+  for (const [name, value] of upstream) if (isBuyerResponseHeader(name)) out.append(name, value);
+  out.set("cache-control", privateCacheControl(upstream.get("cache-control")));
   return out;
 }
 
@@ -82,12 +96,27 @@ export function targetUrl(
   return base;
 }
 
-/** Adds the buyer's query, then the paywall's `queryParams` (replacing the buyer's value of the same name). */
+/**
+ * Adds the buyer's query, then the paywall's `queryParams`; a later layer replaces every value of a name an earlier
+ * one set: a buyer's parameter replaces the target URL's own parameter of that name (never a second value beside it),
+ * and a `queryParams` entry replaces the buyer's.
+ */
 export function withQuery(url: URL, buyerQuery: URLSearchParams, paywallParams: { key: string; value: string }[]): URL {
   const out = new URL(url);
+  for (const name of new Set(buyerQuery.keys())) out.searchParams.delete(name);
   for (const [k, v] of buyerQuery) out.searchParams.append(k, v);
   for (const { key, value } of paywallParams) out.searchParams.set(key, value);
   return out;
+}
+
+/**
+ * Sets the query parameter `name` to `value` alone: every parameter spelled like it in any case goes first, so an
+ * upstream that reads names case-insensitively never sees a buyer's `?API_TOKEN=…` beside the credential `api_token`.
+ */
+function setQueryParamAlone(url: URL, name: string, value: string): void {
+  const lower = name.toLowerCase();
+  for (const key of new Set(url.searchParams.keys())) if (key.toLowerCase() === lower) url.searchParams.delete(key);
+  url.searchParams.set(name, value);
 }
 
 export interface UpstreamParts {
@@ -109,7 +138,8 @@ export class BodyFieldError extends Error {}
  * | `token`            | `Authorization: Token <token>`                                             |
  * | `x-api-key`        | `X-API-Key: <apiKey>`                                                      |
  * | `custom-header`    | `<headerName>: <headerValue>`                                              |
- * | `query-param`      | `?<paramName>=<paramValue>` (replacing any buyer or paywall value)         |
+ * | `query-param`      | `?<paramName>=<paramValue>` (replacing any buyer or paywall value of that  |
+ * |                    | name in any case)                                                          |
  * | `bearer-customer`  | the buyer's own `Authorization: Bearer <token>`, that credential only      |
  * | `x-api-key-secret` | `X-API-Key: <apiKey>` and `X-API-Secret: <apiSecret>`                      |
  * | `json-body-field`  | top-level field `<fieldName>: <fieldValue>` of the JSON object body (an    |
@@ -142,7 +172,7 @@ export function injectAuth(
       headers.set(config.headerName as string, config.headerValue as string);
       break;
     case "query-param":
-      url.searchParams.set(config.paramName as string, config.paramValue as string);
+      setQueryParamAlone(url, config.paramName as string, config.paramValue as string);
       break;
     case "bearer-customer": {
       // Only the Bearer credential itself: a header that also carries an MPP `Payment` credential

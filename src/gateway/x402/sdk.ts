@@ -1,8 +1,19 @@
 import type { HTTPFacilitatorClient } from "@x402/core/http";
 import type { FacilitatorClient, x402ResourceServer } from "@x402/core/server";
-import type { PaymentPayload, PaymentRequirements, SettleResponse, SupportedKind, VerifyResponse } from "@x402/core/types";
+import type {
+  PaymentPayload,
+  PaymentRequirements,
+  ResourceInfo,
+  SettleResponse,
+  SupportedKind,
+  VerifyResponse,
+} from "@x402/core/types";
+import type { BazaarDeclaration } from "../../core/discovery/bazaar.ts";
+import { paymentRecordIds, paymentRetryKey } from "../../core/ledger/ids.ts";
 import { caip2, type NetworkEntry, networkOfCaip2 } from "../../core/money/network-table.ts";
 import type { NetworkId } from "../../core/money/networks.ts";
+import { sha256Hex } from "../../lib/ids.ts";
+import type { PresentedPayment } from "../resend.ts";
 
 /**
  * The x402 v2 side of the gateway, built from `@x402/core`'s resource server and `@x402/evm`'s `exact` scheme:
@@ -55,6 +66,16 @@ export interface X402Terms {
   maxTimeoutSeconds: number;
   resourceUrl: string;
   description: string;
+  /** The Bazaar extension of the 402 (docs/discovery.md): for the request's method, so a session is per method. */
+  discovery?: X402Discovery;
+}
+
+export interface X402Discovery {
+  method: string;
+  declaration: BazaarDeclaration;
+  /** The service's name and categories: the 402's `resource.serviceName` and `tags` where the extension's limits allow. */
+  serviceName: string;
+  categories: string[];
 }
 
 export interface X402Session {
@@ -63,6 +84,12 @@ export interface X402Session {
   server: x402ResourceServer;
   requirements: PaymentRequirements[];
   terms: X402Terms;
+  /**
+   * What the 402 names as the resource, and its extensions: the Bazaar declaration (enriched for the method) when the
+   * paywall is discoverable, and `payment-identifier` (optional), so a buyer may retry a payment under an id of its own.
+   */
+  resource: ResourceInfo;
+  extensions: Record<string, unknown>;
 }
 
 /** Sessions kept per isolate, by everything they are built from (least recently used dropped first). */
@@ -112,15 +139,42 @@ async function buildSession(terms: X402Terms, facilitatorTimeoutMs: number): Pro
     })),
     undefined,
   );
-  return { sdk, server, requirements, terms };
+  const { resource, extensions } = discoveryOf(sdk, server, terms);
+  const retry = { [sdk.PAYMENT_IDENTIFIER]: sdk.declarePaymentIdentifierExtension(false) };
+  return { sdk, server, requirements, terms, resource, extensions: { ...extensions, ...retry } };
+}
+
+/**
+ * The 402's resource and Bazaar extension: `declareDiscoveryExtension` from the paywall's input and output, then
+ * enriched by the extension's own hook for the method (as `@x402/core`'s HTTP server does for each request).
+ * `serviceName` and `tags` only within the extension's limits: outside them a facilitator would refuse the payload.
+ */
+function discoveryOf(sdk: Lib, server: x402ResourceServer, terms: X402Terms) {
+  const resource: ResourceInfo = { url: terms.resourceUrl, description: terms.description, mimeType: "" };
+  const discovery = terms.discovery;
+  if (!discovery) return { resource, extensions: undefined };
+  server.registerExtension(sdk.bazaarResourceServerExtension);
+  const declared = sdk.declareDiscoveryExtension(discovery.declaration as Parameters<Lib["declareDiscoveryExtension"]>[0]);
+  const path = new URL(terms.resourceUrl).pathname;
+  const context = { method: discovery.method, path, adapter: { getPath: () => path, getMethod: () => discovery.method } };
+  const extensions = server.enrichExtensions(declared, context as never);
+  const tags = sdk.sanitizeTags(discovery.categories);
+  return {
+    resource: {
+      ...resource,
+      ...(sdk.isValidServiceName(discovery.serviceName) ? { serviceName: discovery.serviceName } : {}),
+      ...(tags ? { tags } : {}),
+    },
+    extensions,
+  };
 }
 
 async function paymentRequiredHeader(session: X402Session, error?: string, payload?: PaymentPayload): Promise<string> {
   const paymentRequired = await session.server.createPaymentRequiredResponse(
     session.requirements,
-    { url: session.terms.resourceUrl, description: session.terms.description, mimeType: "" },
+    session.resource,
     error,
-    undefined,
+    session.extensions,
     undefined,
     payload,
   );
@@ -232,3 +286,94 @@ export const VALID_BEFORE_SKEW_SECONDS = 60;
  */
 export const validBeforeCutoff = (matched: MatchedPayment, now = Date.now()) =>
   BigInt(Math.floor(now / 1000) + matched.requirements.maxTimeoutSeconds + VALID_BEFORE_SKEW_SECONDS);
+
+/** EIP-3009's `TransferWithAuthorization`, the typed data an `exact` EVM payment signs. */
+const TRANSFER_WITH_AUTHORIZATION = {
+  TransferWithAuthorization: [
+    { name: "from", type: "address" },
+    { name: "to", type: "address" },
+    { name: "value", type: "uint256" },
+    { name: "validAfter", type: "uint256" },
+    { name: "validBefore", type: "uint256" },
+    { name: "nonce", type: "bytes32" },
+  ],
+} as const;
+
+interface Authorization {
+  from: `0x${string}`;
+  to: `0x${string}`;
+  value: string;
+  validAfter: string;
+  validBefore: string;
+  nonce: `0x${string}`;
+}
+
+const isHex = (value: unknown, bytes?: number): value is `0x${string}` =>
+  typeof value === "string" && (bytes ? new RegExp(`^0x[0-9a-fA-F]{${bytes * 2}}$`) : /^0x[0-9a-fA-F]+$/).test(value);
+const isUint = (value: unknown): value is string => typeof value === "string" && /^[0-9]{1,78}$/.test(value);
+
+/**
+ * A `PAYMENT-SIGNATURE` as presented, decoded locally (no session, no facilitator): the transaction id its payment has,
+ * its `payment-identifier` retry key, and the signature's digest; `undefined` when it is not an `exact` EIP-3009
+ * payment on a network of the table. Nothing is verified here: `signedBy` recovers the EIP-712 signer when asked.
+ */
+export async function presentedX402(
+  header: string,
+  table: Record<NetworkId, NetworkEntry>,
+): Promise<PresentedPayment | undefined> {
+  const sdk = await x402Lib();
+  let payload: PaymentPayload;
+  try {
+    payload = sdk.decodePaymentSignatureHeader(header);
+  } catch {
+    return undefined;
+  }
+  if (!payload || typeof payload !== "object" || payload.x402Version !== 2) return undefined;
+  const { signature, authorization: a } = (payload.payload ?? {}) as {
+    signature?: unknown;
+    authorization?: Partial<Authorization>;
+  };
+  if (!isHex(signature) || !a || !isHex(a.from, 20) || !isHex(a.to, 20) || !isHex(a.nonce, 32)) return undefined;
+  if (!isUint(a.value) || !isUint(a.validAfter) || !isUint(a.validBefore)) return undefined;
+  const authorization = a as Authorization;
+  const accepted = payload.accepted as Partial<PaymentRequirements> | undefined;
+  const network = networkOfCaip2(table, Object.keys(table), String(accepted?.network ?? ""));
+  if (!network) return undefined;
+  const paymentId = sdk.extractPaymentIdentifier(payload);
+  const entry = table[network];
+  return {
+    transactionId: (await paymentRecordIds("x402", network, authorization.from, authorization.nonce)).transactionId,
+    ...(paymentId ? { paymentKey: await paymentRetryKey({ protocol: "x402", payer: authorization.from, paymentId }) } : {}),
+    credential: await x402CredentialDigest(signature),
+    async signedBy(payer) {
+      const extra = (accepted?.extra ?? {}) as { name?: unknown; version?: unknown };
+      if (!isHex(accepted?.asset, 20) || typeof extra.name !== "string" || typeof extra.version !== "string") return false;
+      try {
+        const signer = await sdk.recoverTypedDataAddress({
+          domain: { name: extra.name, version: extra.version, chainId: entry.chainId, verifyingContract: accepted.asset },
+          types: TRANSFER_WITH_AUTHORIZATION,
+          primaryType: "TransferWithAuthorization",
+          message: {
+            ...authorization,
+            value: BigInt(authorization.value),
+            validAfter: BigInt(authorization.validAfter),
+            validBefore: BigInt(authorization.validBefore),
+          },
+          signature,
+        });
+        return signer.toLowerCase() === payer.toLowerCase() && authorization.from.toLowerCase() === payer.toLowerCase();
+      } catch {
+        return false;
+      }
+    },
+    async receiptHeaders(transaction, known): Promise<Record<string, string>> {
+      const paid = table[known.network as NetworkId];
+      if (!paid) return {};
+      const result = { success: true, transaction, network: caip2(paid), payer: known.payer ?? undefined } as SettleResponse;
+      return { [PAYMENT_RESPONSE]: sdk.encodePaymentResponseHeader(result) };
+    },
+  };
+}
+
+/** What identifies an x402 credential: its signature (one authorization, one signature), hashed. */
+export const x402CredentialDigest = (signature: string) => sha256Hex(`x402|${signature.toLowerCase()}`);

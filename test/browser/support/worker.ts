@@ -8,6 +8,7 @@ import { seedDemo } from "../../../src/admin/commands.ts";
 import { buildWorker } from "../../../src/cli/build.ts";
 import { getDb } from "../../../src/db/client.ts";
 import { applyMigrations, BENCH_ENCRYPTION_KEY, readVars } from "../../bench/workers.ts";
+import { outboundService } from "../../localnet/outbound.ts";
 
 export const ROOT = resolve(import.meta.dirname, "../../..");
 /** Everything tests write (bundles, screenshots, workerd storage): git-ignored. */
@@ -82,7 +83,10 @@ export async function startWorker(options: StartOptions): Promise<RunningWorker>
     compatibilityDate: "2026-11-01",
     compatibilityFlags: ["nodejs_compat"],
     d1Databases: { DB: "app-db" },
-    durableObjects: { RATE_LIMITER: { className: "RateLimiter", useSQLite: true } },
+    durableObjects: {
+      RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
+      PAYMENT_COORDINATOR: { className: "PaymentCoordinator", useSQLite: true },
+    },
     bindings: {
       ...(await readVars(ROOT)),
       ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY,
@@ -95,7 +99,8 @@ export async function startWorker(options: StartOptions): Promise<RunningWorker>
       routerConfig: { has_user_worker: true },
       run_worker_first: true,
     },
-    ...(options.outboundService ? { outboundService: options.outboundService as never } : {}),
+    // As a Node handler, so a connection that fails is a failed fetch in the Worker (test/localnet/outbound.ts).
+    ...(options.outboundService ? { outboundService: outboundService(options.outboundService) as never } : {}),
   };
   // Each variant answers on the next port, as the payment origin of its own (`PAYMENT_BASE_URL`).
   const variantOrigin = (i: number) => `http://127.0.0.1:${options.port + 1 + i}`;
@@ -107,9 +112,12 @@ export async function startWorker(options: StartOptions): Promise<RunningWorker>
       compatibilityDate: app.compatibilityDate,
       compatibilityFlags: app.compatibilityFlags,
       d1Databases: app.d1Databases,
-      durableObjects: { RATE_LIMITER: { className: "RateLimiter", scriptName: "app", useSQLite: true } },
+      durableObjects: {
+        RATE_LIMITER: { className: "RateLimiter", scriptName: "app", useSQLite: true },
+        PAYMENT_COORDINATOR: { className: "PaymentCoordinator", scriptName: "app", useSQLite: true },
+      },
       bindings: { ...app.bindings, PAYMENT_BASE_URL: variantOrigin(i), ...vars },
-      ...(options.outboundService ? { outboundService: options.outboundService as never } : {}),
+      ...(app.outboundService ? { outboundService: app.outboundService } : {}),
       unsafeDirectSockets: [{ host: "127.0.0.1", port: options.port + 1 + i }],
     }),
   );
