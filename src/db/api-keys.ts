@@ -168,4 +168,13 @@ export const editKeyQuery = (db: Db, id: string, tenantId: string, edit: KeyEdit
     .returning();
 
 export const deleteKeyQuery = (db: Db, id: string, tenantId: string | undefined) =>
-  db.delete(apiKeys).where(keyMatch(id, tenantId)).returning({ id: apiKeys.id });
+  db.delete(apiKeys).where(keyMatch(id, tenantId)).returning({ id: apiKeys.id, keyHash: apiKeys.keyHash });
+
+/** The hashes of the tenant's keys that are not revoked (a revoked key is refused whatever its tenant's record says). */
+export async function listLiveKeyHashesOfTenant(db: Db, tenantId: string): Promise<string[]> {
+  const rows = await db
+    .select({ keyHash: apiKeys.keyHash })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.tenantId, tenantId), ne(apiKeys.status, "revoked")));
+  return rows.map((r) => r.keyHash);
+}

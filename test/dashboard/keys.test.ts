@@ -9,7 +9,7 @@ import { ASSET_URL } from "../../src/dashboard/assets.ts";
 import { sha256Hex } from "../../src/lib/ids.ts";
 import { registerApiKey } from "../support/canaries.ts";
 import { api } from "../support/client.ts";
-import { createApiKey, db } from "../support/factories.ts";
+import { createApiKey, keys } from "../support/factories.ts";
 import { DashboardClient, dashboardApp, signedIn, workerApp } from "./dashboard-client.ts";
 
 const app = dashboardApp();
@@ -170,7 +170,7 @@ describe("keys page", () => {
   it("an operator's CLI change is in the tenant's activity as the operator's", async () => {
     const { client, tenant } = await signedIn(app);
     const { row } = await createApiKey({ tenant, name: "operator-made" });
-    await pauseKey(db(), { id: row.id });
+    await pauseKey(keys(), { id: row.id });
     const html = (await client.text("/dashboard/activity")).html;
     expect(html).toContain("Operator (CLI)");
     expect(await eventsOf(tenant.id)).toEqual([{ key_id: row.id, action: "paused", actor: "operator-cli", ip: null }]);

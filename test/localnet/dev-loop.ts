@@ -107,7 +107,7 @@ async function ensureDemoPaywall(
     if (!tenant) throw new Error("the local database has no tenant");
     // A key left by an interrupted earlier run goes first.
     for (const old of await listKeys(db, { tenant: tenant.id })) {
-      if (old.name === TEMP_KEY_NAME) await removeKey(db, { id: old.id });
+      if (old.name === TEMP_KEY_NAME) await removeKey({ db, cache: handle.keyCache }, { id: old.id });
     }
     const created = await createKey(db, {
       tenant: tenant.id,
@@ -175,7 +175,7 @@ async function ensureDemoPaywall(
   } finally {
     const cleanup = await openD1({ remote: false });
     try {
-      if (keyId) await removeKey(getDb(cleanup.db), { id: keyId });
+      if (keyId) await removeKey({ db: getDb(cleanup.db), cache: cleanup.keyCache }, { id: keyId });
     } finally {
       await cleanup.dispose();
     }

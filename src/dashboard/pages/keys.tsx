@@ -11,6 +11,7 @@ import type { Context } from "hono";
 import { Hono } from "hono";
 import { ApiError } from "../../core/http/errors.ts";
 import { effectiveKeyStatus } from "../../core/keys/api-key.ts";
+import { workerKeyStore } from "../../core/keys/key-object.ts";
 import {
   type Actor,
   type CreatedKeyOutput,
@@ -382,7 +383,7 @@ const ACTIONS = {
 keyPages.post("/keys/:id/:action{pause|resume|revoke|delete}", async (c) => {
   const { run, done } = ACTIONS[c.req.param("action") as keyof typeof ACTIONS];
   try {
-    await run(c.var.db, { id: c.req.param("id"), tenant: c.var.session.tenant.id }, c.var.now, actor(c));
+    await run(workerKeyStore(c.var.db, c.env), { id: c.req.param("id"), tenant: c.var.session.tenant.id }, c.var.now, actor(c));
   } catch (err) {
     const error = refusalText(err);
     if (!error) throw err;
@@ -474,7 +475,7 @@ keyPages.post("/keys/:id/roll", async (c) => {
   let result: Awaited<ReturnType<typeof rollKey>>;
   try {
     result = await rollKey(
-      c.var.db,
+      workerKeyStore(c.var.db, c.env),
       { id: k.id, tenant: c.var.session.tenant.id, graceSeconds: form.one("graceSeconds") },
       c.var.now,
       actor(c),
@@ -532,7 +533,7 @@ keyPages.post("/keys/:id/edit", async (c) => {
   const k = await ownKey(c);
   const { input, values } = await readKeyForm(c);
   try {
-    await editKey(c.var.db, { id: k.id, tenant: c.var.session.tenant.id, ...input }, c.var.now, actor(c));
+    await editKey(workerKeyStore(c.var.db, c.env), { id: k.id, tenant: c.var.session.tenant.id, ...input }, c.var.now, actor(c));
   } catch (err) {
     const errors = keyErrors(err);
     if (!errors) throw err;

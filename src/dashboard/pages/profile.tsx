@@ -5,8 +5,8 @@
  */
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { TenantCreateInput } from "../../core/tenants.ts";
-import { updateTenantProfile, updateTenantWallet } from "../../db/tenants.ts";
+import { workerKeyStore } from "../../core/keys/key-object.ts";
+import { changeTenantProfile, changeTenantWallet, TenantCreateInput } from "../../core/tenants.ts";
 import type { DashboardEnv } from "../env.ts";
 import { Layout, Notice } from "../layout.tsx";
 import { accountEvent } from "../session.ts";
@@ -104,8 +104,8 @@ profilePages.post("/profile", async (c) => {
   }
   const t = c.var.session.tenant;
   const changed = [parsed.data.name !== t.name && "name", parsed.data.email !== t.email && "e-mail"].filter(Boolean).join(", ");
-  const updated = await updateTenantProfile(
-    c.var.db,
+  const updated = await changeTenantProfile(
+    workerKeyStore(c.var.db, c.env),
     t.id,
     parsed.data,
     c.var.now,
@@ -155,8 +155,8 @@ profilePages.post("/profile/wallet", async (c) => {
     if (err instanceof SiweError) return walletRefusal(c, err.message, 400, "/dashboard/profile");
     throw err;
   }
-  await updateTenantWallet(
-    c.var.db,
+  await changeTenantWallet(
+    workerKeyStore(c.var.db, c.env),
     t.id,
     WALLET_COLUMN[which],
     wallet,
