@@ -83,31 +83,3 @@ export async function findEventsByIds(db: Db, ids: string[]): Promise<EventRow[]
   if (ids.length === 0) return [];
   return db.select().from(events).where(inArray(events.id, ids));
 }
-
-/** Paid answers of a paywall with cacheRules, by where they came from: the edge cache (`hits`) or the upstream. */
-export interface CacheCounts {
-  hits: number;
-  misses: number;
-}
-
-/**
- * How many SUCCESS events since `since` were answered from the edge cache and how many called the upstream (the ledger
- * records `metadata.cache` only for paywalls whose answers are cached): one query over the tenant's SUCCESS events
- * of the window (an index range, not a roll-up).
- */
-export async function findCacheCounts(
-  db: Db,
-  tenantId: string,
-  filter: Pick<HistoryFilter, "paywallId" | "serviceId">,
-  since: Date,
-): Promise<CacheCounts> {
-  const cache = sql`json_extract(${events.metadata}, '$.cache')`;
-  const [row] = await db
-    .select({
-      hits: sql<number>`coalesce(sum(${cache} = 'hit'), 0)`,
-      misses: sql<number>`coalesce(sum(${cache} = 'miss'), 0)`,
-    })
-    .from(events)
-    .where(historyWhere(events, tenantId, { ...filter, from: since }, [[events.eventType, "SUCCESS"]]));
-  return { hits: Number(row?.hits ?? 0), misses: Number(row?.misses ?? 0) };
-}

@@ -11,8 +11,8 @@ import { z } from "zod";
 import { NETWORK_TABLE } from "../../core/money/network-table.ts";
 import { NETWORK_IDS, type NetworkId } from "../../core/money/networks.ts";
 import { formatUsdc } from "../../core/money/usdc.ts";
-import { findDailyStats, statsScope } from "../../db/daily-stats.ts";
-import { type CacheCounts, findCacheCounts, findEventsPage } from "../../db/events.ts";
+import { type CacheTotals, findCacheTotals, findDailyStats, statsScope } from "../../db/daily-stats.ts";
+import { findEventsPage } from "../../db/events.ts";
 import { findPaywall, listPaywallNames } from "../../db/paywalls.ts";
 import { PROTOCOLS, TRANSACTION_STATUSES } from "../../db/schema.ts";
 import { findService, listServiceNames } from "../../db/services.ts";
@@ -201,7 +201,7 @@ function Pager({ label, page, total, href }: { label: string; page: number; tota
 }
 
 /** The edge cache's part of the window's paid answers (paywalls with cacheRules only), when there is one. */
-function EdgeCache({ counts }: { counts: CacheCounts }) {
+function EdgeCache({ counts }: { counts: CacheTotals }) {
   const total = counts.hits + counts.misses;
   if (total === 0) return null;
   const ratio = Math.round((counts.hits * 1000) / total) / 10;
@@ -292,7 +292,7 @@ async function earningsPage(c: Ctx) {
         eventType: q.status ? EVENT_OF_STATUS[q.status] : undefined,
       },
     ),
-    findCacheCounts(db, tenant.id, { paywallId: q.paywall, serviceId: q.service }, new Date(`${days[0]}T00:00:00.000Z`)),
+    findCacheTotals(db, tenant.id, days, statsScope(history)),
   ]);
   const scopeName = q.paywall
     ? `paywall ${choices.paywalls.find((p) => p.id === q.paywall)?.name ?? q.paywall}`
