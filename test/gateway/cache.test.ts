@@ -1,13 +1,16 @@
 // The edge cache of paid answers (`cacheRules`): an answer that is the same for every buyer is served from the Workers
 // Cache API to the next buyer who pays for the same request, without calling the upstream; every buyer still pays
 // (verify, settle, then answer), and nothing personal or made under an older configuration is ever served.
-import { describe, expect, it } from "vitest";
+import { Receipt } from "mppx";
+import { describe, expect, it, vi } from "vitest";
 import type { Event } from "../../src/api/routes/history-records.ts";
+import { createMppBuyer } from "../localnet/mpp-buyer.ts";
 import { api, send } from "../support/client.ts";
 import {
   balanceOf,
   FACILITATOR,
   GATEWAY_ENV,
+  gatewayFetch,
   history,
   openShop,
   type Shop,
@@ -15,6 +18,10 @@ import {
   signedPayment,
   upstreamRequests,
 } from "./support.ts";
+import { mppShop, TEMPO_RPC, tempo, tempoBalanceOf } from "./tempo-support.ts";
+
+// Most tests pay four times in a row (and the MPP one loads mppx first): more than the default 5 s on a busy machine.
+vi.setConfig({ testTimeout: 30_000 });
 
 const CACHED = { cacheRules: { ttlSeconds: 60 } };
 
@@ -96,6 +103,36 @@ describe("a paywall with cacheRules {ttlSeconds: 60}", () => {
     await pay(`${whole.x402}?city=paris&utm=a`);
     expect((await pay(`${whole.x402}?city=paris&utm=b`)).headers.get("X-Cache")).toBe("MISS");
     expect(await upstreamRequests(whole.prefix)).toHaveLength(2);
+  });
+});
+
+describe("MPP takes the same path", () => {
+  it("two buyers over MPP: the second answered from the cache with its own receipt; the recipient gains twice the price", async () => {
+    const shop = await mppShop({ price: "3100", paywall: CACHED });
+    const answers = [];
+    for (const account of tempo.buyers.slice(0, 2)) {
+      const buyer = createMppBuyer({
+        privateKey: account.privateKey,
+        rpcUrl: TEMPO_RPC,
+        chainId: tempo.chainId,
+        fetch: gatewayFetch,
+      });
+      const res = await buyer.fetch(shop.mpp);
+      answers.push({
+        status: res.status,
+        body: await res.text(),
+        cache: res.headers.get("X-Cache"),
+        receipt: Receipt.fromResponse(res),
+      });
+    }
+    expect(answers.map((a) => [a.status, a.cache])).toEqual([
+      [200, "MISS"],
+      [200, "HIT"],
+    ]);
+    expect(answers[1]?.body).toBe(answers[0]?.body);
+    expect(answers[1]?.receipt.reference).not.toBe(answers[0]?.receipt.reference);
+    expect(await tempoBalanceOf(shop.recipient)).toBe(6200n);
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
   });
 });
 
