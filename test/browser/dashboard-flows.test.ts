@@ -412,6 +412,7 @@ describe("keyboard and accessibility", () => {
       ["key-delete-confirm", `/dashboard/keys/${anyKey!.id}/delete`],
       ["activity", "/dashboard/activity"],
       ["services", "/dashboard/services"],
+      ["discovery", `/dashboard/services/${anyPaywall!.service_id}/discovery`],
       ["paywall-delete-confirm", `/dashboard/paywalls/${anyPaywall!.id}/delete`],
       ["earnings", "/dashboard/earnings"],
       ["earnings-filtered", "/dashboard/earnings?protocol=mpp&status=COMPLETED"],
