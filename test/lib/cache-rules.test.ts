@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { cacheRulesOf, cacheRulesProblems, MAX_CACHE_TTL_SECONDS } from "../../src/core/catalog/cache-rules.ts";
-import { isStorable, varyingParts } from "../../src/gateway/answer-cache.ts";
+import { cachedAnswer, isStorable, storeAnswer, varyingParts } from "../../src/gateway/answer-cache.ts";
 
 describe("cacheRulesOf", () => {
   it("no rules, an empty object, ttlSeconds 0: never cached, nothing to report", () => {
@@ -123,5 +123,27 @@ describe("isStorable", () => {
     ["a body over 1 MiB", answer({}, 200, 1024 * 1024 + 1)],
   ])("%s is not", (_, a) => {
     expect(isStorable(rules, a)).toBe(false);
+  });
+});
+
+describe("a stored answer's freshness", () => {
+  it("is served with its age until ttlSeconds have passed, then it is a miss", async () => {
+    const rules = cacheRulesOf({ ttlSeconds: 60 }).rules!;
+    const key = `https://paid-answers.invalid/pw_fresh/1/1/${crypto.randomUUID()}`;
+    const stored = Date.now();
+    await storeAnswer(
+      key,
+      rules,
+      { status: 200, headers: new Headers({ "content-type": "text/plain" }), body: new TextEncoder().encode("hello") },
+      stored,
+    );
+    const fresh = await cachedAnswer(key, rules, stored + 59_999);
+    expect(fresh?.age).toBe(59);
+    expect(fresh?.answer.status).toBe(200);
+    expect(fresh?.answer.headers.get("content-type")).toBe("text/plain");
+    expect(new TextDecoder().decode(fresh?.answer.body as Uint8Array)).toBe("hello");
+    expect(await cachedAnswer(key, rules, stored + 60_000)).toBeNull();
+    expect(await cachedAnswer(key, rules, stored - 1)).toBeNull();
+    expect(await cachedAnswer(`${key}-other`, rules, stored)).toBeNull();
   });
 });
