@@ -3,6 +3,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { writeDemoData } from "../../src/admin/demo-data.ts";
+import { completePayment } from "../../src/core/ledger/ledger.ts";
 import { formatUsdc } from "../../src/core/money/usdc.ts";
 import { CSV_CHUNK } from "../../src/dashboard/pages/earnings.tsx";
 import type { Tenant } from "../../src/db/schema.ts";
@@ -11,7 +12,7 @@ import { lastUtcDays } from "../../src/lib/utc-days.ts";
 import { createPaywallFor } from "../history/support.ts";
 import { printToRunner } from "../support/console.ts";
 import { createTenant, db } from "../support/factories.ts";
-import { completeRecorded, recordPayment } from "../support/payments.ts";
+import { completeRecorded, recordPayment, txHash } from "../support/payments.ts";
 import { page, signIn, text } from "./insights-support.ts";
 
 const one = async <T>(sql: string, ...params: unknown[]) =>
@@ -85,6 +86,25 @@ describe("earnings and traffic page", () => {
     const html = (await page(cookie, "/dashboard/earnings")).html;
     expect(text(html)).toContain("Total 12.345678 USDC");
     expect(html).toContain(`<title>${lastUtcDays(new Date(), 1)[0]}: 12.345678 USDC</title>`);
+  });
+
+  it("shows the edge cache's hit ratio and the upstream calls it saved, for paywalls with cacheRules only", async () => {
+    const tenant = await createTenant();
+    const [cached, other] = [await createPaywallFor(tenant), await createPaywallFor(tenant)];
+    const cookie = await signIn(tenant);
+    expect(text((await page(cookie, "/dashboard/earnings")).html)).not.toContain("Edge cache");
+    for (const cache of ["hit", "hit", "miss", undefined] as const) {
+      const ref = await recordPayment(cache ? cached : other, { network: "base-sepolia" });
+      await completePayment(db(), ref, txHash(), {
+        statusCode: 200,
+        responseTime: cache === "hit" ? null : 42,
+        ...(cache ? { cache } : {}),
+      });
+    }
+    expect(text((await page(cookie, "/dashboard/earnings")).html)).toContain(
+      "Edge cache: 2 of 3 paid answers of cached paywalls came from the cache (66.7% hit ratio): 2 upstream calls saved.",
+    );
+    expect(text((await page(cookie, `/dashboard/earnings?paywall=${other.id}`)).html)).not.toContain("Edge cache");
   });
 
   it("filters the transactions by status, network, protocol, paywall and dates like the API, with paging", async () => {
