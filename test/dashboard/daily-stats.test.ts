@@ -88,7 +88,10 @@ const pendingPayments = async (tenantId: string): Promise<PaymentRef[]> =>
   ).results;
 
 describe("daily roll-ups", () => {
-  it("agree with the raw rows through demo data, settlements (once, retries included) and deletes", async () => {
+  // Demo data writes a few thousand rows through the roll-up triggers: seconds on a loaded machine.
+  it("agree with the raw rows through demo data, settlements (once, retries included) and deletes", {
+    timeout: 30_000,
+  }, async () => {
     const tenant = await createTenant();
     const other = await createTenant();
     await writeDemoData(db(), tenant, 300);
