@@ -72,6 +72,11 @@ const HEADERS = {
       'The resource\'s strong entity tag, `"v<version>"` (the id is in the URL): it changes whenever the resource does; send it back in `If-Match` to write only that state, or in `If-None-Match` to get `304` while it is unchanged',
     schema: { type: "string", example: '"v3"' },
   },
+  ListETag: {
+    description:
+      'The page\'s strong entity tag, `"l<hash>"`: it changes whenever anything the page shows changes (an item added, removed, changed, or the total); send it back in `If-None-Match` to get `304` while the page is unchanged',
+    schema: { type: "string", example: '"l3f9a0c6e2b7d41d8a5e0f1c2b3a4d5e6"' },
+  },
   "WWW-Authenticate": {
     description: 'The authentication challenge: `Bearer realm="api"`, with `error="invalid_token"` when a key was sent',
     schema: { type: "string", example: 'Bearer realm="api", error="invalid_token"' },
@@ -145,6 +150,12 @@ function withHeaders<T extends RouteConfig["responses"]>(responses: T): T {
 /** The `ETag` header of a response about one service or paywall. */
 export const ETAG_HEADERS = { ETag: { $ref: "#/components/headers/ETag" } };
 
+/** The `ETag` header of a list page, and the `304` a list answers to an `If-None-Match` naming it. */
+export const LIST_ETAG_HEADERS = { ETag: { $ref: "#/components/headers/ListETag" } };
+export const LIST_NOT_MODIFIED = {
+  304: { description: "Not modified: the page is still at the `ETag` sent in `If-None-Match`", headers: LIST_ETAG_HEADERS },
+};
+
 /** The conditional request headers of a write (`If-Match`) and a read (`If-None-Match`) of one resource. */
 export const IfMatchHeadersSchema = z.object({
   "if-match": z.string().optional().openapi({
@@ -157,6 +168,13 @@ export const IfNoneMatchHeadersSchema = z.object({
   "if-none-match": z.string().optional().openapi({
     description: "Answers `304 Not Modified` (no body) while the resource is still at this `ETag`.",
     example: '"v3"',
+  }),
+});
+
+export const ListIfNoneMatchHeadersSchema = z.object({
+  "if-none-match": z.string().optional().openapi({
+    description: "Answers `304 Not Modified` (no body) while the page is still at this `ETag`.",
+    example: '"l3f9a0c6e2b7d41d8a5e0f1c2b3a4d5e6"',
   }),
 });
 

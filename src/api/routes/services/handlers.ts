@@ -4,9 +4,11 @@ import {
   deleteService as deleteServiceRow,
   updateService as updateServiceRow,
 } from "../../../core/catalog/services.ts";
-import { getConfig } from "../../../core/config.ts";
-import { findServicesPage, findServiceWithPaywalls } from "../../../db/services.ts";
+import { type Config, getConfig } from "../../../core/config.ts";
+import { findServicesPage, findServicesPageVersions, findServiceWithPaywalls } from "../../../db/services.ts";
+import { BoundedTextCache } from "../../../lib/bounded-cache.ts";
 import { etagOf, ifMatchVersions, noneMatchHits } from "../../../lib/etag.ts";
+import { listNotModified, versionsState } from "../../conditional.ts";
 import type { ApiEnv } from "../../env.ts";
 import { meta } from "../../envelope.ts";
 import { recordResponse } from "../../middleware/idempotency.ts";
@@ -28,17 +30,48 @@ export const createService: RouteHandler<typeof routes.createService, ApiEnv> = 
   return c.json(answer ?? { data: toService(row, [], config), meta: meta(c) }, 201);
 };
 
+/**
+ * Serialized `data` arrays of services pages, per configuration (the serialization reads it) and bounded: the key
+ * holds the tenant, the query and the page's `ETag`, so an entry is only ever read for the very state it was built
+ * from, and a change makes a new tag (the old entry ages out).
+ */
+const servicesPages = new WeakMap<Config, BoundedTextCache>();
+const SERVICES_PAGES_MAX_CHARS = 8 * 1024 * 1024;
+
+/**
+ * One narrow statement first (the page's ids and versions, and its total) gives the page's `ETag`: `304` if the
+ * client has it, else the serialized page kept for that tag, else the full page read, serialized and kept. The answer
+ * is the same JSON a `c.json` would give; only `meta` is new each time.
+ */
 export const listServices: RouteHandler<typeof routes.listServices, ApiEnv> = async (c) => {
   const { limit, offset, mode } = c.req.valid("query");
+  const tenantId = c.var.auth.tenant.id;
   const config = getConfig(c.env);
-  const page = await findServicesPage(c.var.db, c.var.auth.tenant.id, { limit, offset }, { mode });
-  return c.json(
-    {
-      data: page.items.map(({ service, paywalls }) => toService(service, paywalls, config)),
-      meta: { ...meta(c), pagination: pagination(page.total, limit, offset) },
-    },
-    200,
-  );
+  const versions = await findServicesPageVersions(c.var.db, tenantId, { limit, offset }, { mode });
+  const state = versionsState(versions.total, versions.items);
+  if (await listNotModified(c, state)) return c.body(null, 304);
+  let cache = servicesPages.get(config);
+  if (!cache) {
+    cache = new BoundedTextCache(SERVICES_PAGES_MAX_CHARS);
+    servicesPages.set(config, cache);
+  }
+  const keyOf = (state: string) => `${tenantId}\n${mode ?? ""}\n${limit}\n${offset}\n${state}`;
+  let total = versions.total;
+  let data = cache.get(keyOf(state));
+  if (data === undefined) {
+    const page = await findServicesPage(c.var.db, tenantId, { limit, offset }, { mode });
+    // The page may have changed since the narrow read: it is tagged and kept as read now.
+    const read = versionsState(
+      page.total,
+      page.items.map(({ service }) => service),
+    );
+    if (read !== state) await listNotModified(c, read);
+    total = page.total;
+    data = JSON.stringify(page.items.map(({ service, paywalls }) => toService(service, paywalls, config)));
+    cache.set(keyOf(read), data);
+  }
+  const pageMeta = JSON.stringify({ ...meta(c), pagination: pagination(total, limit, offset) });
+  return c.body(`{"data":${data},"meta":${pageMeta}}`, 200, { "content-type": "application/json" });
 };
 
 export const getService: RouteHandler<typeof routes.getService, ApiEnv> = async (c) => {
