@@ -69,13 +69,8 @@ const HEADERS = {
   },
   ETag: {
     description:
-      'The resource\'s strong entity tag, `"v<version>"` (the id is in the URL): it changes whenever the resource does; send it back in `If-Match` to write only that state, or in `If-None-Match` to get `304` while it is unchanged',
+      'The strong entity tag of what the URL answers: `"v<version>"` for a service or paywall, `"l<hash>"` for a page of a list (its total and every item it shows). It changes whenever that does; send it back in `If-None-Match` to get `304` while it is unchanged, or (a service or paywall) in `If-Match` to write only that state',
     schema: { type: "string", example: '"v3"' },
-  },
-  ListETag: {
-    description:
-      'The page\'s strong entity tag, `"l<hash>"`: it changes whenever anything the page shows changes (an item added, removed, changed, or the total); send it back in `If-None-Match` to get `304` while the page is unchanged',
-    schema: { type: "string", example: '"l3f9a0c6e2b7d41d8a5e0f1c2b3a4d5e6"' },
   },
   "WWW-Authenticate": {
     description: 'The authentication challenge: `Bearer realm="api"`, with `error="invalid_token"` when a key was sent',
@@ -151,7 +146,7 @@ function withHeaders<T extends RouteConfig["responses"]>(responses: T): T {
 export const ETAG_HEADERS = { ETag: { $ref: "#/components/headers/ETag" } };
 
 /** The `ETag` header of a list page, and the `304` a list answers to an `If-None-Match` naming it. */
-export const LIST_ETAG_HEADERS = { ETag: { $ref: "#/components/headers/ListETag" } };
+export const LIST_ETAG_HEADERS = { ETag: { $ref: "#/components/headers/ETag" } };
 export const LIST_NOT_MODIFIED = {
   304: { description: "Not modified: the page is still at the `ETag` sent in `If-None-Match`", headers: LIST_ETAG_HEADERS },
 };
