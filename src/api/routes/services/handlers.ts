@@ -4,7 +4,7 @@ import {
   deleteService as deleteServiceRow,
   updateService as updateServiceRow,
 } from "../../../core/catalog/services.ts";
-import { type Config, getConfig } from "../../../core/config.ts";
+import { getConfig } from "../../../core/config.ts";
 import { findServicesPage, findServicesPageVersions, findServiceWithPaywalls } from "../../../db/services.ts";
 import { BoundedTextCache } from "../../../lib/bounded-cache.ts";
 import { etagOf, ifMatchVersions, noneMatchHits } from "../../../lib/etag.ts";
@@ -31,12 +31,12 @@ export const createService: RouteHandler<typeof routes.createService, ApiEnv> = 
 };
 
 /**
- * Serialized `data` arrays of services pages, per configuration (the serialization reads it) and bounded: the key
- * holds the tenant, the query and the page's `ETag`, so an entry is only ever read for the very state it was built
- * from, and a change makes a new tag (the old entry ages out).
+ * Serialized `data` arrays of services pages, bounded (least recently used first out). The key holds what the
+ * serialization reads besides the rows (the payment origin and the facilitators), the tenant, the query and the
+ * page's state, so an entry is only ever read for the very state it was built from, and a change makes a new key
+ * (the old entry ages out).
  */
-const servicesPages = new WeakMap<Config, BoundedTextCache>();
-const SERVICES_PAGES_MAX_CHARS = 8 * 1024 * 1024;
+const servicesPages = new BoundedTextCache(8 * 1024 * 1024);
 
 /**
  * One narrow statement first (the page's ids and versions, and its total) gives the page's `ETag`: `304` if the
@@ -50,14 +50,11 @@ export const listServices: RouteHandler<typeof routes.listServices, ApiEnv> = as
   const versions = await findServicesPageVersions(c.var.db, tenantId, { limit, offset }, { mode });
   const state = versionsState(versions.total, versions.items);
   if (await listNotModified(c, state)) return c.body(null, 304);
-  let cache = servicesPages.get(config);
-  if (!cache) {
-    cache = new BoundedTextCache(SERVICES_PAGES_MAX_CHARS);
-    servicesPages.set(config, cache);
-  }
-  const keyOf = (state: string) => `${tenantId}\n${mode ?? ""}\n${limit}\n${offset}\n${state}`;
+  const { paymentBaseUrl, facilitatorUrl } = config;
+  const keyOf = (state: string) =>
+    [paymentBaseUrl, facilitatorUrl.testnet, facilitatorUrl.mainnet, tenantId, mode ?? "", limit, offset, state].join("\n");
   let total = versions.total;
-  let data = cache.get(keyOf(state));
+  let data = servicesPages.get(keyOf(state));
   if (data === undefined) {
     const page = await findServicesPage(c.var.db, tenantId, { limit, offset }, { mode });
     // The page may have changed since the narrow read: it is tagged and kept as read now.
@@ -68,7 +65,7 @@ export const listServices: RouteHandler<typeof routes.listServices, ApiEnv> = as
     if (read !== state) await listNotModified(c, read);
     total = page.total;
     data = JSON.stringify(page.items.map(({ service, paywalls }) => toService(service, paywalls, config)));
-    cache.set(keyOf(read), data);
+    servicesPages.set(keyOf(read), data);
   }
   const pageMeta = JSON.stringify({ ...meta(c), pagination: pagination(total, limit, offset) });
   return c.body(`{"data":${data},"meta":${pageMeta}}`, 200, { "content-type": "application/json" });
