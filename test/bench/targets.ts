@@ -109,7 +109,7 @@ export const TARGETS: { name: string; check: (input: TargetInput) => Verdict }[]
     check: ratioTarget(X402_CHALLENGE, 0.8),
   },
   {
-    // The same budget for MPP's challenge (issue 12, "Performance": the 402 challenge path), which mppx builds per
+    // The same budget for MPP's challenge (the 402 challenge path), which mppx builds per
     // request: its id is an HMAC over its own expiry, so every challenge is new.
     name: `${MPP_CHALLENGE} ≥ 80% of the paywall-read floor's req/s`,
     check: ratioTarget(MPP_CHALLENGE, 0.8),

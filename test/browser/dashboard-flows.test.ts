@@ -3,27 +3,21 @@
 // service and a paywall created and edited in the browser are what the API returns; a keyboard-only walk creates a
 // key; and axe-core finds nothing on any page at 1280 px and 390 px. Every page is saved at both widths under
 // test-output/screenshots/ (`<page>-1280.png`, `<page>-390.png`).
-import { readFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import type { Browser, ElementHandle, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeDemoData } from "../../src/admin/demo-data.ts";
 import { createSignInLink } from "../../src/dashboard/sign-in-links.ts";
 import { getDb } from "../../src/db/client.ts";
 import { findTenantById } from "../../src/db/tenants.ts";
-import { DESKTOP, launchBrowser, openPage, type PageProblems, PHONE, screenshot } from "./support/browser.ts";
+import { checkPage } from "./support/axe.ts";
+import { launchBrowser, openPage, type PageProblems } from "./support/browser.ts";
 import { type RunningWorker, startWorker } from "./support/worker.ts";
 
 let worker: RunningWorker;
 let browser: Browser;
-let axeSource: string;
 
 beforeAll(async () => {
-  [worker, browser, axeSource] = await Promise.all([
-    startWorker({ port: 8863 }),
-    launchBrowser(),
-    readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8"),
-  ]);
+  [worker, browser] = await Promise.all([startWorker({ port: 8863 }), launchBrowser()]);
   const db = getDb(await worker.db());
   const tenant = await findTenantById(db, worker.tenantId);
   if (!tenant) throw new Error("no demo tenant");
@@ -84,31 +78,6 @@ async function fill(page: Page, selector: string, value: string) {
     (el as unknown as { value: string }).value = "";
   });
   await page.type(selector, value);
-}
-
-/** axe-core's violations on the page as it is, one line each (rule, impact, the first node). */
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(axeSource);
-  const result = await page.evaluate(
-    `axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations.map((v) => v.id + " (" + v.impact + "): " + v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(" | ")))`,
-  );
-  return result as string[];
-}
-
-/** At 1280 px and at 390 px: a screenshot of the whole page, 0 axe violations, nothing wider than a phone. */
-async function checkPage(page: Page, name: string) {
-  // At the phone's width, 1 device pixel per CSS pixel: long whole-page captures at 2x come out distorted.
-  for (const viewport of [DESKTOP, { ...PHONE, deviceScaleFactor: 1 }]) {
-    await page.setViewport(viewport);
-    await page.evaluate("new Promise((r) => requestAnimationFrame(() => r()))");
-    expect(await axeViolations(page), `${name} at ${viewport.width} px`).toEqual([]);
-    if (viewport.width === PHONE.width) {
-      const width = await inPage<number>(page, "() => document.documentElement.scrollWidth");
-      expect(width, `${name} fits ${PHONE.width} px`).toBeLessThanOrEqual(PHONE.width);
-    }
-    await screenshot(page, `${name}-${viewport.width}`, { fullPage: true });
-  }
-  await page.setViewport(DESKTOP);
 }
 
 function expectClean(problems: PageProblems) {
@@ -412,6 +381,7 @@ describe("keyboard and accessibility", () => {
       ["key-delete-confirm", `/dashboard/keys/${anyKey!.id}/delete`],
       ["activity", "/dashboard/activity"],
       ["services", "/dashboard/services"],
+      ["discovery", `/dashboard/services/${anyPaywall!.service_id}/discovery`],
       ["paywall-delete-confirm", `/dashboard/paywalls/${anyPaywall!.id}/delete`],
       ["earnings", "/dashboard/earnings"],
       ["earnings-filtered", "/dashboard/earnings?protocol=mpp&status=COMPLETED"],

@@ -10,6 +10,7 @@ import { createTenant } from "../../src/admin/commands.ts";
 import { createKey } from "../../src/core/keys/management.ts";
 import { createSignInLink } from "../../src/dashboard/sign-in-links.ts";
 import { getDb } from "../../src/db/client.ts";
+import { checkPage } from "./support/axe.ts";
 import { DESKTOP, launchBrowser, openPage, type PageProblems, PHONE, screenshot } from "./support/browser.ts";
 import { type RunningWorker, startWorker } from "./support/worker.ts";
 
@@ -207,6 +208,13 @@ describe("dashboard in a browser", () => {
     await page.waitForFunction(`location.pathname === "/dashboard/sign-up"`, { timeout: 10_000 });
     expect(await page.content()).toContain(account.address);
     await screenshot(page, "sign-up");
+    // The same page (this browser's session) in a second tab that lets axe's script in.
+    const audit = (await openPage(browser, worker.url)).page;
+    await audit.setBypassCSP(true);
+    await audit.goto(`${worker.url}/dashboard/sign-up`, { waitUntil: "load" });
+    expect(await audit.content()).toContain(account.address);
+    await checkPage(audit, "sign-up");
+    await audit.close();
     await page.type("#signup-name", "Fresh Seller");
     await page.type("#signup-email", "fresh-seller@example.com");
     await click(page, "Create account");

@@ -47,6 +47,11 @@ describe("profile", () => {
     const tempo = newWallet();
     expect((await walletChange(client, "tempo", tempo)).status).toBe(200);
     expect((await findTenantById(db(), tenant.id))?.tempoWalletAddress).toBe(tempo.address);
+    // Each change is an account event naming the wallet.
+    const activity = (await client.text("/dashboard/activity")).html;
+    expect(activity).toContain("Wallet changed");
+    expect(activity).toContain(primary.address);
+    expect(activity).toContain(tempo.address);
 
     // Replayed: refused.
     const replay = await client.post("/dashboard/profile/wallet", {

@@ -103,6 +103,12 @@ describe("services and paywalls page", () => {
     expect(on.status).toBe(303);
     expect(await enabledOf(paywall.id)).toBe(1);
     expect(text((await page(cookie, on.location!)).html)).toContain("Paid route is enabled: buyers can pay for it.");
+    // Both turns are account events, newest first, naming the paywall.
+    const activity = text((await page(cookie, "/dashboard/activity")).html);
+    const [enabledAt, disabledAt] = [activity.indexOf("Paywall enabled"), activity.indexOf("Paywall disabled")];
+    expect(enabledAt).toBeGreaterThan(-1);
+    expect(disabledAt).toBeGreaterThan(enabledAt);
+    expect(activity).toContain(paywall.name);
   });
 
   it("a paywall id of another tenant does nothing and says so", async () => {

@@ -25,6 +25,10 @@ function expectNotFoundEnvelope(res: { status: number; body: unknown; text: stri
 
 function expectPaymentHeaders(headers: Headers, what: string) {
   for (const [name, value] of Object.entries(PAYMENT_ORIGIN_HEADERS)) expect(headers.get(name), `${what}: ${name}`).toBe(value);
+  // Spelled out, not only as the module's constant: the sandbox and the bans are the guarantee.
+  expect(headers.get("content-security-policy"), what).toMatch(/^sandbox; default-src 'none'(;|$)/);
+  expect(headers.get("x-content-type-options"), what).toBe("nosniff");
+  expect(headers.get("cross-origin-resource-policy"), what).toMatch(/^(same-origin|same-site|cross-origin)$/);
   expect(headers.getSetCookie(), what).toEqual([]);
 }
 

@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { resumeKey, revokeKey } from "../../src/core/keys/management.ts";
-import type { RateLimitDecision } from "../../src/core/rate-limit/durable-object.ts";
+import type { RateLimitDecision } from "../../src/core/keys/record.ts";
 import { api } from "../support/client.ts";
 import { useTestClock } from "../support/clock.ts";
 import { createApiKey, createTenant, keys } from "../support/factories.ts";

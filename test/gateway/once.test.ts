@@ -10,7 +10,7 @@ import { paymentRecordIds } from "../../src/core/ledger/ids.ts";
 import { startPayment } from "../../src/core/ledger/ledger.ts";
 import { getDb } from "../../src/db/client.ts";
 import { MAX_KEPT_ANSWER_BYTES, requestFingerprint } from "../../src/gateway/paid-answer.ts";
-import { x402CredentialDigest } from "../../src/gateway/x402/sdk.ts";
+import { x402CredentialDigest } from "../../src/gateway/x402/presented.ts";
 import { createMppBuyer } from "../localnet/mpp-buyer.ts";
 import { send } from "../support/client.ts";
 import {

@@ -2,8 +2,8 @@
 // D1 bindings that fail, record, hold or sabotage calls, and a rate-limiter namespace with a chosen answer.
 //
 import { env } from "cloudflare:workers";
+import type { AuthorizeAnswer, AuthorizeRequest, RateLimitDecision } from "../../src/core/keys/record.ts";
 import { keyRecordOf, refusalOf } from "../../src/core/keys/record.ts";
-import type { AuthorizeAnswer, AuthorizeRequest, RateLimitDecision } from "../../src/core/rate-limit/durable-object.ts";
 import { findKeyWithTenantByHash } from "../../src/db/api-keys.ts";
 import { getDb } from "../../src/db/client.ts";
 

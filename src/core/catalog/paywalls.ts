@@ -45,7 +45,8 @@ export const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH"] as const;
 const HeaderInputSchema = z.strictObject({
   // `|` is a token character, but it separates the parts that bind the encrypted value to its row and field.
   key: HeaderNameSchema.refine((key) => !key.includes("|"), { message: "Must not contain |" }).openapi({
-    description: "An HTTP header name the platform does not reserve (see the README), without `|`",
+    description:
+      "An HTTP header name the platform does not reserve (Host, hop-by-hop, Authorization, Proxy-*, CF-*, X-Forwarded-*, the payment headers, …), without `|`",
   }),
   value: HeaderValueSchema(1000),
 });

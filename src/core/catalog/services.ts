@@ -39,7 +39,7 @@ const AuthConfigInputSchema = z
   .refine((config) => Object.keys(config).length <= 8, { message: "At most 8 fields" })
   .openapi({
     description:
-      "Credential fields of the authMethod (see the README). Secret values are encrypted at rest and returned as `***`; send `***` on update to keep a stored value.",
+      "Credential fields of the authMethod: bearer → bearerToken; token → token; x-api-key → apiKey; custom-header → headerName, headerValue; query-param → paramName, paramValue; x-api-key-secret → apiKey, apiSecret; json-body-field → fieldName, fieldValue; none and bearer-customer → none. Secret values are encrypted at rest and returned as `***`; send `***` on update to keep a stored value.",
     example: { bearerToken: "sk_live_upstream_credential" },
   });
 

@@ -4,7 +4,7 @@
  * key's row (`key_hash`). The object holds the key's record for authentication; `KeyCache` is how a change tells it.
  */
 import type { Db } from "../../db/client.ts";
-import type { AuthorizeAnswer, AuthorizeRequest } from "../rate-limit/durable-object.ts";
+import type { AuthorizeAnswer, AuthorizeRequest } from "./record.ts";
 
 /** The object's name: `key:` and the key's SHA-256 (lowercase hex). Client addresses are `ip:…`: never a `key:` name. */
 export const keyObjectName = (keyHash: string): string => `key:${keyHash}`;

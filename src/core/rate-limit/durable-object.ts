@@ -2,53 +2,21 @@ import { DurableObject } from "cloudflare:workers";
 import { findKeyWithTenantByHash, touchKeyLastUsed } from "../../db/api-keys.ts";
 import { getDb } from "../../db/client.ts";
 import {
+  type AuthorizeAnswer,
+  type AuthorizeRequest,
   type KeyRecord,
-  type KeyRefusal,
   keyRecordOf,
   LAST_USED_INTERVAL_MS,
   lastUseDue,
+  type RateLimitDecision,
   RECORD_MAX_AGE_MS,
   refusalOf,
 } from "../keys/record.ts";
-
-export interface RateLimitDecision {
-  allowed: boolean;
-  limit: number;
-  remaining: number;
-  /** Epoch milliseconds at which the current window ends. */
-  resetAt: number;
-}
 
 interface Window {
   start: number;
   count: number;
 }
-
-/** What a request asks of its key's object (`authorize`). */
-export interface AuthorizeRequest {
-  /** SHA-256 of the raw key, lowercase hex: the object's name is derived from it (keys/key-object.ts). */
-  keyHash: string;
-  /** `CF-Connecting-IP`, for the key's IP allowlist. */
-  clientIp: string | undefined;
-  limit: number;
-  windowMs: number;
-}
-
-/** What `authorize` answers a request admitted by its key: who is calling, and the key's rate-limit state. */
-export interface AdmittedKey {
-  keyId: string;
-  keyName: string;
-  keyPrefix: string;
-  scopes: string[];
-  tenant: KeyRecord["tenant"];
-}
-
-/** `d1Statements`: D1 statements the object ran for this call (Server-Timing counts them with the request's). */
-export type AuthorizeAnswer = { d1Statements: number } & (
-  | { kind: "unknown" }
-  | { kind: "refused"; reason: KeyRefusal }
-  | { kind: "admitted"; key: AdmittedKey; decision: RateLimitDecision }
-);
 
 /** The record as read for `keyHash` (`null`: no key has that hash), and when. */
 interface Held {

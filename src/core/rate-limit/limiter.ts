@@ -2,8 +2,8 @@ import type { Context, MiddlewareHandler } from "hono";
 import { getConfig } from "../config.ts";
 import type { AccessLogVariables } from "../http/access-log.ts";
 import { ApiError } from "../http/errors.ts";
+import type { RateLimitDecision } from "../keys/record.ts";
 import { clientBucket } from "./client-bucket.ts";
-import type { RateLimitDecision } from "./durable-object.ts";
 
 /**
  * Buckets (a key id, or a client address `ip:…`) known to be over their limit in this isolate, until their window

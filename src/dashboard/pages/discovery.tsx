@@ -77,8 +77,8 @@ async function render(c: Ctx) {
       <style nonce={c.var.cspNonce}>{STYLE}</style>
       <p>
         Agents and crawlers find this service's paid routes in its discovery document and its llms.txt, served on the payment
-        origin and built from your service and paywalls on every request. Disabled paywalls are not listed. More in the project's
-        docs/discovery.md; the API gives the same with <code>GET /v1/services/{service.id}/discovery</code>.
+        origin and built from your service and paywalls on every request. Disabled paywalls are not listed. The API gives the same
+        with <code>GET /v1/services/{service.id}/discovery</code> (see the <a href="/docs">API reference</a>).
       </p>
       <section aria-labelledby="urls">
         <h2 id="urls">Where agents look</h2>

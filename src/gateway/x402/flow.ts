@@ -14,6 +14,7 @@ import { requestFingerprint } from "../paid-answer.ts";
 import { PaymentRefusal, refuseOverLimit } from "../refusals.ts";
 import { answerResend, orKnownPayment } from "../resend.ts";
 import { buyerBody, paymentUrl, resolveTarget, upstreamParts } from "../target.ts";
+import { presentedX402, x402CredentialDigest } from "./presented.ts";
 import {
   decodePayment,
   failedSettlement,
@@ -24,12 +25,10 @@ import {
   PAYMENT_SIGNATURE,
   paymentRequiredResponse,
   paymentResponseHeader,
-  presentedX402,
   type SettleResponse,
   settlementFailedResponse,
   validBeforeCutoff,
   type X402Session,
-  x402CredentialDigest,
   x402Session,
 } from "./sdk.ts";
 
