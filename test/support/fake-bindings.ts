@@ -368,7 +368,7 @@ export function gatedD1(holdStatements: RegExp = /^$/, real: D1Database = env.DB
     },
     exec: (query: string) => real.exec(query),
     dump: () => real.dump(),
-    withSession: (constraint?: string) => real.withSession(constraint),
+    withSession: () => sessionOf(db),
   } as unknown as D1Database;
   return {
     db,
@@ -416,7 +416,7 @@ export function lateD1(pattern: RegExp, real: D1Database = env.DB) {
     batch: (statements: D1PreparedStatement[]) => real.batch(statements),
     exec: (query: string) => real.exec(query),
     dump: () => real.dump(),
-    withSession: (constraint?: string) => real.withSession(constraint),
+    withSession: () => sessionOf(db),
   } as unknown as D1Database;
   return {
     db,
@@ -428,6 +428,17 @@ export function lateD1(pattern: RegExp, real: D1Database = env.DB) {
     release: () => open(),
   };
 }
+
+/**
+ * A D1 session of a stand-in binding: its statements are the stand-in's own (held, gated, failing as it says).
+ * Locally every session reads the one copy of the database, as the plain binding does.
+ */
+export const sessionOf = (db: Pick<D1Database, "prepare" | "batch">): D1DatabaseSession =>
+  ({
+    prepare: (query: string) => db.prepare(query),
+    batch: (statements: D1PreparedStatement[]) => db.batch(statements),
+    getBookmark: () => null,
+  }) as unknown as D1DatabaseSession;
 
 /**
  * A D1 binding with a read replica that has applied no write yet, as a replica far behind its primary: a session that
