@@ -18,6 +18,7 @@ import { hashApiKey } from "../src/core/keys/api-key.ts";
 import { SCOPES } from "../src/core/keys/scopes.ts";
 import { countActiveKeys, MAX_ACTIVE_KEYS_PER_TENANT } from "../src/db/api-keys.ts";
 import { getDb } from "../src/db/client.ts";
+import { findTenantById } from "../src/db/tenants.ts";
 import { newId } from "../src/lib/ids.ts";
 import { api } from "./support/client.ts";
 import { createApiKey, keys, randomWallet } from "./support/factories.ts";
@@ -297,7 +298,7 @@ describe("key list", () => {
 describe("key list: the effective state", () => {
   it("an expired key reads expired whatever its stored state; revoked stays revoked", async () => {
     const tenant = await newTenant();
-    const tenantRow = (await db().query.tenants.findFirst({ where: (t, { eq }) => eq(t.id, tenant.id) }))!;
+    const tenantRow = (await findTenantById(db(), tenant.id))!;
     const past = new Date(Date.now() - 1000);
     const expired = await createApiKey({ tenant: tenantRow, expiresAt: past });
     const pausedThenExpired = await createApiKey({ tenant: tenantRow, expiresAt: past });
@@ -335,7 +336,7 @@ describe("at most 20 active keys per tenant", () => {
 
     // An expired key frees its slot too (made directly: an expiry in the past cannot be created through the command).
     await removeKey(keys(), { id: created[2]!.id });
-    const tenantRow = (await db().query.tenants.findFirst({ where: (t, { eq }) => eq(t.id, tenant.id) }))!;
+    const tenantRow = (await findTenantById(db(), tenant.id))!;
     await createApiKey({ tenant: tenantRow, expiresAt: new Date(Date.now() - 1000) });
     await create(tenant.id);
     expect((await rejection(create(tenant.id))).code).toBe("KEY_LIMIT_REACHED");

@@ -69,7 +69,7 @@ const HEADERS = {
   },
   ETag: {
     description:
-      'The resource\'s strong entity tag, `"v<version>"` (the id is in the URL): it changes whenever the resource does; send it back in `If-Match` to write only that state, or in `If-None-Match` to get `304` while it is unchanged',
+      'The strong entity tag of what the URL answers: `"v<version>"` for a service or paywall, `"l<hash>"` for a page of a list (its total and every item it shows). It changes whenever that does; send it back in `If-None-Match` to get `304` while it is unchanged, or (a service or paywall) in `If-Match` to write only that state',
     schema: { type: "string", example: '"v3"' },
   },
   "WWW-Authenticate": {
@@ -145,6 +145,12 @@ function withHeaders<T extends RouteConfig["responses"]>(responses: T): T {
 /** The `ETag` header of a response about one service or paywall. */
 export const ETAG_HEADERS = { ETag: { $ref: "#/components/headers/ETag" } };
 
+/** The `ETag` header of a list page, and the `304` a list answers to an `If-None-Match` naming it. */
+export const LIST_ETAG_HEADERS = { ETag: { $ref: "#/components/headers/ETag" } };
+export const LIST_NOT_MODIFIED = {
+  304: { description: "Not modified: the page is still at the `ETag` sent in `If-None-Match`", headers: LIST_ETAG_HEADERS },
+};
+
 /** The conditional request headers of a write (`If-Match`) and a read (`If-None-Match`) of one resource. */
 export const IfMatchHeadersSchema = z.object({
   "if-match": z.string().optional().openapi({
@@ -157,6 +163,13 @@ export const IfNoneMatchHeadersSchema = z.object({
   "if-none-match": z.string().optional().openapi({
     description: "Answers `304 Not Modified` (no body) while the resource is still at this `ETag`.",
     example: '"v3"',
+  }),
+});
+
+export const ListIfNoneMatchHeadersSchema = z.object({
+  "if-none-match": z.string().optional().openapi({
+    description: "Answers `304 Not Modified` (no body) while the page is still at this `ETag`.",
+    example: '"l3f9a0c6e2b7d41d8a5e0f1c2b3a4d5e6"',
   }),
 });
 

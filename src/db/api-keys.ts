@@ -37,7 +37,8 @@ export async function touchKeyLastUsed(db: Db, keyId: string, now: Date, minInte
 }
 
 export async function findKeyById(db: Db, id: string): Promise<ApiKeyRow | undefined> {
-  return db.query.apiKeys.findFirst({ where: eq(apiKeys.id, id) });
+  const [row] = await db.select().from(apiKeys).where(eq(apiKeys.id, id)).limit(1);
+  return row;
 }
 
 export async function listKeysOfTenant(db: Db, tenantId: string): Promise<ApiKeyRow[]> {

@@ -29,15 +29,27 @@ export async function findService(db: Db, id: string): Promise<ServiceRow | unde
   return row;
 }
 
+/** The tenant's services (of one mode), and their total: a kept count when unfiltered, else counted. */
+function servicesWhere(tenantId: string, filter: { mode?: Mode | undefined }) {
+  const conditions: SQL[] = [eq(services.tenantId, tenantId)];
+  if (filter.mode) conditions.push(eq(services.mode, filter.mode));
+  const where = and(...conditions);
+  const total = filter.mode ? sql<number>`(SELECT count(*) FROM ${services} WHERE ${where})` : countOf(tenantId, "services");
+  return { where, total };
+}
+
+/** The total of a page that came back empty: 0 on the first page, else read on its own (a page past the end). */
+async function totalOfEmpty(db: Db, page: Page, total: SQL<number>): Promise<number> {
+  if (page.offset === 0) return 0;
+  return (await db.select({ n: total }).from(sql`(SELECT 1)`))[0]?.n ?? 0;
+}
+
 /**
  * A page of a tenant's services with their paywalls, newest first: two statements in one batch, the page
  * (carrying the total) and the page's paywalls. Only a page past the end needs a third, to learn the total.
  */
 export async function findServicesPage(db: Db, tenantId: string, page: Page, filter: { mode?: Mode | undefined } = {}) {
-  const conditions: SQL[] = [eq(services.tenantId, tenantId)];
-  if (filter.mode) conditions.push(eq(services.mode, filter.mode));
-  const where = and(...conditions);
-  const total = filter.mode ? sql<number>`(SELECT count(*) FROM ${services} WHERE ${where})` : countOf(tenantId, "services");
+  const { where, total } = servicesWhere(tenantId, filter);
   const pageIds = db
     .select({ id: services.id })
     .from(services)
@@ -57,8 +69,30 @@ export async function findServicesPage(db: Db, tenantId: string, page: Page, fil
   ]);
   const byService = Map.groupBy(children, (p) => p.serviceId as string);
   const [first] = rows;
-  const count = first ? first.total : page.offset === 0 ? 0 : ((await db.select({ n: total }).from(sql`(SELECT 1)`))[0]?.n ?? 0);
+  const count = first ? first.total : await totalOfEmpty(db, page, total);
   return { total: count, items: rows.map(({ service }) => ({ service, paywalls: byService.get(service.id) ?? [] })) };
+}
+
+/**
+ * What the same page shows, narrowly: its total and each service's id and version (a service's version moves with
+ * its paywalls, migrations/0007), in one statement on the page's index, without the wide rows or their paywalls.
+ */
+export async function findServicesPageVersions(
+  db: Db,
+  tenantId: string,
+  page: Page,
+  filter: { mode?: Mode | undefined } = {},
+): Promise<{ total: number; items: { id: string; version: number }[] }> {
+  const { where, total } = servicesWhere(tenantId, filter);
+  const rows = await db
+    .select({ id: services.id, version: services.version, total })
+    .from(services)
+    .where(where)
+    .orderBy(...newestFirst)
+    .limit(page.limit)
+    .offset(page.offset);
+  const count = rows[0] ? rows[0].total : await totalOfEmpty(db, page, total);
+  return { total: count, items: rows.map(({ id, version }) => ({ id, version })) };
 }
 
 /** True while a service matching `where` exists (a recorder's `applied`). */

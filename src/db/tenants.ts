@@ -23,7 +23,8 @@ export async function insertTenantIfEmailFree(db: Db, row: NewTenant): Promise<T
 }
 
 export async function findTenantById(db: Db, id: string): Promise<Tenant | undefined> {
-  return db.query.tenants.findFirst({ where: eq(tenants.id, id) });
+  const [row] = await db.select().from(tenants).where(eq(tenants.id, id)).limit(1);
+  return row;
 }
 
 export async function hasAnyTenant(db: Db): Promise<boolean> {

@@ -1,8 +1,25 @@
+import { sha256Hex } from "./ids.ts";
+
 /**
  * Strong entity tags of services and paywalls: `"v<version>"`, the row's version counter. The resource's id is in
  * its URL, so the version alone tells two states of one resource apart.
  */
 export const etagOf = (version: number): string => `"v${version}"`;
+
+/**
+ * The strong entity tag of a list page: `"l<32 hex>"`, the first half of the SHA-256 of `state`, a text naming
+ * everything the page shows (its total, and each item's id and version, or the item's stored values when it has no
+ * version). The list's URL holds the query, so the state alone tells two answers of one URL apart. Never a `"v…"`
+ * tag: an item's `If-Match` cannot be given a list's tag.
+ */
+export const listEtagOf = async (state: string): Promise<string> => `"l${(await sha256Hex(state)).slice(0, 32)}"`;
+
+/** True when an `If-None-Match` header names `etag` (weak comparison, RFC 9110 §13.1.2) or is `*`: the GET answers 304. */
+export function noneMatchesTag(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  const tags = parseTags(header);
+  return tags === "*" || tags.some((t) => `"${t.opaque}"` === etag);
+}
 
 const TAG = /^(W\/)?"([^"]*)"$/;
 

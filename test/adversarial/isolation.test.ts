@@ -703,9 +703,13 @@ async function runCase({ route, identity, request, outcome }: Case): Promise<voi
 // The tests
 
 describe("the matrix is complete", () => {
-  it("the conditional headers of the document are sent: If-Match on every PATCH and DELETE of one resource, If-None-Match on its GET", () => {
+  it("the conditional headers of the document are sent: If-Match on every PATCH and DELETE of one resource, If-None-Match on its GET and every list", () => {
     const conditional = Object.fromEntries(ROUTES.filter((r) => r.conditionals.length > 0).map((r) => [r.key, r.conditionals]));
     expect(conditional).toEqual({
+      "GET /v1/services": ["if-none-match"],
+      "GET /v1/paywalls": ["if-none-match"],
+      "GET /v1/transactions": ["if-none-match"],
+      "GET /v1/events": ["if-none-match"],
       "GET /v1/services/{id}": ["if-none-match"],
       "PATCH /v1/services/{id}": ["if-match"],
       "DELETE /v1/services/{id}": ["if-match"],

@@ -138,8 +138,10 @@ export function renderTable(report: BenchReport): string {
       `  global scope, per isolate: ${num(st.startupMs)} ms CPU (rounds: ${st.roundsMs.map((m) => num(m)).join(", ")}; ` +
         `${st.isolatesPerRound} isolates each) = ${num((st.startupMs / st.limitMs) * 100, 0)}% of Cloudflare's ${st.limitMs} ms ` +
         `startup limit (${st.limitSource}); budget ${st.budgetMs} ms`,
-      "  first request on a fresh isolate (after its startup), and the same request warm:",
-      ...st.firstRequests.map((r) => `    ${r.name}: ${num(r.firstMs)} ms CPU, warm ${num(r.warmMs)} ms (${r.status})`),
+      "  first request to each app on a fresh isolate (after its startup), and the same request warm:",
+      ...st.firstRequests.map(
+        (r) => `    ${`${r.app}:`.padEnd(10)} ${r.name}: ${num(r.firstMs)} ms CPU, warm ${num(r.warmMs)} ms (${r.status})`,
+      ),
       `  payment SDK modules evaluated: at startup ${sdks(st.atStartup)}; by the API (${st.api?.requests.join(", ") ?? "-"}) ${sdks(st.api?.paymentSdks)};` +
         ` by an x402 challenge ${sdks(st.x402?.paymentSdks)}; by an MPP challenge ${sdks(st.mpp?.paymentSdks)}`,
     );

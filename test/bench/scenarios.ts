@@ -104,6 +104,8 @@ export interface Scenario {
   pairOnly?: boolean;
   /** `payment`: an app scenario on the payment origin (the gateway's URLs), not the API origin. */
   origin?: "payment";
+  /** Each connection sends from a client address of its own (`CF-Connecting-IP`; load.ts `clientAddress`). */
+  ownAddress?: boolean;
   /** Its load must not reach the stand-in facilitator or upstream: the runner counts their calls during it. */
   noStandIns?: boolean;
   /** Its load must not reach the stand-in upstream (the facilitator is called): the runner counts upstream calls. */
@@ -570,7 +572,8 @@ export const REFERENCES: Scenario[] = [
 ];
 
 export const SCENARIOS: Scenario[] = [
-  { name: "GET /v1/health", target: "app", method: "GET", path: "/v1/health", read: true },
+  // No key: counted per client address. One address per connection (32 clients), as the edge would see them.
+  { name: "GET /v1/health", target: "app", method: "GET", path: "/v1/health", read: true, ownAddress: true },
   {
     name: "GET /v1/me (200 keys)",
     target: "app",

@@ -9,8 +9,9 @@
 //   startup, the quantity Cloudflare limits (parse and execute the global scope: STARTUP_LIMIT_MS). CPU time, not wall
 //   time, so a shared machine's other load moves it less; the median of STARTUP_ROUNDS rounds is reported.
 // - First requests: each copy of the bundle then takes its first request (its global scope already evaluated):
-//   `GET /v1/health`, an x402 402 challenge, an MPP 402 challenge; workerd's CPU time around it, and the same request
-//   once warm (median of WARM_REPEATS).
+//   one per app: the management API (`GET /v1/me` with a key, `GET /v1/health`), the dashboard (a signed-in page, a
+//   seeded session) and the payment gateway (an x402 402 challenge, an MPP 402 challenge, on the payment origin);
+//   workerd's CPU time around it, and the same request once warm (median of WARM_REPEATS).
 // - Payment SDKs: the modules every isolate evaluates at startup are those the entry reaches through static imports
 //   (esbuild's metafile of the build). Those a request evaluates later come from V8's precise coverage: one more copy
 //   runs behind a wrapper that starts it (node:inspector inside the isolate) before importing the bundle, and each
@@ -22,7 +23,10 @@ import { readFile } from "node:fs/promises";
 import { SourceMap } from "node:module";
 import { join } from "node:path";
 import { convertV4MiniflareOptions, Miniflare, type V4WorkerOptions } from "miniflare";
+import { SESSION_COOKIE, SESSION_MAX_MS } from "../../src/dashboard/session.ts";
 import { getDb } from "../../src/db/client.ts";
+import { insertSession } from "../../src/db/dashboard.ts";
+import { randomHex, sha256Hex } from "../../src/lib/ids.ts";
 import { cpuNsOf, findWorkerd } from "./cpu.ts";
 import { seedTenant } from "./seed.ts";
 import { STARTUP_BUDGET_MS, STARTUP_LIMIT_MS, STARTUP_LIMIT_SOURCE } from "./targets.ts";
@@ -35,6 +39,8 @@ const PAYMENT_SDK = /(?:^|\/)node_modules\/(@x402\/[^/]+|mppx)\//;
 
 export interface FirstRequest {
   name: string;
+  /** The app that answers it. */
+  app: "api" | "dashboard" | "gateway";
   status: number;
   /** workerd CPU ms of the isolate's first request, after its startup. */
   firstMs: number;
@@ -114,10 +120,13 @@ export default {
   },
 };`;
 
-interface Paths {
-  health: string;
-  x402: string;
-  mpp: string;
+interface Probe {
+  name: string;
+  app: FirstRequest["app"];
+  path: string;
+  headers: Record<string, string>;
+  /** The status it must answer. */
+  status: number;
 }
 
 export async function measureStartup(options: {
@@ -174,7 +183,7 @@ export async function measureStartup(options: {
 
   // The paywall the challenges are for (through the API), and which payment SDK modules requests evaluate.
   log("startup: seeding a paywall through the API, behind V8 coverage");
-  let paths: Paths | undefined;
+  let probes: Probe[] | undefined;
   const evaluated: Pick<StartupReport, "api" | "x402" | "mpp"> = {};
   {
     const mf = await start([
@@ -190,7 +199,20 @@ export async function measureStartup(options: {
     try {
       const d1 = (await mf.getD1Database("DB", "host")) as unknown as D1Database;
       await applyMigrations(d1, options.root);
-      const { keys } = await seedTenant(getDb(d1), 1);
+      const { keys, tenant } = await seedTenant(getDb(d1), 1);
+      // A dashboard session, as sign-in starts one (the cookie's random id; its SHA-256 stored).
+      const sessionId = randomHex(32);
+      const now = new Date();
+      await insertSession(getDb(d1), {
+        id: await sha256Hex(sessionId),
+        tenantId: tenant.id,
+        signupWallet: null,
+        now,
+        expiresAt: new Date(now.getTime() + SESSION_MAX_MS),
+        ip: null,
+        userAgent: null,
+        signedInWith: "link",
+      });
       const url = (await mf.unsafeGetDirectURL("coverage")).origin;
       const sent: string[] = [];
       const call = async (method: string, path: string, body?: unknown) => {
@@ -233,9 +255,34 @@ export async function measureStartup(options: {
         "a paywall",
       );
       const urls = paywall.paymentUrls as { x402: string; mpp: string };
-      paths = { health: "/v1/health", x402: new URL(urls.x402).pathname, mpp: new URL(urls.mpp).pathname };
+      probes = [
+        { name: "GET /v1/health", app: "api", path: "/v1/health", headers: {}, status: 200 },
+        { name: "GET /v1/me", app: "api", path: "/v1/me", headers: { authorization: `Bearer ${keys[0]}` }, status: 200 },
+        {
+          name: "GET /dashboard/keys (signed in)",
+          app: "dashboard",
+          path: "/dashboard/keys",
+          headers: { cookie: `${SESSION_COOKIE}=${sessionId}` },
+          status: 200,
+        },
+        {
+          name: "GET /api/x402/pay/… (402 challenge)",
+          app: "gateway",
+          path: new URL(urls.x402).pathname,
+          headers: {},
+          status: 402,
+        },
+        {
+          name: "GET /api/mpp/pay/… (402 challenge)",
+          app: "gateway",
+          path: new URL(urls.mpp).pathname,
+          headers: {},
+          status: 402,
+        },
+      ];
+      const [x402, mpp] = probes.slice(-2) as [Probe, Probe];
       await call("GET", "/v1/paywalls?limit=10");
-      await call("GET", paths.health);
+      await call("GET", "/v1/health");
       if (map) {
         const take = async (): Promise<Evaluated> => {
           const [script] = (await (await fetch(`${url}/__coverage`)).json()) as Coverage[];
@@ -244,9 +291,9 @@ export async function measureStartup(options: {
           return done;
         };
         evaluated.api = await take();
-        if ((await call("GET", paths.x402)).status !== 402) throw new Error("startup probe: the x402 URL did not answer 402");
+        if ((await call("GET", x402.path)).status !== 402) throw new Error("startup probe: the x402 URL did not answer 402");
         evaluated.x402 = await take();
-        if ((await call("GET", paths.mpp)).status !== 402) throw new Error("startup probe: the MPP URL did not answer 402");
+        if ((await call("GET", mpp.path)).status !== 402) throw new Error("startup probe: the MPP URL did not answer 402");
         evaluated.mpp = await take();
       }
     } finally {
@@ -255,15 +302,11 @@ export async function measureStartup(options: {
   }
 
   // Rounds: the process with the bundle's copies, then the one with the trivial copies.
-  if (!paths) throw new Error("startup probe: no paywall");
-  const requests: [string, string][] = [
-    ["GET /v1/health", paths.health],
-    ["GET /api/x402/pay/… (402 challenge)", paths.x402],
-    ["GET /api/mpp/pay/… (402 challenge)", paths.mpp],
-  ];
+  if (!probes) throw new Error("startup probe: no paywall");
+  const requests = probes;
   const copies = requests.length;
   const roundsMs: number[] = [];
-  const first = new Map<string, { status: number; first: number[]; warm: number[] }>();
+  const first = new Map<string, { app: FirstRequest["app"]; status: number; first: number[]; warm: number[] }>();
   for (let round = 0; round < STARTUP_ROUNDS; round++) {
     const ready: number[] = [];
     for (const kind of ["bundle", "trivial"] as const) {
@@ -279,22 +322,24 @@ export async function measureStartup(options: {
         if (at === undefined) throw new Error("startup probe: no CPU time for workerd (needs Linux /proc)");
         ready.push(at);
         if (kind === "trivial") continue;
-        for (const [i, [name, path]] of requests.entries()) {
-          const url = urlOf((await mf.unsafeGetDirectURL(names[i])).origin, path);
+        for (const [i, probe] of requests.entries()) {
+          const url = urlOf((await mf.unsafeGetDirectURL(names[i])).origin, probe.path);
           const timed = async () => {
             const before = cpu() as number;
-            const res = await fetch(url);
+            const res = await fetch(url, { headers: probe.headers });
             await res.arrayBuffer();
             return { status: res.status, ms: ((cpu() as number) - before) / 1e6 };
           };
-          const entry = first.get(name) ?? { status: 0, first: [], warm: [] };
+          const entry = first.get(probe.name) ?? { app: probe.app, status: 0, first: [], warm: [] };
           const once = await timed();
+          if (once.status !== probe.status)
+            throw new Error(`startup probe: the first ${probe.name} answered ${once.status}, not ${probe.status}`);
           entry.status = once.status;
           entry.first.push(once.ms);
           const warm: number[] = [];
           for (let k = 0; k < WARM_REPEATS; k++) warm.push((await timed()).ms);
           entry.warm.push(median(warm));
-          first.set(name, entry);
+          first.set(probe.name, entry);
         }
       } finally {
         await mf.dispose();
@@ -312,6 +357,7 @@ export async function measureStartup(options: {
     isolatesPerRound: copies,
     firstRequests: [...first].map(([name, e]) => ({
       name,
+      app: e.app,
       status: e.status,
       firstMs: round2(median(e.first)),
       warmMs: round2(median(e.warm)),

@@ -89,6 +89,17 @@ describe("malformed keys cost no database query", () => {
     for (let i = 0; i < 3; i++) expect((await api("/v1/me", { key, env: { DB: spy } })).status).toBe(200);
     expect(calls).toEqual([]);
   });
+
+  it("GET /v1/me of a key in use: no D1 statement and exactly one Durable Object call, its key's object", async () => {
+    const { key } = await createApiKey();
+    expect((await api("/v1/me", { key })).status).toBe(200);
+    const { db: spy, calls } = recordingDb();
+    const limiter = recordingLimiter();
+    const env = { DB: spy, RATE_LIMITER: limiter.ns };
+    for (let i = 0; i < 3; i++) expect((await api("/v1/me", { key, env })).status).toBe(200);
+    expect(calls).toEqual([]);
+    expect(limiter.names).toEqual(Array(3).fill(keyObjectName(await hashApiKey(key))));
+  });
 });
 
 describe("malformed keys never reach a key's object", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { etagOf, ifMatchVersions, noneMatchHits } from "../../src/lib/etag.ts";
+import { etagOf, ifMatchVersions, listEtagOf, noneMatchesTag, noneMatchHits } from "../../src/lib/etag.ts";
 
 describe("etagOf", () => {
   it("is a strong quoted tag of the version", () => {
@@ -48,5 +48,36 @@ describe("noneMatchHits", () => {
     expect(noneMatchHits('"v2"', 3)).toBe(false);
     expect(noneMatchHits("v3", 3)).toBe(false);
     expect(noneMatchHits(undefined, 3)).toBe(false);
+  });
+});
+
+describe("listEtagOf", () => {
+  it("is a strong quoted tag of the state's hash, the same for the same state, another for any other", async () => {
+    const tag = await listEtagOf("2;svc_a:3,svc_b:1");
+    expect(tag).toMatch(/^"l[0-9a-f]{32}"$/);
+    expect(await listEtagOf("2;svc_a:3,svc_b:1")).toBe(tag);
+    expect(await listEtagOf("2;svc_a:4,svc_b:1")).not.toBe(tag);
+    expect(await listEtagOf("")).not.toBe(tag);
+  });
+
+  it("is never an item's tag: If-Match cannot take it", async () => {
+    expect(ifMatchVersions(await listEtagOf("x"))).toEqual([]);
+  });
+});
+
+describe("noneMatchesTag", () => {
+  const tag = '"l0123456789abcdef0123456789abcdef"';
+  it("matches the tag, weakly, in a list, or *", () => {
+    expect(noneMatchesTag(tag, tag)).toBe(true);
+    expect(noneMatchesTag(`W/${tag}`, tag)).toBe(true);
+    expect(noneMatchesTag(`"v1", ${tag}`, tag)).toBe(true);
+    expect(noneMatchesTag("*", tag)).toBe(true);
+  });
+
+  it("misses another tag, the tag unquoted, junk, or no header", () => {
+    expect(noneMatchesTag('"l0123456789abcdef0123456789abcdee"', tag)).toBe(false);
+    expect(noneMatchesTag(tag.slice(1, -1), tag)).toBe(false);
+    expect(noneMatchesTag("", tag)).toBe(false);
+    expect(noneMatchesTag(undefined, tag)).toBe(false);
   });
 });

@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { decryptSecret, parseKeyRing } from "../../src/core/secrets/secret-box.ts";
 import { api } from "../support/client.ts";
 import { consoleOutput } from "../support/console.ts";
+import { sessionOf } from "../support/fake-bindings.ts";
 import {
   type Actor,
   actor,
@@ -286,6 +287,7 @@ describe("the canary never leaves the Worker", () => {
     const failingWrites = new Proxy(env.DB, {
       get(target, prop) {
         if (prop === "batch") return () => Promise.reject(new Error(`D1_ERROR: Network connection lost.`));
+        if (prop === "withSession") return () => sessionOf(failingWrites);
         const value = Reflect.get(target, prop, target);
         return typeof value === "function" ? value.bind(target) : value;
       },

@@ -159,8 +159,16 @@ class FaultyD1Impl {
     return this.real.dump();
   }
 
-  withSession(): never {
-    throw new Error("faultyD1 does not wrap D1 sessions");
+  /**
+   * A session of the faulty binding: its statements are the binding's own (recorded, faults applied). Locally every
+   * session reads the one copy of the database, the primary, as the plain binding does.
+   */
+  withSession(): D1DatabaseSession {
+    return {
+      prepare: (sql: string) => this.prepare(sql),
+      batch: (statements: unknown[]) => this.batch(statements),
+      getBookmark: () => null,
+    } as unknown as D1DatabaseSession;
   }
 
   async execute(
@@ -264,9 +272,7 @@ export function failingDb(message = "D1_ERROR: Network connection lost."): D1Dat
     batch: fail,
     exec: fail,
     dump: fail,
-    withSession: () => {
-      throw new Error(message);
-    },
+    withSession: () => ({ prepare: () => statement, batch: fail, getBookmark: () => null }),
   } as unknown as D1Database;
 }
 
@@ -362,7 +368,7 @@ export function gatedD1(holdStatements: RegExp = /^$/, real: D1Database = env.DB
     },
     exec: (query: string) => real.exec(query),
     dump: () => real.dump(),
-    withSession: (constraint?: string) => real.withSession(constraint),
+    withSession: () => sessionOf(db),
   } as unknown as D1Database;
   return {
     db,
@@ -410,7 +416,7 @@ export function lateD1(pattern: RegExp, real: D1Database = env.DB) {
     batch: (statements: D1PreparedStatement[]) => real.batch(statements),
     exec: (query: string) => real.exec(query),
     dump: () => real.dump(),
-    withSession: (constraint?: string) => real.withSession(constraint),
+    withSession: () => sessionOf(db),
   } as unknown as D1Database;
   return {
     db,
@@ -421,4 +427,49 @@ export function lateD1(pattern: RegExp, real: D1Database = env.DB) {
       }),
     release: () => open(),
   };
+}
+
+/**
+ * A D1 session of a stand-in binding: its statements are the stand-in's own (held, gated, failing as it says).
+ * Locally every session reads the one copy of the database, as the plain binding does.
+ */
+export const sessionOf = (db: Pick<D1Database, "prepare" | "batch">): D1DatabaseSession =>
+  ({
+    prepare: (query: string) => db.prepare(query),
+    batch: (statements: D1PreparedStatement[]) => db.batch(statements),
+    getBookmark: () => null,
+  }) as unknown as D1DatabaseSession;
+
+/**
+ * A D1 binding with a read replica that has applied no write yet, as a replica far behind its primary: a session that
+ * may read a replica (`first-unconstrained`) reads no rows at all; a session at the primary (`first-primary`) or at a
+ * bookmark (which this replica has not reached) reads the real database. The constraint of every session is recorded.
+ */
+export function laggingReplicaD1(real: D1Database = env.DB): { db: D1Database; constraints: string[] } {
+  const constraints: string[] = [];
+  const none = { results: [], success: true, meta: {} };
+  const statement = {
+    bind: () => statement,
+    all: async () => none,
+    raw: async () => [],
+    first: async () => null,
+    run: async () => none,
+  };
+  const replica = {
+    prepare: () => statement,
+    batch: async (statements: unknown[]) => statements.map(() => none),
+    getBookmark: () => null,
+  };
+  const db = new Proxy(real, {
+    get(target, prop) {
+      if (prop === "withSession")
+        return (constraint = "first-unconstrained") => {
+          constraints.push(constraint);
+          return constraint === "first-unconstrained" ? replica : target.withSession(constraint);
+        };
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { db, constraints };
 }

@@ -8,7 +8,7 @@ const allowAllowed = cors({
   origin: (origin) => origin,
   allowMethods: ["GET", "POST", "PATCH", "DELETE"],
   // The document's request headers (keys, body type, retries, conditional writes) and its response headers.
-  allowHeaders: ["Authorization", "X-Api-Key", "Content-Type", "Idempotency-Key", "If-Match", "If-None-Match"],
+  allowHeaders: ["Authorization", "X-Api-Key", "Content-Type", "Idempotency-Key", "If-Match", "If-None-Match", "X-D1-Bookmark"],
   exposeHeaders: [
     "X-Request-Id",
     "RateLimit-Limit",
@@ -18,6 +18,7 @@ const allowAllowed = cors({
     "WWW-Authenticate",
     "ETag",
     "Idempotent-Replayed",
+    "X-D1-Bookmark",
   ],
   maxAge: 600,
 });

@@ -1,5 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { findEvent, findEventsPage } from "../../../db/events.ts";
+import { listNotModified, rowsState } from "../../conditional.ts";
 import type { ApiEnv } from "../../env.ts";
 import { meta } from "../../envelope.ts";
 import { pagination } from "../../paging.ts";
@@ -12,6 +13,7 @@ export const listEvents: RouteHandler<typeof routes.listEvents, ApiEnv> = async 
   const tenantId = c.var.auth.tenant.id;
   await assertFilterRefsOwned(c.var.db, tenantId, filter);
   const page = await findEventsPage(c.var.db, tenantId, { limit, offset }, filter);
+  if (await listNotModified(c, rowsState(page.total, page.rows, page.stats))) return c.body(null, 304);
   return c.json(
     { data: page.rows.map(toEvent), meta: { ...meta(c), pagination: pagination(page.total, limit, offset), stats: page.stats } },
     200,

@@ -1,5 +1,5 @@
 import { envelope } from "../../envelope.ts";
-import { json, scopedRoute } from "../../openapi.ts";
+import { json, LIST_ETAG_HEADERS, LIST_NOT_MODIFIED, ListIfNoneMatchHeadersSchema, scopedRoute } from "../../openapi.ts";
 import { EventSchema } from "../history-records.ts";
 import { IdParamSchema } from "../schemas.ts";
 import { EventListQuerySchema, EventListSchema } from "./schemas.ts";
@@ -14,8 +14,11 @@ export const listEvents = scopedRoute("events:read", {
   summary: "List analytics events",
   description:
     "Newest first. Filters: `eventType`, `paywallId`, `serviceId`, and an inclusive `from`/`to` range on createdAt. `meta.stats` counts each eventType over the whole filtered set.",
-  request: { query: EventListQuerySchema },
-  responses: { 200: { description: "A page of events with stats", ...json(EventListSchema) } },
+  request: { query: EventListQuerySchema, headers: ListIfNoneMatchHeadersSchema },
+  responses: {
+    200: { description: "A page of events with stats", headers: LIST_ETAG_HEADERS, ...json(EventListSchema) },
+    ...LIST_NOT_MODIFIED,
+  },
   errors: ["VALIDATION_ERROR", "FORBIDDEN"],
 });
 

@@ -8,6 +8,7 @@ import { getConfig } from "../../../core/config.ts";
 import { findPaywall, findPaywallsPage } from "../../../db/paywalls.ts";
 import { findService } from "../../../db/services.ts";
 import { etagOf, ifMatchVersions, noneMatchHits } from "../../../lib/etag.ts";
+import { listNotModified, versionsState } from "../../conditional.ts";
 import type { ApiEnv } from "../../env.ts";
 import { meta } from "../../envelope.ts";
 import { recordResponse } from "../../middleware/idempotency.ts";
@@ -35,6 +36,7 @@ export const listPaywalls: RouteHandler<typeof routes.listPaywalls, ApiEnv> = as
   if (serviceId) assertOwned(await findService(c.var.db, serviceId), tenantId, "Service");
   const config = getConfig(c.env);
   const page = await findPaywallsPage(c.var.db, tenantId, { limit, offset }, { serviceId, enabled });
+  if (await listNotModified(c, versionsState(page.total, page.rows))) return c.body(null, 304);
   return c.json(
     {
       data: page.rows.map((row) => toPaywall(row, config)),

@@ -1,6 +1,15 @@
 import { DeletedSchema, envelope, listEnvelope } from "../../envelope.ts";
 import { IDEMPOTENCY_ERRORS, IdempotencyHeadersSchema, REPLAYED_HEADERS } from "../../middleware/idempotency.ts";
-import { ETAG_HEADERS, IfMatchHeadersSchema, IfNoneMatchHeadersSchema, json, scopedRoute } from "../../openapi.ts";
+import {
+  ETAG_HEADERS,
+  IfMatchHeadersSchema,
+  IfNoneMatchHeadersSchema,
+  json,
+  LIST_ETAG_HEADERS,
+  LIST_NOT_MODIFIED,
+  ListIfNoneMatchHeadersSchema,
+  scopedRoute,
+} from "../../openapi.ts";
 import { IdParamSchema } from "../schemas.ts";
 import { PaywallCreateSchema, PaywallListQuerySchema, PaywallSchema, PaywallUpdateSchema } from "./schemas.ts";
 
@@ -28,8 +37,11 @@ export const listPaywalls = scopedRoute("paywalls:read", {
   tags,
   summary: "List paywalls",
   description: "Newest first; filter by `serviceId` and `enabled`.",
-  request: { query: PaywallListQuerySchema },
-  responses: { 200: { description: "A page of paywalls", ...json(listEnvelope(PaywallSchema)) } },
+  request: { query: PaywallListQuerySchema, headers: ListIfNoneMatchHeadersSchema },
+  responses: {
+    200: { description: "A page of paywalls", headers: LIST_ETAG_HEADERS, ...json(listEnvelope(PaywallSchema)) },
+    ...LIST_NOT_MODIFIED,
+  },
   errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND"],
 });
 

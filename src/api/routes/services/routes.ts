@@ -1,6 +1,15 @@
 import { DeletedSchema, envelope, listEnvelope } from "../../envelope.ts";
 import { IDEMPOTENCY_ERRORS, IdempotencyHeadersSchema, REPLAYED_HEADERS } from "../../middleware/idempotency.ts";
-import { ETAG_HEADERS, IfMatchHeadersSchema, IfNoneMatchHeadersSchema, json, scopedRoute } from "../../openapi.ts";
+import {
+  ETAG_HEADERS,
+  IfMatchHeadersSchema,
+  IfNoneMatchHeadersSchema,
+  json,
+  LIST_ETAG_HEADERS,
+  LIST_NOT_MODIFIED,
+  ListIfNoneMatchHeadersSchema,
+  scopedRoute,
+} from "../../openapi.ts";
 import { IdParamSchema } from "../schemas.ts";
 import { ServiceCreateSchema, ServiceListQuerySchema, ServiceSchema, ServiceUpdateSchema } from "./schemas.ts";
 
@@ -27,8 +36,11 @@ export const listServices = scopedRoute("services:read", {
   tags,
   summary: "List services",
   description: "Newest first, each with its paywalls.",
-  request: { query: ServiceListQuerySchema },
-  responses: { 200: { description: "A page of services", ...json(listEnvelope(ServiceSchema)) } },
+  request: { query: ServiceListQuerySchema, headers: ListIfNoneMatchHeadersSchema },
+  responses: {
+    200: { description: "A page of services", headers: LIST_ETAG_HEADERS, ...json(listEnvelope(ServiceSchema)) },
+    ...LIST_NOT_MODIFIED,
+  },
   errors: ["VALIDATION_ERROR"],
 });
 

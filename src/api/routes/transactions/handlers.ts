@@ -1,5 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { findTransaction, findTransactionsPage } from "../../../db/transactions.ts";
+import { listNotModified, rowsState } from "../../conditional.ts";
 import type { ApiEnv } from "../../env.ts";
 import { meta } from "../../envelope.ts";
 import { pagination } from "../../paging.ts";
@@ -12,6 +13,7 @@ export const listTransactions: RouteHandler<typeof routes.listTransactions, ApiE
   const tenantId = c.var.auth.tenant.id;
   await assertFilterRefsOwned(c.var.db, tenantId, filter);
   const page = await findTransactionsPage(c.var.db, tenantId, { limit, offset }, filter);
+  if (await listNotModified(c, rowsState(page.total, page.rows))) return c.body(null, 304);
   return c.json(
     { data: page.rows.map(toTransaction), meta: { ...meta(c), pagination: pagination(page.total, limit, offset) } },
     200,

@@ -1,5 +1,5 @@
 import { envelope, listEnvelope } from "../../envelope.ts";
-import { json, scopedRoute } from "../../openapi.ts";
+import { json, LIST_ETAG_HEADERS, LIST_NOT_MODIFIED, ListIfNoneMatchHeadersSchema, scopedRoute } from "../../openapi.ts";
 import { TransactionSchema } from "../history-records.ts";
 import { IdParamSchema } from "../schemas.ts";
 import { TransactionListQuerySchema } from "./schemas.ts";
@@ -14,8 +14,11 @@ export const listTransactions = scopedRoute("transactions:read", {
   summary: "List payment transactions",
   description:
     "Newest first. Filters: `status`, `paywallId`, `serviceId`, `network`, `protocol`, and an inclusive `from`/`to` range on createdAt.",
-  request: { query: TransactionListQuerySchema },
-  responses: { 200: { description: "A page of transactions", ...json(listEnvelope(TransactionSchema)) } },
+  request: { query: TransactionListQuerySchema, headers: ListIfNoneMatchHeadersSchema },
+  responses: {
+    200: { description: "A page of transactions", headers: LIST_ETAG_HEADERS, ...json(listEnvelope(TransactionSchema)) },
+    ...LIST_NOT_MODIFIED,
+  },
   errors: ["VALIDATION_ERROR", "FORBIDDEN"],
 });
 

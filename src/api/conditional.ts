@@ -1,0 +1,26 @@
+import type { Context } from "hono";
+import { listEtagOf, noneMatchesTag } from "../lib/etag.ts";
+
+/**
+ * The state of a page whose items carry a version (services, paywalls): its total and each item's id and version, in
+ * order. A service's version moves with its paywalls too (migrations/0007), so this names everything a page shows.
+ */
+export const versionsState = (total: number, items: readonly { id: string; version: number }[]): string =>
+  `${total};${items.map((i) => `${i.id}:${i.version}`).join(",")}`;
+
+/**
+ * The state of a page whose items carry no version (transactions change status; both history lists show their
+ * paywall's current name): the total, anything else the page shows (`extra`, e.g. event stats) and the rows as read.
+ */
+export const rowsState = (total: number, rows: readonly unknown[], extra?: unknown): string =>
+  JSON.stringify([total, extra ?? null, rows]);
+
+/**
+ * Sets a list page's `ETag` (the tag of `state`, `listEtagOf`) and tells whether the request's `If-None-Match` names
+ * it: then the handler answers `304` with no body, before serializing anything.
+ */
+export async function listNotModified(c: Context, state: string): Promise<boolean> {
+  const etag = await listEtagOf(state);
+  c.header("ETag", etag);
+  return noneMatchesTag(c.req.header("if-none-match"), etag);
+}

@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { BoundedTextCache } from "../../src/lib/bounded-cache.ts";
+
+describe("BoundedTextCache", () => {
+  it("keeps entries up to its total length, dropping the least recently used first", () => {
+    const cache = new BoundedTextCache(10);
+    cache.set("a", "aaaa");
+    cache.set("b", "bbbb");
+    expect(cache.get("a")).toBe("aaaa"); // a is now the most recently used
+    cache.set("c", "cccc"); // 12 > 10: b goes
+    expect(cache.get("b")).toBeUndefined();
+    expect(cache.get("a")).toBe("aaaa");
+    expect(cache.get("c")).toBe("cccc");
+    expect(cache.chars).toBe(8);
+  });
+
+  it("replaces an entry, counting its new length only", () => {
+    const cache = new BoundedTextCache(10);
+    cache.set("a", "aaaa");
+    cache.set("a", "aaaaaaaa");
+    expect(cache.get("a")).toBe("aaaaaaaa");
+    expect(cache.chars).toBe(8);
+  });
+
+  it("never keeps an entry longer than the bound, and drops what it replaced", () => {
+    const cache = new BoundedTextCache(4);
+    cache.set("a", "aa");
+    cache.set("a", "aaaaa");
+    expect(cache.get("a")).toBeUndefined();
+    expect(cache.chars).toBe(0);
+  });
+});
