@@ -5,6 +5,7 @@ import type { Db } from "./client.ts";
 import type { NewEvent } from "./events.ts";
 import { events, pendingPayments, type TransactionRow, transactions } from "./schema.ts";
 import type { NewTransaction } from "./transactions.ts";
+import type { webhookFanOutStatement } from "./webhooks.ts";
 
 export type PendingPayment = Pick<typeof pendingPayments.$inferInsert, "reference" | "validBefore" | "asset" | "payTo">;
 
@@ -40,20 +41,29 @@ export function paymentStartStatements(db: Db, transaction: NewTransaction, even
   ] as const;
 }
 
+/** The webhook statement a move adds to its batch (`webhookFanOutStatement`): it returns the deliveries it wrote. */
+export type WebhookStatement = ReturnType<typeof webhookFanOutStatement>;
+
 /**
  * A payment's outcome in one atomic batch: PENDING → COMPLETED or FAILED, its SUCCESS or ERROR event (one per
- * payment: the event id derives from it), and its `pending_payments` row gone. Returns whether the transaction was
- * still PENDING.
+ * payment: the event id derives from it), its `pending_payments` row gone, and its webhook deliveries. Returns
+ * whether the transaction was still PENDING, and the deliveries written.
  */
-export async function closePendingPayment(db: Db, id: string, change: PaymentClose, event: NewEvent): Promise<boolean> {
-  const [settled] = await db.batch(paymentCloseStatements(db, id, change, event));
-  return settled.length === 1;
+export async function closePendingPayment(
+  db: Db,
+  id: string,
+  change: PaymentClose,
+  event: NewEvent,
+  webhook: WebhookStatement,
+): Promise<{ moved: boolean; deliveries: { id: string }[] }> {
+  const [settled, , , deliveries] = await db.batch(paymentCloseStatements(db, id, change, event, webhook));
+  return { moved: settled.length === 1, deliveries };
 }
 
 export type PaymentClose = Pick<TransactionRow, "status" | "txHash" | "settledAt" | "failureReason">;
 
 /** The statements of a payment's outcome (see `closePendingPayment`), for a batch of one payment or of many. */
-export function paymentCloseStatements(db: Db, id: string, change: PaymentClose, event: NewEvent) {
+export function paymentCloseStatements(db: Db, id: string, change: PaymentClose, event: NewEvent, webhook: WebhookStatement) {
   return [
     db
       .update(transactions)
@@ -62,20 +72,29 @@ export function paymentCloseStatements(db: Db, id: string, change: PaymentClose,
       .returning({ id: transactions.id }),
     db.insert(events).values(event).onConflictDoNothing({ target: events.id }),
     db.delete(pendingPayments).where(eq(pendingPayments.transactionId, id)),
+    webhook,
   ] as const;
 }
 
 /**
- * A PENDING transaction whose settlement outcome is unknown (sent, not seen on chain yet): its hash, when known,
- * is kept on the transaction so the tenant sees it. Returns whether the transaction was still PENDING.
+ * A PENDING transaction whose settlement outcome is unknown (sent, not seen on chain yet), in one batch: its hash,
+ * when known, kept on the transaction so the tenant sees it, and its webhook deliveries. Returns whether the
+ * transaction was still PENDING, and the deliveries written.
  */
-export async function notePendingPaymentHash(db: Db, id: string, txHash: string): Promise<boolean> {
-  const rows = await db
-    .update(transactions)
-    .set({ txHash })
-    .where(and(eq(transactions.id, id), eq(transactions.status, "PENDING")))
-    .returning({ id: transactions.id });
-  return rows.length === 1;
+export async function notePendingPayment(
+  db: Db,
+  id: string,
+  txHash: string | undefined,
+  webhook: WebhookStatement,
+): Promise<{ pending: boolean; deliveries: { id: string }[] }> {
+  const stillPending = and(eq(transactions.id, id), eq(transactions.status, "PENDING"));
+  const [rows, deliveries] = await db.batch([
+    txHash === undefined
+      ? db.select({ id: transactions.id }).from(transactions).where(stillPending)
+      : db.update(transactions).set({ txHash }).where(stillPending).returning({ id: transactions.id }),
+    webhook,
+  ]);
+  return { pending: rows.length === 1, deliveries };
 }
 
 /** A transaction's status and hash (a replayed payment's answer depends on them). */

@@ -13,6 +13,7 @@ import {
 } from "../core/ledger/ledger.ts";
 import { networkTable } from "../core/money/network-table.ts";
 import type { NetworkId } from "../core/money/networks.ts";
+import { queueOutbox } from "../core/webhooks/outbox.ts";
 import { getDb } from "../db/client.ts";
 import type { PaymentTarget } from "../db/gateway.ts";
 import type { ChainOutcome } from "./chain-outcome.ts";
@@ -156,6 +157,8 @@ async function forwardAndSettle(
   upstreamTimeout: number,
 ): Promise<Response> {
   const db = getDb(c.env.DB);
+  // The webhook deliveries each move records go to the queue after its batch, never delaying the buyer's answer.
+  const outbox = queueOutbox(c.env, c.executionCtx);
   let settlement: Settlement | undefined;
   let upstream: { statusCode: number; responseTime: number | null } = { statusCode: 200, responseTime: null };
 
@@ -165,14 +168,14 @@ async function forwardAndSettle(
    */
   const close = async (s: Settlement): Promise<Record<string, string> | Response> => {
     if (s.kind === "settled") {
-      await completePayment(db, ref, s.txHash, upstream);
+      await completePayment(db, ref, s.txHash, upstream, outbox);
       return s.headers;
     }
     if (s.kind === "refused") {
-      await failPayment(db, ref, s.reason, upstream);
+      await failPayment(db, ref, s.reason, upstream, outbox);
       return s.response;
     }
-    await leavePaymentUnknown(db, ref, s.txHash);
+    await leavePaymentUnknown(db, ref, s.txHash, outbox);
     console.warn(JSON.stringify({ gateway: "settlement-unknown", transactionId: ref.transactionId, reason: s.reason }));
     return renderError(outcomeUnknown(ref.transactionId, s.txHash, false), c);
   };
@@ -188,7 +191,7 @@ async function forwardAndSettle(
     if (outcome.kind !== "answered") {
       const timedOut = outcome.kind === "timeout";
       const reason = timedOut ? `upstream timed out after ${upstreamTimeout} ms` : "upstream unreachable";
-      await failPayment(db, ref, reason, { statusCode: timedOut ? 504 : 502, responseTime: outcome.ms });
+      await failPayment(db, ref, reason, { statusCode: timedOut ? 504 : 502, responseTime: outcome.ms }, outbox);
       c.set("errorCode", timedOut ? "UPSTREAM_TIMEOUT" : "UPSTREAM_UNREACHABLE");
       const error = timedOut
         ? new ApiError("GATEWAY_TIMEOUT", "The upstream did not answer in time; the payment was not charged")
@@ -198,7 +201,7 @@ async function forwardAndSettle(
     upstream = { statusCode: outcome.status, responseTime: outcome.ms };
     const headers = buyerResponseHeaders(outcome.headers);
     if (outcome.status >= 400) {
-      await failPayment(db, ref, `upstream answered ${outcome.status}`, upstream);
+      await failPayment(db, ref, `upstream answered ${outcome.status}`, upstream, outbox);
       if (outcome.status >= 500) c.set("errorCode", "UPSTREAM_ERROR");
       return new Response(outcome.body, { status: outcome.status, headers });
     }
@@ -211,9 +214,9 @@ async function forwardAndSettle(
   } catch (err) {
     // Not closed yet: the money moved → COMPLETED (one more try); unknown → stays PENDING; else nothing moved → FAILED.
     // A move that already happened is a no-op (each is guarded by PENDING).
-    if (settlement?.kind === "settled") await completePayment(db, ref, settlement.txHash, upstream).catch(() => {});
+    if (settlement?.kind === "settled") await completePayment(db, ref, settlement.txHash, upstream, outbox).catch(() => {});
     else if (settlement?.kind !== "unknown") {
-      await failPayment(db, ref, "the request failed inside the gateway", { statusCode: 500, responseTime: null }).catch(
+      await failPayment(db, ref, "the request failed inside the gateway", { statusCode: 500, responseTime: null }, outbox).catch(
         () => {},
       );
     }

@@ -8,13 +8,16 @@ import {
   closePendingPayment,
   findPaymentStatus,
   insertPaymentStart,
-  notePendingPaymentHash,
+  notePendingPayment,
   type PendingPayment,
   paymentCloseStatements,
   paymentStartStatements,
 } from "../../db/ledger.ts";
-import type { EventType, Token, TransactionStatus } from "../../db/schema.ts";
+import type { EventType, Token, TransactionStatus, WebhookEventType } from "../../db/schema.ts";
+import { webhookFanOutStatement } from "../../db/webhooks.ts";
 import type { NetworkId } from "../money/networks.ts";
+import { transactionDeliveryIdPrefix } from "../webhooks/events.ts";
+import type { Outbox } from "../webhooks/outbox.ts";
 import { outcomeEventIdOf, requestEventIdOf } from "./ids.ts";
 
 export type { PendingPayment } from "../../db/ledger.ts";
@@ -28,13 +31,21 @@ export type { PendingPayment } from "../../db/ledger.ts";
  * - `fail`: the money did not move and can no longer move (an upstream failure, a refused settlement, an expiry).
  * - `leaveUnknown`: the settlement was sent and its answer lost: the payment stays PENDING, with the hash when known,
  *   until the request or the sweep reads its outcome from the chain.
+ *
+ * `webhook`: the event the move records for the tenant's webhook endpoints, in the move's own batch (one statement:
+ * a delivery row per subscribed endpoint, only if the move happened; src/db/webhooks.ts). Its ids derive from the
+ * payment, so a move repeated records no second event. The deliveries are then handed to the `outbox` (the queue),
+ * never awaited by the move.
  */
 export const PAYMENT_MOVES = {
-  start: { from: null, to: "PENDING", event: "REQUEST" },
-  complete: { from: "PENDING", to: "COMPLETED", event: "SUCCESS" },
-  fail: { from: "PENDING", to: "FAILED", event: "ERROR" },
-  leaveUnknown: { from: "PENDING", to: "PENDING", event: null },
-} as const satisfies Record<string, { from: TransactionStatus | null; to: TransactionStatus; event: EventType | null }>;
+  start: { from: null, to: "PENDING", event: "REQUEST", webhook: null },
+  complete: { from: "PENDING", to: "COMPLETED", event: "SUCCESS", webhook: "transaction.completed" },
+  fail: { from: "PENDING", to: "FAILED", event: "ERROR", webhook: "transaction.failed" },
+  leaveUnknown: { from: "PENDING", to: "PENDING", event: null, webhook: "transaction.pending" },
+} as const satisfies Record<
+  string,
+  { from: TransactionStatus | null; to: TransactionStatus; event: EventType | null; webhook: WebhookEventType | null }
+>;
 
 export type PaymentMove = keyof typeof PAYMENT_MOVES;
 
@@ -141,13 +152,57 @@ function failRows(p: PaymentRef, reason: string, o: Outcome) {
 /** `start`: PENDING with its REQUEST event. `false` when the payment was already recorded (the same payment again). */
 export const startPayment = (db: Db, p: PaymentStart): Promise<boolean> => insertPaymentStart(db, ...startRows(p));
 
-/** `complete`: COMPLETED with the hash of the transfer, and its SUCCESS event. `false` if it was no longer PENDING. */
-export const completePayment = (db: Db, p: PaymentRef, txHash: string, o: Outcome): Promise<boolean> =>
-  closePendingPayment(db, p.transactionId, ...completeRows(p, txHash, o));
+/** The webhook statement of a move that ends in `move.to` (see `PAYMENT_MOVES`). */
+function webhookOf(db: Db, p: PaymentRef, move: "complete" | "fail" | "leaveUnknown", at: Date) {
+  const type = PAYMENT_MOVES[move].webhook;
+  return webhookFanOutStatement(db, {
+    transactionId: p.transactionId,
+    tenantId: p.tenantId,
+    type,
+    status: PAYMENT_MOVES[move].to,
+    idPrefix: transactionDeliveryIdPrefix(p.transactionId, type),
+    at,
+  });
+}
 
-/** `fail`: FAILED with the reason, and its ERROR event. `false` if it was no longer PENDING. */
-export const failPayment = (db: Db, p: PaymentRef, reason: string, o: Outcome): Promise<boolean> =>
-  closePendingPayment(db, p.transactionId, ...failRows(p, reason, o));
+/** Hands the deliveries a move recorded to the outbox, if any. */
+function notify(outbox: Outbox | undefined, deliveries: { id: string }[]) {
+  if (outbox && deliveries.length > 0) outbox.deliveries(deliveries.map((d) => d.id));
+}
+
+/**
+ * `complete`: COMPLETED with the hash of the transfer, its SUCCESS event and its `transaction.completed` webhook
+ * deliveries. `false` if it was no longer PENDING.
+ */
+export async function completePayment(db: Db, p: PaymentRef, txHash: string, o: Outcome, outbox?: Outbox): Promise<boolean> {
+  const [change, event] = completeRows(p, txHash, o);
+  const { moved, deliveries } = await closePendingPayment(
+    db,
+    p.transactionId,
+    change,
+    event,
+    webhookOf(db, p, "complete", change.settledAt),
+  );
+  notify(outbox, deliveries);
+  return moved;
+}
+
+/**
+ * `fail`: FAILED with the reason, its ERROR event and its `transaction.failed` webhook deliveries. `false` if it was
+ * no longer PENDING.
+ */
+export async function failPayment(db: Db, p: PaymentRef, reason: string, o: Outcome, outbox?: Outbox): Promise<boolean> {
+  const [change, event] = failRows(p, reason, o);
+  const { moved, deliveries } = await closePendingPayment(
+    db,
+    p.transactionId,
+    change,
+    event,
+    webhookOf(db, p, "fail", change.settledAt),
+  );
+  notify(outbox, deliveries);
+  return moved;
+}
 
 /**
  * The statements of these moves, for writing many payments in one batch (demo data): the same rows the moves write,
@@ -155,19 +210,30 @@ export const failPayment = (db: Db, p: PaymentRef, reason: string, o: Outcome): 
  */
 export const moveStatements = {
   start: (db: Db, p: PaymentStart) => paymentStartStatements(db, ...startRows(p)),
-  complete: (db: Db, p: PaymentRef, txHash: string, o: Outcome) =>
-    paymentCloseStatements(db, p.transactionId, ...completeRows(p, txHash, o)),
-  fail: (db: Db, p: PaymentRef, reason: string, o: Outcome) =>
-    paymentCloseStatements(db, p.transactionId, ...failRows(p, reason, o)),
+  complete: (db: Db, p: PaymentRef, txHash: string, o: Outcome) => {
+    const [change, event] = completeRows(p, txHash, o);
+    return paymentCloseStatements(db, p.transactionId, change, event, webhookOf(db, p, "complete", change.settledAt));
+  },
+  fail: (db: Db, p: PaymentRef, reason: string, o: Outcome) => {
+    const [change, event] = failRows(p, reason, o);
+    return paymentCloseStatements(db, p.transactionId, change, event, webhookOf(db, p, "fail", change.settledAt));
+  },
 };
 
 /**
  * `leaveUnknown`: still PENDING, its settlement's hash kept when known (the tenant sees it), for the sweep to settle
- * from the chain. `false` if it was no longer PENDING.
+ * from the chain, and its `transaction.pending` webhook deliveries (once per payment). `false` if it was no longer
+ * PENDING.
  */
-export async function leavePaymentUnknown(db: Db, p: PaymentRef, txHash: string | undefined): Promise<boolean> {
-  if (txHash === undefined) return (await findPaymentStatus(db, p.transactionId))?.status === PAYMENT_MOVES.leaveUnknown.to;
-  return notePendingPaymentHash(db, p.transactionId, txHash);
+export async function leavePaymentUnknown(db: Db, p: PaymentRef, txHash: string | undefined, outbox?: Outbox): Promise<boolean> {
+  const { pending, deliveries } = await notePendingPayment(
+    db,
+    p.transactionId,
+    txHash,
+    webhookOf(db, p, "leaveUnknown", new Date()),
+  );
+  notify(outbox, deliveries);
+  return pending;
 }
 
 /** Where a recorded payment stands (a resent payment's answer depends on it), or `undefined` if never recorded. */
