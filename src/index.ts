@@ -3,10 +3,12 @@ import { queueOutbox, resendOverdueDeliveries, type WebhookMessage } from "./cor
 import { getDb } from "./db/client.ts";
 import { deleteExpiredSignInRows } from "./db/dashboard.ts";
 import { deleteExpiredIdempotencyKeys } from "./db/idempotency.ts";
+import { deleteExpiredPaidAnswers } from "./db/paid-answers.ts";
 import { PAYMENT_SWEEP_CRON, sweepPendingPayments } from "./gateway/sweep.ts";
 import { createWorker } from "./worker.ts";
 
 export { RateLimiter } from "./core/rate-limit/durable-object.ts";
+export { PaymentCoordinator } from "./gateway/coordinator.ts";
 
 const worker = createWorker();
 
@@ -15,8 +17,8 @@ export default {
   /**
    * The Cron Triggers of wrangler.toml. Every five minutes: settles the gateway's PENDING payments from the chain
    * (src/gateway/sweep.ts), then sends the webhook deliveries that are overdue (their queue message was never sent,
-   * or lost) to the queue again. Hourly: deletes idempotency records past their 24 hours, and the dashboard's expired
-   * SIWE nonces, sign-in links and sessions.
+   * or lost) to the queue again. Hourly: deletes idempotency records past their 24 hours, the dashboard's expired
+   * SIWE nonces, sign-in links and sessions, and paid answers past their window (src/db/paid-answers.ts).
    */
   async scheduled(controller, env) {
     if (controller.cron === PAYMENT_SWEEP_CRON) {
@@ -35,6 +37,8 @@ export default {
     console.log(JSON.stringify({ cron: controller.cron, task: "idempotency-cleanup", deleted }));
     const signIn = await deleteExpiredSignInRows(db, now);
     console.log(JSON.stringify({ cron: controller.cron, task: "sign-in-cleanup", deleted: signIn }));
+    const answers = await deleteExpiredPaidAnswers(db, now);
+    console.log(JSON.stringify({ cron: controller.cron, task: "paid-answer-cleanup", deleted: answers }));
   },
   /** The webhooks queue and its dead-letter queue (wrangler.toml): src/core/webhooks/deliver.ts. */
   async queue(batch, env) {

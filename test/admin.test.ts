@@ -20,7 +20,7 @@ import { countActiveKeys, MAX_ACTIVE_KEYS_PER_TENANT } from "../src/db/api-keys.
 import { getDb } from "../src/db/client.ts";
 import { newId } from "../src/lib/ids.ts";
 import { api } from "./support/client.ts";
-import { createApiKey, randomWallet } from "./support/factories.ts";
+import { createApiKey, keys, randomWallet } from "./support/factories.ts";
 
 const db = () => getDb(env.DB);
 
@@ -122,13 +122,13 @@ describe("key create → the key works on the API", () => {
     const { id, key } = await createKey(db(), { tenant: tenant.id, name: "k", scopes: [...SCOPES] });
     expect((await me(key)).status).toBe(200);
 
-    expect(await pauseKey(db(), { id })).toMatchObject({ id, status: "paused" });
+    expect(await pauseKey(keys(), { id })).toMatchObject({ id, status: "paused" });
     const paused = await me(key);
     expect(paused.status).toBe(401);
     expect(paused.body.code).toBe("KEY_INACTIVE");
-    expect(await pauseKey(db(), { id })).toMatchObject({ status: "paused" }); // idempotent
+    expect(await pauseKey(keys(), { id })).toMatchObject({ status: "paused" }); // idempotent
 
-    expect(await resumeKey(db(), { id })).toMatchObject({ id, status: "active" });
+    expect(await resumeKey(keys(), { id })).toMatchObject({ id, status: "active" });
     expect((await me(key)).status).toBe(200);
   });
 
@@ -137,15 +137,15 @@ describe("key create → the key works on the API", () => {
     const { id, key } = await createKey(db(), { tenant: tenant.id, name: "k", scopes: ["events:read"] });
     expect((await me(key)).status).toBe(200);
 
-    const revoked = await revokeKey(db(), { id });
+    const revoked = await revokeKey(keys(), { id });
     expect(revoked).toMatchObject({ id, status: "revoked", revokedAt: expect.any(String) });
     const res = await me(key);
     expect(res.status).toBe(401);
     expect(res.body.code).toBe("KEY_REVOKED");
 
-    expect((await rejection(revokeKey(db(), { id }))).code).toBe("ALREADY_REVOKED");
-    expect((await rejection(pauseKey(db(), { id }))).code).toBe("ALREADY_REVOKED");
-    expect((await rejection(resumeKey(db(), { id }))).code).toBe("ALREADY_REVOKED");
+    expect((await rejection(revokeKey(keys(), { id }))).code).toBe("ALREADY_REVOKED");
+    expect((await rejection(pauseKey(keys(), { id }))).code).toBe("ALREADY_REVOKED");
+    expect((await rejection(resumeKey(keys(), { id }))).code).toBe("ALREADY_REVOKED");
     expect((await me(key)).body.code).toBe("KEY_REVOKED"); // still revoked
   });
 
@@ -153,16 +153,16 @@ describe("key create → the key works on the API", () => {
     const tenant = await newTenant();
     const { id, key } = await createKey(db(), { tenant: tenant.id, name: "k", scopes: ["events:read"] });
     expect((await me(key)).status).toBe(200);
-    expect(await removeKey(db(), { id })).toEqual({ id, deleted: true });
+    expect(await removeKey(keys(), { id })).toEqual({ id, deleted: true });
     const res = await me(key);
     expect(res.status).toBe(401);
     expect(res.body.code).toBe("INVALID_API_KEY");
-    expect((await rejection(removeKey(db(), { id }))).code).toBe("NOT_FOUND");
+    expect((await rejection(removeKey(keys(), { id }))).code).toBe("NOT_FOUND");
   });
 
   it("unknown key ids and tenants → NOT_FOUND", async () => {
     for (const action of [pauseKey, resumeKey, revokeKey, removeKey]) {
-      expect((await rejection(action(db(), { id: "key_000000000000000000000000" }))).code).toBe("NOT_FOUND");
+      expect((await rejection(action(keys(), { id: "key_000000000000000000000000" }))).code).toBe("NOT_FOUND");
     }
     expect((await rejection(createKey(db(), { tenant: "ten_missing", name: "k", scopes: "events:read" }))).code).toBe(
       "NOT_FOUND",
@@ -259,7 +259,7 @@ describe("key list", () => {
     const tenant = await newTenant();
     const a = await createKey(db(), { tenant: tenant.id, name: "a", scopes: "events:read" }, new Date(Date.now() - 1000));
     const b = await createKey(db(), { tenant: tenant.id, name: "b", scopes: "services:write" });
-    await revokeKey(db(), { id: a.id });
+    await revokeKey(keys(), { id: a.id });
     expect((await me(b.key)).status).toBe(200);
 
     // `lastUsedAt` is written off the request's critical path (waitUntil): wait for it.
@@ -301,9 +301,9 @@ describe("key list: the effective state", () => {
     const past = new Date(Date.now() - 1000);
     const expired = await createApiKey({ tenant: tenantRow, expiresAt: past });
     const pausedThenExpired = await createApiKey({ tenant: tenantRow, expiresAt: past });
-    await pauseKey(db(), { id: pausedThenExpired.row.id });
+    await pauseKey(keys(), { id: pausedThenExpired.row.id });
     const revoked = await createApiKey({ tenant: tenantRow, expiresAt: past });
-    await revokeKey(db(), { id: revoked.row.id });
+    await revokeKey(keys(), { id: revoked.row.id });
     const live = await createKey(db(), { tenant: tenant.id, name: "live", scopes: "events:read" });
 
     const byId = Object.fromEntries((await listKeys(db(), { tenant: tenant.id })).map((k) => [k.id, k]));
@@ -320,21 +320,21 @@ describe("at most 20 active keys per tenant", () => {
 
   it("the 21st key is KEY_LIMIT_REACHED; paused keys count; a revoked or expired key frees a slot", async () => {
     const tenant = await newTenant();
-    const keys = [];
-    for (let i = 0; i < MAX_ACTIVE_KEYS_PER_TENANT; i++) keys.push(await create(tenant.id));
-    await pauseKey(db(), { id: keys[0]!.id });
+    const created = [];
+    for (let i = 0; i < MAX_ACTIVE_KEYS_PER_TENANT; i++) created.push(await create(tenant.id));
+    await pauseKey(keys(), { id: created[0]!.id });
 
     const err = await rejection(create(tenant.id));
     expect(err.code).toBe("KEY_LIMIT_REACHED");
     expect(await countActiveKeys(db(), tenant.id, new Date())).toBe(20);
 
     // A revoked key frees its slot: exactly one more fits.
-    await revokeKey(db(), { id: keys[1]!.id });
+    await revokeKey(keys(), { id: created[1]!.id });
     await create(tenant.id);
     expect((await rejection(create(tenant.id))).code).toBe("KEY_LIMIT_REACHED");
 
     // An expired key frees its slot too (made directly: an expiry in the past cannot be created through the command).
-    await removeKey(db(), { id: keys[2]!.id });
+    await removeKey(keys(), { id: created[2]!.id });
     const tenantRow = (await db().query.tenants.findFirst({ where: (t, { eq }) => eq(t.id, tenant.id) }))!;
     await createApiKey({ tenant: tenantRow, expiresAt: new Date(Date.now() - 1000) });
     await create(tenant.id);

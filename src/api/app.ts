@@ -6,10 +6,10 @@ import type { AppEnv } from "./env.ts";
 import { authenticate } from "./middleware/auth.ts";
 import { corsPolicy } from "./middleware/cors.ts";
 import { database } from "./middleware/database.ts";
-import { rateLimit } from "./middleware/rate-limit.ts";
 import { declaredQueryFrom, refuseDeclaredOversize, refuseKeyInUrl, strictQuery } from "./middleware/request-guards.ts";
 import { registerComponents } from "./openapi.ts";
 import { createRouter } from "./router.ts";
+import { discoveryRouter } from "./routes/discovery/index.ts";
 import { eventsRouter } from "./routes/events/index.ts";
 import { healthRouter } from "./routes/health.ts";
 import { meRouter } from "./routes/me.ts";
@@ -80,12 +80,14 @@ export function createApi() {
   app.use("/v1/*", strictQuery(declaredQuery, "without key"));
   app.route("/v1", healthRouter);
 
-  // Order per request: key → state → IP allowlist → rate limit → query string; each route then checks its scope and
-  // only then reads its body (src/api/openapi.ts). A request refused with 401 is counted per client address instead of
-  // per key; an unauthenticated request never has its query checked or its body read.
-  app.use("/v1/*", authenticate(), rateLimit(), strictQuery(declaredQuery, "with key"));
+  // Order per request: key → state → IP allowlist → rate limit (all four in one call to the key's Durable Object) →
+  // query string; each route then checks its scope and only then reads its body (src/api/openapi.ts). A request
+  // refused with 401 is counted per client address instead of per key; an unauthenticated request never has its query
+  // checked or its body read.
+  app.use("/v1/*", authenticate(), strictQuery(declaredQuery, "with key"));
   app.route("/v1", meRouter);
   app.route("/v1", servicesRouter);
+  app.route("/v1", discoveryRouter);
   app.route("/v1", paywallsRouter);
   app.route("/v1", transactionsRouter);
   app.route("/v1", eventsRouter);

@@ -3,7 +3,6 @@ import type { RequestIdVariables } from "../core/http/request-id.ts";
 import type { AuthVariables } from "./middleware/auth.ts";
 import type { DatabaseVariables } from "./middleware/database.ts";
 import type { IdempotencyVariables } from "./middleware/idempotency.ts";
-import type { RateLimitVariables } from "./middleware/rate-limit.ts";
 
 /**
  * What every request has: the app-wide middleware and the error renderer see this. A key may or may not have been
@@ -11,7 +10,7 @@ import type { RateLimitVariables } from "./middleware/rate-limit.ts";
  */
 export interface AppEnv {
   Bindings: Env;
-  Variables: RequestIdVariables & AccessLogVariables & Partial<AuthVariables & RateLimitVariables>;
+  Variables: RequestIdVariables & AccessLogVariables & Partial<AuthVariables>;
 }
 
 /** A public `/v1` route (health): no key, but the database. */
@@ -23,10 +22,5 @@ export interface PublicEnv {
 /** An authenticated `/v1` route: the key, its tenant and its rate-limit decision are there (and a write's idempotency claim). */
 export interface ApiEnv {
   Bindings: Env;
-  Variables: RequestIdVariables &
-    AccessLogVariables &
-    DatabaseVariables &
-    AuthVariables &
-    RateLimitVariables &
-    IdempotencyVariables;
+  Variables: RequestIdVariables & AccessLogVariables & DatabaseVariables & AuthVariables & IdempotencyVariables;
 }

@@ -19,11 +19,12 @@ import {
   revokeKey,
 } from "../admin/commands.ts";
 import { ApiError } from "../core/http/errors.ts";
+import type { KeyStore } from "../core/keys/key-object.ts";
 import { SCOPES } from "../core/keys/scopes.ts";
 import { createSignInLink } from "../dashboard/sign-in-links.ts";
 import { type Db, getDb } from "../db/client.ts";
 import { formatIssues, type Issue } from "../lib/issues.ts";
-import { applyLocalMigrations, type D1Handle, openD1, pendingMigrations, reserveStdout } from "./platform.ts";
+import { applyLocalMigrations, type D1Handle, openD1, pendingMigrations, REMOTE_KEY_NOTE, reserveStdout } from "./platform.ts";
 
 const USAGE = `Usage: npm run -s admin -- [--remote] <command>
 
@@ -44,7 +45,8 @@ Commands:
 Options:
   --remote     Work on the deployed D1 database instead of the local one (needs Cloudflare credentials:
                \`wrangler login\`, or CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID; run remote migrations
-               with \`wrangler d1 migrations apply DB --remote\` when deploying).
+               with \`wrangler d1 migrations apply DB --remote\` when deploying). A key change made this way
+               reaches requests within 60 s (locally, and from the dashboard: from the next request on).
   -h, --help   Show this help.
 
 Scopes: ${SCOPES.join(", ")}
@@ -73,7 +75,9 @@ interface Command {
   required: (keyof Values)[];
   /** Name of the one positional argument, if the command takes one. */
   arg?: "ID";
-  run(db: Db, values: Values, arg: string): Promise<unknown>;
+  run(db: Db, values: Values, arg: string, keys: KeyStore): Promise<unknown>;
+  /** It changes a key: its Durable Object must hear of it (with `--remote` it cannot: REMOTE_KEY_NOTE). */
+  changesKey?: true;
 }
 
 const COMMANDS: Record<string, Command> = {
@@ -96,10 +100,10 @@ const COMMANDS: Record<string, Command> = {
       }),
   },
   "key list": { options: ["tenant"], required: ["tenant"], run: (db, v) => listKeys(db, { tenant: v.tenant! }) },
-  "key pause": { options: [], required: [], arg: "ID", run: (db, _v, id) => pauseKey(db, { id }) },
-  "key resume": { options: [], required: [], arg: "ID", run: (db, _v, id) => resumeKey(db, { id }) },
-  "key revoke": { options: [], required: [], arg: "ID", run: (db, _v, id) => revokeKey(db, { id }) },
-  "key delete": { options: [], required: [], arg: "ID", run: (db, _v, id) => removeKey(db, { id }) },
+  "key pause": { options: [], required: [], arg: "ID", changesKey: true, run: (_db, _v, id, keys) => pauseKey(keys, { id }) },
+  "key resume": { options: [], required: [], arg: "ID", changesKey: true, run: (_db, _v, id, keys) => resumeKey(keys, { id }) },
+  "key revoke": { options: [], required: [], arg: "ID", changesKey: true, run: (_db, _v, id, keys) => revokeKey(keys, { id }) },
+  "key delete": { options: [], required: [], arg: "ID", changesKey: true, run: (_db, _v, id, keys) => removeKey(keys, { id }) },
   "demo-data": {
     options: ["tenant", "count"],
     required: ["tenant"],
@@ -225,7 +229,9 @@ async function main(argv: string[]): Promise<number> {
     } else {
       process.stderr.write(`Working on the ${handle.target}\n`);
     }
-    const result = await invocation.command.run(getDb(handle.db), invocation.values, invocation.arg);
+    const db = getDb(handle.db);
+    const result = await invocation.command.run(db, invocation.values, invocation.arg, { db, cache: handle.keyCache });
+    if (invocation.remote && invocation.command.changesKey) process.stderr.write(`${REMOTE_KEY_NOTE}\n`);
     await writeStdout(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (err) {

@@ -6,6 +6,8 @@ import { type ChildProcess, type StdioOptions, spawn } from "node:child_process"
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
+import { type KeyCache, keyObjectName } from "../core/keys/key-object.ts";
+import { RECORD_MAX_AGE_MS } from "../core/keys/record.ts";
 
 export const PROJECT_ROOT = resolve(import.meta.dirname, "../..");
 export const WRANGLER_CONFIG = join(PROJECT_ROOT, "wrangler.toml");
@@ -57,8 +59,54 @@ export interface D1Handle {
   db: D1Database;
   /** Which database: `local (.wrangler/state)` or `remote <name> (<id>)`. */
   target: string;
+  /** How a key change reaches the Worker's key objects (`devServerKeyCache`, `REMOTE_KEY_CACHE`). */
+  keyCache: KeyCache;
   dispose(): Promise<void>;
 }
+
+/** The key objects' binding in the CLI's proxy config: the Worker's class, served by the Worker's dev session. */
+const KEY_OBJECTS = "RATE_LIMITER";
+
+/** miniflare's dev-registry proxy answers this (503) when no dev session of the Worker is registered. */
+const NO_DEV_SESSION = /Worker "[^"]*" not found/;
+
+/**
+ * The local key cache: each key's Durable Object in the `wrangler dev` (`npm run dev`) serving this project, reached
+ * through wrangler's dev registry (the proxy's Durable Object binding names the Worker as its `script_name`).
+ *
+ * The objects hold records in memory only (core/rate-limit/durable-object.ts). With a dev session registered, every
+ * object of a changed key is told (`POST /forget` to the object), and a failure fails the command. Without one, no
+ * object is alive to hold a record: whatever starts later reads D1, which already holds the change. So a change made
+ * locally holds from the next request on, whether or not the dev server runs.
+ */
+function devServerKeyCache(namespace: DurableObjectNamespace): KeyCache {
+  return {
+    async forget(keyHashes) {
+      for (const hash of keyHashes) {
+        const stub = namespace.get(namespace.idFromName(keyObjectName(hash)));
+        const res = await stub.fetch("http://key-object/forget", { method: "POST" });
+        const text = await res.text();
+        if (res.status === 200) continue;
+        if (res.status === 503 && NO_DEV_SESSION.test(text)) return;
+        throw new Error(
+          `The key was changed in D1, but the running dev server did not confirm it (${res.status} ${text.slice(0, 200)}); ` +
+            `restart it (npm run dev) to be sure it reads the change`,
+        );
+      }
+    },
+  };
+}
+
+/**
+ * With `--remote`: Durable Objects cannot be reached from outside Cloudflare's network (wrangler's remote bindings do
+ * not include them), so the change is in D1 only. Each key's object reads its record again at most
+ * `RECORD_MAX_AGE_MS` after it last read it: the change holds for every request from then on.
+ */
+export const REMOTE_KEY_CACHE: KeyCache = { forget: async () => {} };
+
+export const REMOTE_KEY_NOTE =
+  `--remote: the change is in the deployed D1 database now; requests see it within ${RECORD_MAX_AGE_MS / 1000} s ` +
+  `(each key's Durable Object reads its record again after that long). The dashboard applies a change from the next request on.`;
 
 async function readProjectConfig() {
   const { unstable_readConfig } = await import("wrangler");
@@ -72,8 +120,9 @@ async function readProjectConfig() {
  * The `DB` binding through `getPlatformProxy()`.
  *
  * The proxy is started from a minimal wrangler config (written to a temporary directory) that holds only the D1
- * binding: the Worker's other bindings (the rate limiter's Durable Object, `.dev.vars` secrets) are not needed and
- * would only print warnings.
+ * binding and, locally, the key objects' Durable Object binding served by the Worker's dev session
+ * (`devServerKeyCache`); the Worker's other bindings (`.dev.vars` secrets) are not needed and would only print
+ * warnings. The proxy's own Worker takes another name than the project's, so it never stands for it in the registry.
  *
  * - Local: persisted in `.wrangler/state/v3` of this project, the same SQLite file `wrangler dev` serves, so a running
  *   `npm run dev` sees a change on its next query.
@@ -89,7 +138,7 @@ export async function openD1(options: { remote: boolean }): Promise<D1Handle> {
   writeFileSync(
     configPath,
     JSON.stringify({
-      name: config.name,
+      name: `${config.name}-admin-cli`,
       compatibility_date: config.compatibility_date,
       compatibility_flags: config.compatibility_flags,
       ...(config.account_id ? { account_id: config.account_id } : {}),
@@ -101,10 +150,13 @@ export async function openD1(options: { remote: boolean }): Promise<D1Handle> {
           ...(options.remote ? { remote: true } : {}),
         },
       ],
+      ...(options.remote
+        ? {}
+        : { durable_objects: { bindings: [{ name: KEY_OBJECTS, class_name: "RateLimiter", script_name: config.name }] } }),
     }),
   );
   try {
-    const proxy = await getPlatformProxy<{ DB: D1Database }>({
+    const proxy = await getPlatformProxy<{ DB: D1Database; [KEY_OBJECTS]?: DurableObjectNamespace }>({
       configPath,
       envFiles: [],
       remoteBindings: options.remote,
@@ -112,6 +164,7 @@ export async function openD1(options: { remote: boolean }): Promise<D1Handle> {
     });
     return {
       db: proxy.env.DB,
+      keyCache: proxy.env[KEY_OBJECTS] ? devServerKeyCache(proxy.env[KEY_OBJECTS]) : REMOTE_KEY_CACHE,
       target: options.remote
         ? `remote D1 database ${d1.database_name} (${d1.database_id})`
         : `local D1 database in ${LOCAL_PERSIST_PATH}`,

@@ -5,6 +5,13 @@ import { supportsMpp } from "./money/networks.ts";
 /** Seconds a 402's payment requirements stay valid (the paywall's `validityWindow`). */
 export const VALIDITY_WINDOW_SECONDS = 300;
 
+/**
+ * Seconds a paid answer stays servable to the same payment presented again, from when its payment completed (by its
+ * request, or by the sweep): longer than any credential stays presentable (the validity window, plus the minute of
+ * clock skew an x402 authorization's `validBefore` may add).
+ */
+export const PAID_ANSWER_KEEP_SECONDS = 600;
+
 export interface PaymentUrls {
   x402: string | null;
   mpp: string | null;

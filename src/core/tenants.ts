@@ -1,13 +1,17 @@
 /**
- * Tenants: who they are (name, e-mail, wallets) and how one is created. The operator CLI (`tenant create`) and the
- * dashboard's wallet sign-up use these same rules. A failure is an `ApiError` (`VALIDATION_ERROR`, `CONFLICT`).
+ * Tenants: who they are (name, e-mail, wallets), how one is created and how its profile changes. The operator CLI
+ * (`tenant create`) and the dashboard (wallet sign-up, profile) use these same rules. A failure is an `ApiError`
+ * (`VALIDATION_ERROR`, `CONFLICT`).
  */
+import type { BatchItem } from "drizzle-orm/batch";
 import { z } from "zod";
+import { listLiveKeyHashesOfTenant } from "../db/api-keys.ts";
 import type { Db } from "../db/client.ts";
 import type { Tenant } from "../db/schema.ts";
-import { insertTenantIfEmailFree } from "../db/tenants.ts";
+import { insertTenantIfEmailFree, updateTenantProfile, updateTenantWallet } from "../db/tenants.ts";
 import { newId } from "../lib/ids.ts";
 import { ApiError } from "./http/errors.ts";
+import type { KeyStore } from "./keys/key-object.ts";
 import { Name, parseInput as parse } from "./keys/management.ts";
 
 const Wallet = z
@@ -55,4 +59,41 @@ export async function createTenant(db: Db, input: TenantCreateInput): Promise<Te
   });
   if (!tenant) throw new ApiError("CONFLICT", `A tenant with the email ${v.email} already exists`);
   return tenantOutput(tenant);
+}
+
+/**
+ * Each key's Durable Object holds its tenant's row with the key's (GET /v1/me answers from it, a paywall's wallet is
+ * checked against it): after a change to the tenant commits, the objects of its keys that can still authenticate are
+ * told, before the change is reported done. A key created meanwhile reads the tenant as changed: its object reads D1
+ * after the key exists, and the key's listing runs after the change committed.
+ */
+async function forgetTenantKeys(store: KeyStore, tenantId: string): Promise<void> {
+  await store.cache.forget(await listLiveKeyHashesOfTenant(store.db, tenantId));
+}
+
+/** Sets the tenant's name and e-mail; `undefined` when the e-mail belongs to another tenant. */
+export async function changeTenantProfile(
+  store: KeyStore,
+  id: string,
+  profile: { name: string; email: string },
+  now: Date,
+  audit?: BatchItem<"sqlite">,
+): Promise<Tenant | undefined> {
+  const row = await updateTenantProfile(store.db, id, profile, now, audit);
+  if (row) await forgetTenantKeys(store, id);
+  return row;
+}
+
+/** Sets the tenant's primary (`walletAddress`) or tempo wallet. */
+export async function changeTenantWallet(
+  store: KeyStore,
+  id: string,
+  which: "walletAddress" | "tempoWalletAddress",
+  address: string,
+  now: Date,
+  audit?: BatchItem<"sqlite">,
+): Promise<Tenant | undefined> {
+  const row = await updateTenantWallet(store.db, id, which, address, now, audit);
+  if (row) await forgetTenantKeys(store, id);
+  return row;
 }

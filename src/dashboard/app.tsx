@@ -16,6 +16,7 @@ import { ASSETS } from "./assets.ts";
 import type { DashboardEnv, DashboardOptions, SignupPolicy } from "./env.ts";
 import { Layout, Notice } from "./layout.tsx";
 import { activityPages } from "./pages/activity.tsx";
+import { discoveryPages } from "./pages/discovery.tsx";
 import { earningsPages } from "./pages/earnings.tsx";
 import { keyPages } from "./pages/keys.tsx";
 import { profilePages } from "./pages/profile.tsx";
@@ -48,8 +49,9 @@ export function createDashboard(options: DashboardOptions = {}) {
 
   dashboard.get("/assets/:file", (c) => {
     const asset = ASSETS[c.req.param("file")];
-    if (!asset) return c.text("Not found", 404);
-    return c.body(asset.body, 200, { "Content-Type": asset.type });
+    if (!asset) return c.text("Not found", 404, { "Cache-Control": "no-store" });
+    // The name carries a hash of the content: this URL always means these bytes.
+    return c.body(asset.body, 200, { "Content-Type": asset.type, "Cache-Control": "public, max-age=31536000, immutable" });
   });
 
   dashboard.use("*", noStore(), contentSecurityPolicy(), async (c, next) => {
@@ -67,6 +69,7 @@ export function createDashboard(options: DashboardOptions = {}) {
   dashboard.route("/", keyPages);
   dashboard.route("/", activityPages);
   dashboard.route("/", servicesPages);
+  dashboard.route("/", discoveryPages);
   dashboard.route("/", earningsPages);
   dashboard.route("/", profilePages);
 

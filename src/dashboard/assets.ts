@@ -5,7 +5,7 @@
  */
 
 const CSS = `
-:root { color-scheme: light; --fg:#1d2430; --muted:#5b6576; --line:#d6dbe3; --bg:#f6f7f9; --accent:#1f5fbf; --danger:#b42318; --ok:#146c2e; --warn:#8a5a00; }
+:root { color-scheme: light; --fg:#1d2430; --muted:#5b6576; --line:#d6dbe3; --bg:#f6f7f9; --accent:#1f5fbf; --danger:#b42318; --ok:#146c2e; --warn:#8a5a00; --focus:#0b3d91; }
 * { box-sizing: border-box; }
 body { margin:0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color:var(--fg); background:var(--bg); }
 a { color: var(--accent); }
@@ -21,6 +21,7 @@ h1 { font-size:1.5rem; margin:.5rem 0 1rem; }
 h2 { font-size:1.15rem; margin:1.5rem 0 .5rem; }
 section, .card { background:#fff; border:1px solid var(--line); border-radius:8px; padding:1rem; margin:0 0 1rem; }
 .table-wrap { overflow-x:auto; }
+section.table-wrap { background:none; border:0; border-radius:0; padding:0; margin:0; }
 table { border-collapse:collapse; width:100%; font-size:.92em; }
 th, td { text-align:left; padding:.45rem .5rem; border-bottom:1px solid var(--line); vertical-align:top; }
 th { color:var(--muted); font-weight:600; white-space:nowrap; }
@@ -31,11 +32,34 @@ legend { font-weight:600; padding:0 .3rem; }
 fieldset label { font-weight:400; display:flex; gap:.4rem; align-items:baseline; margin:.2rem 0; }
 .hint { color:var(--muted); font-size:.88em; font-weight:400; }
 input[type=text], input[type=email], input[type=datetime-local], textarea { width:100%; max-width:28rem; padding:.45rem .5rem; border:1px solid #9aa3b2; border-radius:6px; font:inherit; }
-textarea { min-height:4rem; }
+textarea { min-height:5.5rem; }
 button, .button { font:inherit; padding:.45rem .8rem; border-radius:6px; border:1px solid var(--accent); background:var(--accent); color:#fff; cursor:pointer; text-decoration:none; display:inline-block; }
-button.secondary { background:#fff; color:var(--accent); }
-button.danger { background:#fff; color:var(--danger); border-color:var(--danger); }
-:focus-visible { outline:3px solid #f5a623; outline-offset:2px; }
+button.secondary, .button.secondary { background:#fff; color:var(--accent); }
+button.danger, .button.danger { background:#fff; color:var(--danger); border-color:var(--danger); }
+.confirm button.danger { background:var(--danger); color:#fff; }
+:focus-visible { outline:3px solid var(--focus); outline-offset:2px; }
+.skip-link { position:absolute; left:.5rem; top:-3rem; z-index:10; background:#fff; color:var(--accent); padding:.5rem .8rem; border:2px solid var(--accent); border-radius:6px; }
+.skip-link:focus { top:.5rem; }
+.field { margin:0 0 .4rem; }
+.field-error { color:var(--danger); font-weight:600; margin:.15rem 0; }
+.field.invalid input, .field.invalid textarea, .field.invalid select, fieldset.invalid { border-color:var(--danger); border-width:2px; }
+.notice ul { margin:.3rem 0 0; padding-left:1.2rem; }
+.notice.error a { color:var(--danger); }
+.confirm { border-color:var(--danger); }
+.page-actions { display:flex; flex-wrap:wrap; gap:.5rem; margin:0 0 1rem; }
+.table-wrap:focus-visible { outline-offset:-3px; }
+select { font:inherit; padding:.4rem .45rem; border:1px solid #9aa3b2; border-radius:6px; background:#fff; max-width:28rem; width:100%; }
+input[type=password], input[type=url], input[type=number] { width:100%; max-width:28rem; padding:.45rem .5rem; border:1px solid #9aa3b2; border-radius:6px; font:inherit; }
+.copyable { display:inline-flex; flex-wrap:wrap; gap:.25rem .4rem; align-items:center; }
+button.small { padding:.1rem .45rem; font-size:.85em; }
+h2.inline { display:inline; margin:0; }
+details > summary { padding:.2rem 0; }
+details[open] > summary { margin-bottom:.5rem; }
+label.inline-check { display:flex; gap:.4rem; align-items:baseline; font-weight:400; }
+.scope-boxes { margin:.3rem 0 0 1.5rem; }
+.chart svg { overflow:visible; }
+.totals { display:grid; gap:.5rem; grid-template-columns:repeat(auto-fill, minmax(min(100%, 15rem), 1fr)); }
+.totals table { font-variant-numeric:tabular-nums; }
 .actions { display:flex; flex-wrap:wrap; gap:.35rem; }
 .actions form { margin:0; }
 .status { display:inline-block; padding:.05rem .45rem; border-radius:999px; font-size:.85em; font-weight:600; border:1px solid; }
@@ -60,12 +84,24 @@ td .actions { min-width:9rem; }
   table.cards tr { border:1px solid var(--line); border-radius:8px; padding:.4rem .6rem; margin:0 0 .6rem; }
   table.cards td { border:0; padding:.2rem 0; display:grid; grid-template-columns:7.5rem 1fr; gap:.5rem; }
   table.cards td::before { content: attr(data-label); color:var(--muted); font-weight:600; }
+  table.cards td > * { justify-self:start; }
+  table.cards td.amount, table.cards td.nowrap { text-align:left; white-space:normal; }
+  table.cards td.hash { white-space:normal; }
+  table.cards td.hash .copyable { flex-wrap:wrap; }
+  table.cards td.hash code { max-width:100%; white-space:normal; overflow-wrap:anywhere; }
   td .actions { min-width:0; }
+  /* Chart labels stay legible when the drawing is scaled down to a phone's width. */
+  .chart svg text { font-size:17px; }
 }
 `;
 
-/** Copy buttons: `<button data-copy="#id">` copies the text of the element `#id`. */
+/**
+ * Copy buttons: `<button data-copy="#id" hidden>` copies the text of the element `#id`. They are hidden until this
+ * script shows them (without JavaScript the text is there to select), and "Copied" is announced through the page's
+ * live region (`#copy-status`).
+ */
 const COPY_JS = `
+for (const button of document.querySelectorAll("button[data-copy]")) button.hidden = false;
 document.addEventListener("click", async (event) => {
   const button = event.target.closest("button[data-copy]");
   if (!button) return;
@@ -82,9 +118,14 @@ document.addEventListener("click", async (event) => {
     selection.addRange(range);
     document.execCommand("copy");
   }
-  const label = button.textContent;
+  const status = document.getElementById("copy-status");
+  if (status) {
+    status.textContent = "";
+    setTimeout(() => { status.textContent = "Copied " + (button.dataset.copyWhat || "to the clipboard"); }, 50);
+  }
+  if (!button.dataset.label) button.dataset.label = button.innerHTML;
   button.textContent = "Copied";
-  setTimeout(() => { button.textContent = label; }, 1500);
+  setTimeout(() => { button.innerHTML = button.dataset.label; }, 1500);
 });
 `;
 
@@ -97,7 +138,12 @@ document.addEventListener("click", async (event) => {
 const SIWE_JS = `
 const toHex = (text) => "0x" + Array.from(new TextEncoder().encode(text), (b) => b.toString(16).padStart(2, "0")).join("");
 async function post(url, fields) {
-  const response = await fetch(url, { method: "POST", body: new URLSearchParams(fields), credentials: "same-origin" });
+  const response = await fetch(url, {
+    method: "POST",
+    body: new URLSearchParams(fields),
+    credentials: "same-origin",
+    headers: { accept: "application/json" },
+  });
   if (response.status === 429) {
     throw new Error("Too many sign-in requests from this address: try again in " + (response.headers.get("Retry-After") || "a few") + " seconds.");
   }
@@ -129,8 +175,36 @@ for (const form of document.querySelectorAll("form[data-siwe]")) {
 }
 `;
 
-export const ASSETS: Record<string, { type: string; body: string }> = {
-  "dashboard.css": { type: "text/css; charset=utf-8", body: CSS },
-  "copy.js": { type: "text/javascript; charset=utf-8", body: COPY_JS },
-  "siwe.js": { type: "text/javascript; charset=utf-8", body: SIWE_JS },
-};
+/** FNV-1a (32 bits) of the text, as 8 hex digits: enough to tell one version of a file from the next. */
+export function contentHash(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, "0");
+}
+
+const FILES = {
+  css: { name: "dashboard", ext: "css", type: "text/css; charset=utf-8", body: CSS },
+  copy: { name: "copy", ext: "js", type: "text/javascript; charset=utf-8", body: COPY_JS },
+  siwe: { name: "siwe", ext: "js", type: "text/javascript; charset=utf-8", body: SIWE_JS },
+} as const;
+
+export type AssetId = keyof typeof FILES;
+
+/**
+ * Each file under a name that carries a hash of its content (`dashboard.1a2b3c4d.css`): a new version is a new URL,
+ * so each can be cached for good (`immutable`) while pages stay `no-store`.
+ */
+export const ASSET_URL = Object.fromEntries(
+  Object.entries(FILES).map(([id, f]) => [id, `/dashboard/assets/${f.name}.${contentHash(f.body)}.${f.ext}`]),
+) as Record<AssetId, string>;
+
+/** The files by the name they are served under. */
+export const ASSETS: Record<string, { type: string; body: string }> = Object.fromEntries(
+  Object.entries(FILES).map(([id, f]) => [
+    ASSET_URL[id as AssetId].slice("/dashboard/assets/".length),
+    { type: f.type, body: f.body },
+  ]),
+);

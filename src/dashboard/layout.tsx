@@ -4,6 +4,7 @@
  * with their own nav id.
  */
 import type { Child } from "hono/jsx";
+import { ASSET_URL, type AssetId } from "./assets.ts";
 
 export type NavId = "keys" | "activity" | "services" | "earnings" | "profile";
 
@@ -21,8 +22,8 @@ export interface LayoutProps {
   active?: NavId;
   /** The signed-in tenant's name, shown beside Sign out. */
   tenantName?: string;
-  /** Same-origin scripts, e.g. `/dashboard/assets/copy.js`. */
-  scripts?: string[];
+  /** Same-origin scripts: `copy` (copy buttons), `siwe` (wallet signatures). */
+  scripts?: AssetId[];
   children?: Child;
 }
 
@@ -33,12 +34,15 @@ export function Layout({ title, active, tenantName, scripts = [], children }: La
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{`${title} · Dashboard`}</title>
-        <link rel="stylesheet" href="/dashboard/assets/dashboard.css" />
-        {scripts.map((src) => (
-          <script src={src} defer />
+        <link rel="stylesheet" href={ASSET_URL.css} />
+        {scripts.map((id) => (
+          <script src={ASSET_URL[id]} defer />
         ))}
       </head>
       <body>
+        <a class="skip-link" href="#main">
+          Skip to content
+        </a>
         <header class="top">
           <a class="brand" href="/dashboard">
             Paywall dashboard
@@ -63,12 +67,40 @@ export function Layout({ title, active, tenantName, scripts = [], children }: La
             </form>
           )}
         </header>
-        <main id="main">
+        <main id="main" tabindex={-1}>
           <h1>{title}</h1>
           {children}
+          {scripts.includes("copy") && <p id="copy-status" class="sr-only" role="status" aria-live="polite"></p>}
         </main>
       </body>
     </html>
+  );
+}
+
+/**
+ * Text with a copy button: the text stays selectable without JavaScript, the button appears with it (copy.js).
+ * `what` names the text for the button and the announcement ("Copy transaction hash 0x12…").
+ */
+export function Copyable({ id, text, what }: { id: string; text: string; what: string }) {
+  return (
+    <span class="copyable">
+      <code id={id}>{text}</code>
+      <button type="button" class="secondary small" data-copy={`#${id}`} data-copy-what={what} hidden>
+        Copy<span class="sr-only"> {what}</span>
+      </button>
+    </span>
+  );
+}
+
+/**
+ * A table that may scroll sideways on a narrow screen: a labelled region that takes keyboard focus, so it can be
+ * scrolled with the arrow keys.
+ */
+export function ScrollRegion({ label, children }: { label: string; children?: Child }) {
+  return (
+    <section class="table-wrap" aria-label={label} tabindex={0}>
+      {children}
+    </section>
   );
 }
 

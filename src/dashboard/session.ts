@@ -5,8 +5,10 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import { findLiveSession, insertSession, revokeSession, touchSession } from "../db/dashboard.ts";
+import { accountEventQuery } from "../db/account-events.ts";
+import { findLiveSession, insertSession, revokeSession, revokeTenantSessions, touchSession } from "../db/dashboard.ts";
 import { randomHex, sha256Hex } from "../lib/ids.ts";
+import { describeUserAgent } from "../lib/user-agent.ts";
 import type { DashboardEnv } from "./env.ts";
 
 export const SESSION_COOKIE = "__Host-dashboard_session";
@@ -17,20 +19,49 @@ const TOUCH_INTERVAL_MS = 60 * 1000;
 
 const SESSION_ID = /^[0-9a-f]{64}$/;
 
-/** Starts a session (for a tenant, or for a wallet that is signing up) and sets its cookie. */
+/** The client's address (Cloudflare's `CF-Connecting-IP`), for the activity list and the sessions list. */
+export const clientIp = (c: Context<DashboardEnv>) => c.req.header("cf-connecting-ip") ?? null;
+const userAgentOf = (c: Context<DashboardEnv>) => c.req.header("user-agent")?.slice(0, 300) ?? null;
+
+/** An account event of the signed-in (or signing-in) tenant, by the dashboard, from this request's address. */
+export const accountEvent = (
+  c: Context<DashboardEnv>,
+  tenantId: string,
+  e: { action: string; subject?: string | null; detail?: string | null },
+) => accountEventQuery(c.var.db, { tenantId, ...e, actor: "dashboard", ip: clientIp(c), at: c.var.now });
+
+/**
+ * Starts a session (for a tenant, or for a wallet that is signing up) and sets its cookie. `via` is how: `link`, or the
+ * wallet address that signed in. A tenant's sign-in is recorded (with its browser) in the same batch.
+ */
 export async function startSession(
   c: Context<DashboardEnv>,
   owner: { tenantId: string } | { signupWallet: string },
+  via: string,
 ): Promise<void> {
   const now = c.var.now;
   const id = randomHex(32);
-  await insertSession(c.var.db, {
-    id: await sha256Hex(id),
-    tenantId: "tenantId" in owner ? owner.tenantId : null,
-    signupWallet: "signupWallet" in owner ? owner.signupWallet : null,
-    now,
-    expiresAt: new Date(now.getTime() + SESSION_MAX_MS),
-  });
+  const userAgent = userAgentOf(c);
+  await insertSession(
+    c.var.db,
+    {
+      id: await sha256Hex(id),
+      tenantId: "tenantId" in owner ? owner.tenantId : null,
+      signupWallet: "signupWallet" in owner ? owner.signupWallet : null,
+      now,
+      expiresAt: new Date(now.getTime() + SESSION_MAX_MS),
+      ip: clientIp(c),
+      userAgent,
+      signedInWith: via,
+    },
+    "tenantId" in owner
+      ? accountEvent(c, owner.tenantId, {
+          action: "signed-in",
+          subject: via === "link" ? "one-time link" : via,
+          detail: describeUserAgent(userAgent),
+        })
+      : undefined,
+  );
   setCookie(c, SESSION_COOKIE, id, {
     path: "/",
     httpOnly: true,
@@ -54,10 +85,20 @@ export async function currentSession(c: Context<DashboardEnv>) {
   return { idHash, ...found };
 }
 
-/** Ends the request's session (server-side) and clears the cookie. */
+/** Ends the request's session (server-side, recorded for its tenant) and clears the cookie. */
 export async function endSession(c: Context<DashboardEnv>): Promise<void> {
-  const id = getCookie(c, SESSION_COOKIE);
-  if (id && SESSION_ID.test(id)) await revokeSession(c.var.db, await sha256Hex(id), c.var.now);
+  const found = await currentSession(c);
+  if (found) {
+    const audit = found.tenant ? accountEvent(c, found.tenant.id, { action: "signed-out" }) : undefined;
+    await revokeSession(c.var.db, found.idHash, c.var.now, audit);
+  }
+  deleteCookie(c, SESSION_COOKIE, { path: "/", secure: true });
+}
+
+/** Ends every session of the signed-in tenant, this one included (recorded), and clears the cookie. */
+export async function endAllSessions(c: Context<DashboardEnv>): Promise<void> {
+  const tenantId = c.var.session.tenant.id;
+  await revokeTenantSessions(c.var.db, tenantId, c.var.now, accountEvent(c, tenantId, { action: "signed-out-everywhere" }));
   deleteCookie(c, SESSION_COOKIE, { path: "/", secure: true });
 }
 

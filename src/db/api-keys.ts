@@ -130,6 +130,19 @@ export const revokeKeyIfNotRevokedQuery = (db: Db, id: string, tenantId: string 
     .where(and(keyMatch(id, tenantId), ne(apiKeys.status, "revoked")))
     .returning();
 
+/**
+ * The old key of a roll: revoked at `revokeAt`, or expiring at `expireAt`, only if the new key `newId` was just
+ * inserted (same batch) and the old one is not revoked.
+ */
+export const rollOldKeyQuery = (db: Db, id: string, newId: string, when: { revokeAt: Date } | { expireAt: Date }) =>
+  db
+    .update(apiKeys)
+    .set("revokeAt" in when ? { status: "revoked", revokedAt: when.revokeAt } : { expiresAt: when.expireAt })
+    .where(
+      and(eq(apiKeys.id, id), ne(apiKeys.status, "revoked"), sql`exists (select 1 from ${apiKeys} as k where k.id = ${newId})`),
+    )
+    .returning();
+
 export interface KeyEdit {
   name: string;
   scopes: string[];
@@ -155,4 +168,13 @@ export const editKeyQuery = (db: Db, id: string, tenantId: string, edit: KeyEdit
     .returning();
 
 export const deleteKeyQuery = (db: Db, id: string, tenantId: string | undefined) =>
-  db.delete(apiKeys).where(keyMatch(id, tenantId)).returning({ id: apiKeys.id });
+  db.delete(apiKeys).where(keyMatch(id, tenantId)).returning({ id: apiKeys.id, keyHash: apiKeys.keyHash });
+
+/** The hashes of the tenant's keys that are not revoked (a revoked key is refused whatever its tenant's record says). */
+export async function listLiveKeyHashesOfTenant(db: Db, tenantId: string): Promise<string[]> {
+  const rows = await db
+    .select({ keyHash: apiKeys.keyHash })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.tenantId, tenantId), ne(apiKeys.status, "revoked")));
+  return rows.map((r) => r.keyHash);
+}

@@ -1,15 +1,35 @@
 /** Data access for dashboard sign-in: sessions, SIWE nonces and one-time sign-in links. Only hashes of secrets are stored. */
-import { and, eq, gt, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { and, desc, eq, gt, isNull, lt, lte, or, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "./client.ts";
-import { type DashboardSessionRow, dashboardSessions, signInLinks, siweNonces, type Tenant, tenants } from "./schema.ts";
+import {
+  type DashboardSessionRow,
+  dashboardFlashes,
+  dashboardSessions,
+  signInLinks,
+  siweNonces,
+  type Tenant,
+  tenants,
+} from "./schema.ts";
 
 // ---- sessions
 
+/** Inserts a session; `audit` (the sign-in's account event) is written in the same batch. */
 export async function insertSession(
   db: Db,
-  row: { id: string; tenantId: string | null; signupWallet: string | null; now: Date; expiresAt: Date },
+  row: {
+    id: string;
+    tenantId: string | null;
+    signupWallet: string | null;
+    now: Date;
+    expiresAt: Date;
+    ip: string | null;
+    userAgent: string | null;
+    signedInWith: string | null;
+  },
+  audit?: BatchItem<"sqlite">,
 ): Promise<void> {
-  await db.insert(dashboardSessions).values({
+  const insert = db.insert(dashboardSessions).values({
     id: row.id,
     tenantId: row.tenantId,
     signupWallet: row.signupWallet,
@@ -17,7 +37,12 @@ export async function insertSession(
     lastSeenAt: row.now,
     expiresAt: row.expiresAt,
     revokedAt: null,
+    ip: row.ip,
+    userAgent: row.userAgent,
+    signedInWith: row.signedInWith,
   });
+  if (audit) await db.batch([insert, audit]);
+  else await insert;
 }
 
 /** The live session with this id hash and its tenant: not revoked, not past `expiresAt`, seen after `idleSince`. */
@@ -51,11 +76,14 @@ export async function touchSession(db: Db, idHash: string, now: Date, staleBefor
     .where(and(eq(dashboardSessions.id, idHash), lt(dashboardSessions.lastSeenAt, staleBefore)));
 }
 
-export async function revokeSession(db: Db, idHash: string, now: Date): Promise<void> {
-  await db
+/** Ends one session; `audit` (the sign-out's account event) is written in the same batch. */
+export async function revokeSession(db: Db, idHash: string, now: Date, audit?: BatchItem<"sqlite">): Promise<void> {
+  const update = db
     .update(dashboardSessions)
     .set({ revokedAt: now })
     .where(and(eq(dashboardSessions.id, idHash), isNull(dashboardSessions.revokedAt)));
+  if (audit) await db.batch([update, audit]);
+  else await update;
 }
 
 /** Binds a sign-up session to the tenant it just created. */
@@ -129,4 +157,61 @@ export async function deleteExpiredSignInRows(db: Db, now: Date): Promise<{ nonc
     db.delete(dashboardSessions).where(lte(dashboardSessions.expiresAt, now)),
   ]);
   return { nonces: nonces.meta.changes ?? 0, links: links.meta.changes ?? 0, sessions: sessions.meta.changes ?? 0 };
+}
+
+// ---- flashes (messages shown once after a redirect)
+
+/** Stores a flash and drops expired ones, in one batch. */
+export async function insertFlash(
+  db: Db,
+  f: { id: string; sessionId: string; body: string; now: Date; ttlMs: number },
+): Promise<void> {
+  await db.batch([
+    db.delete(dashboardFlashes).where(lt(dashboardFlashes.expiresAt, f.now)),
+    db.insert(dashboardFlashes).values({
+      id: f.id,
+      sessionId: f.sessionId,
+      body: f.body,
+      expiresAt: new Date(f.now.getTime() + f.ttlMs),
+    }),
+  ]);
+}
+
+/** Deletes the session's unexpired flash `id` and returns its body: at most one reader ever gets it. */
+export async function consumeFlash(db: Db, id: string, sessionId: string, now: Date): Promise<string | undefined> {
+  const [row] = await db
+    .delete(dashboardFlashes)
+    .where(and(eq(dashboardFlashes.id, id), eq(dashboardFlashes.sessionId, sessionId), gt(dashboardFlashes.expiresAt, now)))
+    .returning({ body: dashboardFlashes.body });
+  return row?.body;
+}
+
+// ---- a tenant's sessions
+
+/** The tenant's live sessions, most recently seen first. */
+export async function listLiveSessions(db: Db, tenantId: string, now: Date, idleSince: Date): Promise<DashboardSessionRow[]> {
+  return db
+    .select()
+    .from(dashboardSessions)
+    .where(
+      and(
+        eq(dashboardSessions.tenantId, tenantId),
+        isNull(dashboardSessions.revokedAt),
+        gt(dashboardSessions.expiresAt, now),
+        gt(dashboardSessions.lastSeenAt, idleSince),
+      ),
+    )
+    .orderBy(desc(dashboardSessions.lastSeenAt))
+    .limit(100);
+}
+
+/** Ends every live session of the tenant (sign out everywhere), and records it, in one batch. */
+export async function revokeTenantSessions(db: Db, tenantId: string, now: Date, audit: BatchItem<"sqlite">): Promise<void> {
+  await db.batch([
+    db
+      .update(dashboardSessions)
+      .set({ revokedAt: now })
+      .where(and(eq(dashboardSessions.tenantId, tenantId), isNull(dashboardSessions.revokedAt))),
+    audit,
+  ]);
 }

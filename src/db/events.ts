@@ -1,4 +1,4 @@
-import { count, eq, getTableColumns, inArray, sql } from "drizzle-orm";
+import { and, count, eq, getTableColumns, inArray, type SQL, sql } from "drizzle-orm";
 import type { Db } from "./client.ts";
 import { selectEventCounts } from "./counts.ts";
 import { type HistoryFilter, historyWhere, newestFirst } from "./history.ts";
@@ -7,6 +7,17 @@ import { EVENT_TYPES, type EventRow, type EventType, events, paywalls } from "./
 
 export interface EventFilter extends HistoryFilter {
   eventType?: EventType | undefined;
+  /** The payment's protocol and network, as the ledger records them in each event's metadata. */
+  protocol?: string | undefined;
+  network?: string | undefined;
+}
+
+/** The conditions on an event's metadata (the protocol and network of the payment it belongs to). */
+function metadataWhere(filter: EventFilter): SQL[] {
+  const conditions: SQL[] = [];
+  if (filter.protocol) conditions.push(sql`json_extract(${events.metadata}, '$.protocol') = ${filter.protocol}`);
+  if (filter.network) conditions.push(sql`json_extract(${events.metadata}, '$.network') = ${filter.network}`);
+  return conditions;
 }
 
 export type NewEvent = typeof events.$inferInsert;
@@ -20,7 +31,10 @@ const withPaywall = { ...getTableColumns(events), paywallSlug: paywalls.slug, pa
  * filtered set (the kept counts when unfiltered, else one grouped query; the total is their sum): one batch of two statements.
  */
 export async function findEventsPage(db: Db, tenantId: string, page: Page, filter: EventFilter = {}) {
-  const where = historyWhere(events, tenantId, filter, [[events.eventType, filter.eventType]]);
+  const where = and(
+    historyWhere(events, tenantId, filter, [[events.eventType, filter.eventType]]),
+    ...metadataWhere(filter),
+  ) as SQL;
   const unfiltered = Object.values(filter).every((v) => v === undefined);
   const [grouped, rows] = await db.batch([
     unfiltered

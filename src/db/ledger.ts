@@ -1,7 +1,9 @@
 // The payment ledger's writes and reads: each move of a payment is one of these statements or batches, guarded by
 // the state it moves from (src/core/ledger/ledger.ts owns the moves; nothing else writes a transaction's status).
 import { and, asc, eq, inArray, lt, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "./client.ts";
+import { isUniqueViolation } from "./errors.ts";
 import type { NewEvent } from "./events.ts";
 import { events, pendingPayments, type TransactionRow, transactions } from "./schema.ts";
 import type { NewTransaction } from "./transactions.ts";
@@ -9,20 +11,30 @@ import type { webhookFanOutStatement } from "./webhooks.ts";
 
 export type PendingPayment = Pick<typeof pendingPayments.$inferInsert, "reference" | "validBefore" | "asset" | "payTo">;
 
+/** Statements a move adds to its own batch (the paid answer's claim, store or delete: src/db/paid-answers.ts). */
+export type MoveExtras = readonly BatchItem<"sqlite">[];
+
 /**
- * A payment's start in one atomic batch: its PENDING transaction, its REQUEST event, and what settles it from the
- * chain later (`pending_payments`). All ids derive from the payment, so a replay inserts none. Returns whether this
- * call created the transaction: of two concurrent starts of one payment exactly one gets `true`, and a fault
- * between the writes leaves none.
+ * A payment's start in one atomic batch: its PENDING transaction, its REQUEST event, what settles it from the chain
+ * later (`pending_payments`), and `extras` (its paid answer's claim). All ids derive from the payment, so a replay
+ * inserts none. Returns whether this call created the transaction: of two concurrent starts of one payment exactly
+ * one gets `true`, and a fault between the writes leaves none. A unique index refusing one of `extras` (the claim of
+ * a retry key another payment holds) refuses the whole start: `false`, nothing written.
  */
 export async function insertPaymentStart(
   db: Db,
   transaction: NewTransaction,
   event: NewEvent,
   pending: PendingPayment,
+  extras: MoveExtras = [],
 ): Promise<boolean> {
-  const [inserted] = await db.batch(paymentStartStatements(db, transaction, event, pending));
-  return inserted.length === 1;
+  try {
+    const [inserted] = await db.batch([...paymentStartStatements(db, transaction, event, pending), ...extras]);
+    return inserted.length === 1;
+  } catch (err) {
+    if (extras.length > 0 && isUniqueViolation(err)) return false;
+    throw err;
+  }
 }
 
 /** The statements of a payment's start (see `insertPaymentStart`), for a batch of one payment or of many. */
@@ -41,29 +53,40 @@ export function paymentStartStatements(db: Db, transaction: NewTransaction, even
   ] as const;
 }
 
-/** The webhook statement a move adds to its batch (`webhookFanOutStatement`): it returns the deliveries it wrote. */
-export type WebhookStatement = ReturnType<typeof webhookFanOutStatement>;
-
 /**
  * A payment's outcome in one atomic batch: PENDING → COMPLETED or FAILED, its SUCCESS or ERROR event (one per
- * payment: the event id derives from it), its `pending_payments` row gone, and its webhook deliveries. Returns
- * whether the transaction was still PENDING, and the deliveries written.
+ * payment: the event id derives from it), its `pending_payments` row gone, and `extras` (its paid answer kept or
+ * deleted, each guarded by the status this batch leaves) and `webhook` (the move's webhook deliveries). Returns whether
+ * the transaction was still PENDING, and the deliveries written.
  */
 export async function closePendingPayment(
   db: Db,
   id: string,
   change: PaymentClose,
   event: NewEvent,
-  webhook: WebhookStatement,
-): Promise<{ moved: boolean; deliveries: { id: string }[] }> {
-  const [settled, , , deliveries] = await db.batch(paymentCloseStatements(db, id, change, event, webhook));
-  return { moved: settled.length === 1, deliveries };
+  extras: MoveExtras = [],
+  webhook?: WebhookStatement,
+): Promise<MoveResult> {
+  const results = await db.batch([...paymentCloseStatements(db, id, change, event, webhook), ...extras]);
+  return { moved: results[0].length === 1, deliveries: webhook ? (results[3] as { id: string }[]) : [] };
+}
+
+/** The webhook statement a move adds to its batch (`webhookFanOutStatement`): it returns the deliveries it wrote. */
+export type WebhookStatement = ReturnType<typeof webhookFanOutStatement>;
+
+/** Whether a move happened, and the webhook deliveries its batch wrote. */
+export interface MoveResult {
+  moved: boolean;
+  deliveries: { id: string }[];
 }
 
 export type PaymentClose = Pick<TransactionRow, "status" | "txHash" | "settledAt" | "failureReason">;
 
-/** The statements of a payment's outcome (see `closePendingPayment`), for a batch of one payment or of many. */
-export function paymentCloseStatements(db: Db, id: string, change: PaymentClose, event: NewEvent, webhook: WebhookStatement) {
+/**
+ * The statements of a payment's outcome (see `closePendingPayment`), for a batch of one payment or of many; the
+ * move's webhook deliveries fourth (`webhookFanOutStatement`: only if the move happened).
+ */
+export function paymentCloseStatements(db: Db, id: string, change: PaymentClose, event: NewEvent, webhook?: WebhookStatement) {
   return [
     db
       .update(transactions)
@@ -72,29 +95,29 @@ export function paymentCloseStatements(db: Db, id: string, change: PaymentClose,
       .returning({ id: transactions.id }),
     db.insert(events).values(event).onConflictDoNothing({ target: events.id }),
     db.delete(pendingPayments).where(eq(pendingPayments.transactionId, id)),
-    webhook,
+    ...(webhook ? [webhook] : []),
   ] as const;
 }
 
 /**
- * A PENDING transaction whose settlement outcome is unknown (sent, not seen on chain yet), in one batch: its hash,
- * when known, kept on the transaction so the tenant sees it, and its webhook deliveries. Returns whether the
- * transaction was still PENDING, and the deliveries written.
+ * A PENDING transaction whose settlement outcome is unknown (sent, not seen on chain yet): its hash, when known,
+ * is kept on the transaction so the tenant sees it, in one batch with `extras` (its paid answer held) and `webhook`
+ * (its `transaction.pending` deliveries). Returns whether the transaction was still PENDING, and the deliveries.
  */
-export async function notePendingPayment(
+export async function notePendingPaymentHash(
   db: Db,
   id: string,
   txHash: string | undefined,
-  webhook: WebhookStatement,
-): Promise<{ pending: boolean; deliveries: { id: string }[] }> {
-  const stillPending = and(eq(transactions.id, id), eq(transactions.status, "PENDING"));
-  const [rows, deliveries] = await db.batch([
+  extras: MoveExtras = [],
+  webhook?: WebhookStatement,
+): Promise<MoveResult> {
+  const still = and(eq(transactions.id, id), eq(transactions.status, "PENDING"));
+  const statement =
     txHash === undefined
-      ? db.select({ id: transactions.id }).from(transactions).where(stillPending)
-      : db.update(transactions).set({ txHash }).where(stillPending).returning({ id: transactions.id }),
-    webhook,
-  ]);
-  return { pending: rows.length === 1, deliveries };
+      ? db.select({ id: transactions.id }).from(transactions).where(still)
+      : db.update(transactions).set({ txHash }).where(still).returning({ id: transactions.id });
+  const results = await db.batch([statement, ...(webhook ? [webhook] : []), ...extras]);
+  return { moved: results[0].length === 1, deliveries: webhook ? (results[1] as { id: string }[]) : [] };
 }
 
 /** A transaction's status and hash (a replayed payment's answer depends on them). */

@@ -2,7 +2,7 @@ import { and, count, desc, eq, exists, gt, inArray, isNull, type SQL, sql } from
 import type { Db } from "./client.ts";
 import { countOf, selectCountOf } from "./counts.ts";
 import { batchRecording, type ResponseRecorder } from "./idempotency.ts";
-import type { Page } from "./page.ts";
+import { type Audit, changedJustNow, type Page } from "./page.ts";
 import { type Mode, type PaywallRow, paywalls, services } from "./schema.ts";
 
 export type NewPaywall = typeof paywalls.$inferInsert;
@@ -59,7 +59,9 @@ export async function insertPaywallWithinCap(
   cap: number,
   serviceMode?: Mode,
   recorder?: ResponseRecorder,
+  audit?: Audit,
 ): Promise<{ row: PaywallRow } | { refused: "cap" | "service-mode" }> {
+  const stays = somePaywall(db, eq(paywalls.id, row.id));
   const modeChanged = serviceMode && row.serviceId ? sql`NOT (${serviceStillHasMode(row.serviceId, serviceMode)})` : sql`0`;
   const [[inserted], strayed, removed] = await batchRecording(
     db,
@@ -73,8 +75,9 @@ export async function insertPaywallWithinCap(
         .delete(paywalls)
         .where(and(eq(paywalls.id, row.id), gt(countOf(row.tenantId, "paywalls"), cap)))
         .returning({ id: paywalls.id }),
+      ...(audit ? [audit(stays)] : []),
     ],
-    { recorder, applied: somePaywall(db, eq(paywalls.id, row.id)), at: "last" },
+    { recorder, applied: stays, at: "last" },
   );
   if (strayed.length > 0) return { refused: "service-mode" };
   return removed.length > 0 || !inserted ? { refused: "cap" } : { row: inserted };
@@ -100,21 +103,20 @@ export async function updatePaywallRow(
   serviceGuard?: { serviceId: string; mode: Mode },
   versions?: readonly number[],
   recorder?: ResponseRecorder,
+  audit?: Audit,
 ): Promise<PaywallRow | undefined> {
   const where = serviceGuard
     ? and(paywallAt(id, versions), serviceStillHasMode(serviceGuard.serviceId, serviceGuard.mode))
     : paywallAt(id, versions);
-  const [[row]] = await batchRecording(
-    db,
-    [
-      db
-        .update(paywalls)
-        .set({ ...patch, ...bumped })
-        .where(where)
-        .returning(),
-    ],
-    { recorder, applied: somePaywall(db, where), at: "first" },
-  );
+  const update = db
+    .update(paywalls)
+    .set({ ...patch, ...bumped })
+    .where(where)
+    .returning();
+  const applied = { recorder, applied: somePaywall(db, where), at: "first" } as const;
+  const [[row]] = await (audit
+    ? batchRecording(db, [update, audit(changedJustNow)], applied)
+    : batchRecording(db, [update], applied));
   return row;
 }
 
@@ -124,13 +126,16 @@ export async function deletePaywallRow(
   id: string,
   versions?: readonly number[],
   recorder?: ResponseRecorder,
+  audit?: Audit,
 ): Promise<boolean> {
   const where = paywallAt(id, versions);
-  const [rows] = await batchRecording(db, [db.delete(paywalls).where(where).returning({ id: paywalls.id })], {
-    recorder,
-    applied: somePaywall(db, where),
-    at: "first",
-  });
+  const remove = db.delete(paywalls).where(where).returning({ id: paywalls.id });
+  const applied = { recorder, applied: somePaywall(db, where), at: "first" } as const;
+  if (audit) {
+    const [, rows] = await batchRecording(db, [audit(somePaywall(db, where)), remove], applied);
+    return rows.length > 0;
+  }
+  const [rows] = await batchRecording(db, [remove], applied);
   return rows.length > 0;
 }
 
@@ -141,12 +146,14 @@ export async function setPaywallEnabled(
   id: string,
   enabled: boolean,
   now: Date,
+  audit?: Audit,
 ): Promise<PaywallRow | undefined> {
-  const [row] = await db
+  const update = db
     .update(paywalls)
     .set({ enabled, updatedAt: now, ...bumped })
     .where(and(eq(paywalls.id, id), eq(paywalls.tenantId, tenantId)))
     .returning();
+  const [[row]] = audit ? await db.batch([update, audit(changedJustNow)]) : [await update];
   return row;
 }
 

@@ -126,6 +126,10 @@ export const paywalls = sqliteTable(
     headers: text("headers", { mode: "json" }).$type<StoredHeader[]>(),
     queryParams: text("query_params", { mode: "json" }).$type<{ key: string; value: string }[]>(),
     cacheRules: text("cache_rules", { mode: "json" }).$type<Record<string, unknown>>(),
+    /** Discovery (docs/discovery.md): JSON Schema of the query (GET) or JSON body, of the answer, and an answer. */
+    inputSchema: text("input_schema", { mode: "json" }).$type<Record<string, unknown>>(),
+    outputSchema: text("output_schema", { mode: "json" }).$type<Record<string, unknown>>(),
+    outputExample: text("output_example", { mode: "json" }).$type<Record<string, unknown> | unknown[]>(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     version: version(),
@@ -136,6 +140,8 @@ export const paywalls = sqliteTable(
     index("paywalls_tenant_service_idx").on(t.tenantId, t.serviceId, t.createdAt, t.id),
     index("paywalls_tenant_enabled_idx").on(t.tenantId, t.enabled, t.createdAt, t.id),
     index("paywalls_service_idx").on(t.serviceId, t.createdAt, t.id),
+    // The payment origin's root catalogue: enabled paywalls, oldest first, across tenants (docs/discovery.md).
+    index("paywalls_enabled_created_idx").on(t.enabled, t.createdAt, t.id),
   ],
 );
 
@@ -244,6 +250,11 @@ export const dashboardSessions = sqliteTable(
     lastSeenAt: integer("last_seen_at", { mode: "timestamp_ms" }).notNull(),
     expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
     revokedAt: integer("revoked_at", { mode: "timestamp_ms" }),
+    /** Where the session was started: the client's IP address, its browser (User-Agent, cut to 300 characters), and how. */
+    ip: text("ip"),
+    userAgent: text("user_agent"),
+    /** `link` (a one-time sign-in link) or the wallet address that signed in with Ethereum. */
+    signedInWith: text("signed_in_with"),
   },
   (t) => [index("dashboard_sessions_tenant_idx").on(t.tenantId), index("dashboard_sessions_expires_idx").on(t.expiresAt)],
 );
@@ -278,7 +289,7 @@ export const signInLinks = sqliteTable(
   (t) => [index("sign_in_links_tenant_idx").on(t.tenantId), index("sign_in_links_expires_idx").on(t.expiresAt)],
 );
 
-export const KEY_EVENT_ACTIONS = ["created", "paused", "resumed", "edited", "revoked", "deleted"] as const;
+export const KEY_EVENT_ACTIONS = ["created", "paused", "resumed", "edited", "revoked", "deleted", "rolled"] as const;
 export type KeyEventAction = (typeof KEY_EVENT_ACTIONS)[number];
 export const KEY_EVENT_ACTORS = ["dashboard", "operator-cli"] as const;
 export type KeyEventActor = (typeof KEY_EVENT_ACTORS)[number];
@@ -305,7 +316,50 @@ export const keyEvents = sqliteTable(
   (t) => [index("key_events_tenant_created_idx").on(t.tenantId, t.createdAt, t.id)],
 );
 
+export const ACCOUNT_EVENT_ACTORS = ["dashboard", "api", "operator-cli"] as const;
+export type AccountEventActor = (typeof ACCOUNT_EVENT_ACTORS)[number];
+
+/**
+ * The audit trail of everything else that happens to an account: sign-ins and sign-outs, profile and wallet changes,
+ * service and paywall changes (through the dashboard or the API). Written in the same batch as the change (sign-ins:
+ * with the session). `subject` names what changed as it was then (a name, a wallet), `detail` says more (the browser
+ * of a sign-in, the fields of a change). Key changes have their own table (`key_events`); the Activity page reads both.
+ */
+export const accountEvents = sqliteTable(
+  "account_events",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    action: text("action").notNull(),
+    subject: text("subject"),
+    detail: text("detail"),
+    actor: text("actor", { enum: ACCOUNT_EVENT_ACTORS }).notNull(),
+    ip: text("ip"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("account_events_tenant_created_idx").on(t.tenantId, t.createdAt, t.id)],
+);
+
+/**
+ * Messages a dashboard page shows once after a redirect (Post/Redirect/Get): the new raw key after "Create key" or
+ * "Roll key". The body is encrypted with the key ring (it can hold a secret), bound to its session; reading it deletes it,
+ * and it expires after 10 minutes unread.
+ */
+export const dashboardFlashes = sqliteTable(
+  "dashboard_flashes",
+  {
+    id: text("id").primaryKey(),
+    sessionId: text("session_id").notNull(),
+    body: text("body").notNull(),
+    expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [index("dashboard_flashes_expires_idx").on(t.expiresAt)],
+);
+
 export type DashboardSessionRow = typeof dashboardSessions.$inferSelect;
+export type AccountEventRow = typeof accountEvents.$inferSelect;
 export type KeyEventRow = typeof keyEvents.$inferSelect;
 
 /**
@@ -405,6 +459,73 @@ export const pendingPayments = sqliteTable("pending_payments", {
 });
 
 // ---------------------------------------------------------------------------------------------------------------
+// Discovery (docs/discovery.md): what facilitators said about listing a paywall, and used SIWX sign-in nonces
+
+/**
+ * The last Bazaar listing status a facilitator returned for a paywall (`EXTENSION-RESPONSES` on settle): `success`,
+ * `processing` or `rejected` (with its reason). One row per paywall, replaced by every settlement that carries one.
+ */
+export const discoveryListings = sqliteTable("discovery_listings", {
+  paywallId: text("paywall_id")
+    .primaryKey()
+    .references(() => paywalls.id, { onDelete: "cascade" }),
+  tenantId: tenantId(),
+  status: text("status").notNull(),
+  reason: text("reason"),
+  facilitatorUrl: text("facilitator_url").notNull(),
+  updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
+});
+
+/**
+ * Sign-In-With-X nonces already used at the gateway: a nonce is accepted once, until `expiresAt` (when its message
+ * is too old to be accepted anyway). Expired rows are deleted by later claims.
+ */
+export const siwxNonces = sqliteTable(
+  "siwx_nonces",
+  {
+    nonce: text("nonce").primaryKey(),
+    expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [index("siwx_nonces_expires_idx").on(t.expiresAt)],
+);
+
+export type DiscoveryListingRow = typeof discoveryListings.$inferSelect;
+
+/**
+ * The answer a gateway payment bought, kept so that the same payment presented again gets it again instead of a
+ * second charge or a refusal (src/gateway/resend.ts). Written with the payment's `start` (the claim: which request it
+ * pays for, which credential, under which retry key) and moved only by the ledger's own batches: `complete` stores the
+ * answer, `leaveUnknown` stores it unservable (the transaction is still PENDING), `fail` deletes the row. An answer is
+ * served only while its transaction is COMPLETED and the row unexpired. `answer` is the buyer's status, headers and
+ * body, sealed with the key ring (AAD: tenant and transaction); NULL while the request is in flight, or when the
+ * answer was over the kept size (`answered_at` set). Rows past `expires_at` are deleted by the hourly cleanup.
+ */
+export const paidAnswers = sqliteTable(
+  "paid_answers",
+  {
+    transactionId: text("transaction_id").primaryKey(),
+    tenantId: tenantId(),
+    /**
+     * The retry key of a payment that can be presented again with a new credential: x402's `payment-identifier` (per
+     * payer), MPP's challenge id; SHA-256 hex. NULL for an x402 payment without one. One payment per key.
+     */
+    paymentKey: text("payment_key").unique(),
+    /** SHA-256 hex of the request the payment was made for: method, path and query, body. */
+    fingerprint: text("fingerprint").notNull(),
+    /** What identifies the credential itself: SHA-256 hex of the x402 signature; the MPP transaction's hash. */
+    credential: text("credential").notNull(),
+    answer: text("answer"),
+    /** When the request that made the payment finished with it (its answer stored, or too large to keep). */
+    answeredAt: integer("answered_at", { mode: "timestamp_ms" }),
+    /** Until when a copy of the payment waits for that request (its upstream call and settlement). */
+    ownerUntil: integer("owner_until", { mode: "timestamp_ms" }).notNull(),
+    expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("paid_answers_expires_idx").on(t.expiresAt)],
+);
+
+export type PaidAnswerRow = typeof paidAnswers.$inferSelect;
 // Webhooks: tenants' endpoints, the outbox of deliveries (one row per event and endpoint), and each attempt
 
 /** The events an endpoint can subscribe to. A `test` event is sent on demand only. */

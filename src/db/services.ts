@@ -2,7 +2,8 @@ import { and, desc, eq, exists, gt, inArray, type SQL, sql } from "drizzle-orm";
 import type { Db } from "./client.ts";
 import { countOf } from "./counts.ts";
 import { batchRecording, type ResponseRecorder } from "./idempotency.ts";
-import type { Page } from "./page.ts";
+import type { Audit, Page } from "./page.ts";
+import { changedJustNow } from "./page.ts";
 import { type Mode, type PaywallRow, paywalls, type ServiceRow, services } from "./schema.ts";
 
 export type NewService = typeof services.$inferInsert;
@@ -73,7 +74,9 @@ export async function insertServiceWithinCap(
   row: NewService,
   cap: number,
   recorder?: ResponseRecorder,
+  audit?: Audit,
 ): Promise<ServiceRow | undefined> {
+  const stays = someService(db, eq(services.id, row.id));
   const [[inserted], removed] = await batchRecording(
     db,
     [
@@ -82,8 +85,9 @@ export async function insertServiceWithinCap(
         .delete(services)
         .where(and(eq(services.id, row.id), gt(countOf(row.tenantId, "services"), cap)))
         .returning({ id: services.id }),
+      ...(audit ? [audit(stays)] : []),
     ],
-    { recorder, applied: someService(db, eq(services.id, row.id)), at: "last" },
+    { recorder, applied: stays, at: "last" },
   );
   return removed.length > 0 ? undefined : inserted;
 }
@@ -106,6 +110,7 @@ export async function updateServiceRow(
   onlyIfPaywallsFit?: readonly string[],
   versions?: readonly number[],
   recorder?: ResponseRecorder,
+  audit?: Audit,
 ): Promise<{ service: ServiceRow; paywalls: PaywallRow[] } | undefined> {
   const where = onlyIfPaywallsFit
     ? and(
@@ -116,19 +121,23 @@ export async function updateServiceRow(
         )}))`,
       )
     : serviceAt(id, versions);
-  const [[service], children] = await batchRecording(
-    db,
-    [
-      db
-        .update(services)
-        .set({ ...patch, version: sql`${services.version} + 1` })
-        .where(where)
-        .returning(),
-      db.select().from(paywalls).where(eq(paywalls.serviceId, id)).orderBy(desc(paywalls.createdAt), desc(paywalls.id)),
-    ],
-    { recorder, applied: someService(db, where), at: "first" },
-  );
-  return service ? { service, paywalls: children } : undefined;
+  const children = db
+    .select()
+    .from(paywalls)
+    .where(eq(paywalls.serviceId, id))
+    .orderBy(desc(paywalls.createdAt), desc(paywalls.id));
+  const update = db
+    .update(services)
+    .set({ ...patch, version: sql`${services.version} + 1` })
+    .where(where)
+    .returning();
+  const applied = { recorder, applied: someService(db, where), at: "first" } as const;
+  if (audit) {
+    const [[service], , rows] = await batchRecording(db, [update, audit(changedJustNow), children], applied);
+    return service ? { service, paywalls: rows } : undefined;
+  }
+  const [[service], rows] = await batchRecording(db, [update, children], applied);
+  return service ? { service, paywalls: rows } : undefined;
 }
 
 export async function findPaywallsOfService(db: Db, serviceId: string): Promise<PaywallRow[]> {
@@ -144,13 +153,16 @@ export async function deleteServiceRow(
   id: string,
   versions?: readonly number[],
   recorder?: ResponseRecorder,
+  audit?: Audit,
 ): Promise<boolean> {
   const where = serviceAt(id, versions);
-  const [rows] = await batchRecording(db, [db.delete(services).where(where).returning({ id: services.id })], {
-    recorder,
-    applied: someService(db, where),
-    at: "first",
-  });
+  const remove = db.delete(services).where(where).returning({ id: services.id });
+  const applied = { recorder, applied: someService(db, where), at: "first" } as const;
+  if (audit) {
+    const [, rows] = await batchRecording(db, [audit(someService(db, where)), remove], applied);
+    return rows.length > 0;
+  }
+  const [rows] = await batchRecording(db, [remove], applied);
   return rows.length > 0;
 }
 

@@ -1,4 +1,5 @@
 import { desc, eq } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "./client.ts";
 import { isUniqueViolation } from "./errors.ts";
 import { type Tenant, tenants } from "./schema.ts";
@@ -36,13 +37,15 @@ export async function updateTenantProfile(
   id: string,
   profile: { name: string; email: string },
   now: Date,
+  audit?: BatchItem<"sqlite">,
 ): Promise<Tenant | undefined> {
   try {
-    const [row] = await db
+    const update = db
       .update(tenants)
       .set({ ...profile, updatedAt: now })
       .where(eq(tenants.id, id))
       .returning();
+    const [[row]] = audit ? await db.batch([update, audit]) : [await update];
     return row;
   } catch (err) {
     if (isUniqueViolation(err)) return undefined;
@@ -57,11 +60,13 @@ export async function updateTenantWallet(
   which: "walletAddress" | "tempoWalletAddress",
   address: string,
   now: Date,
+  audit?: BatchItem<"sqlite">,
 ): Promise<Tenant | undefined> {
-  const [row] = await db
+  const update = db
     .update(tenants)
     .set({ [which]: address, updatedAt: now })
     .where(eq(tenants.id, id))
     .returning();
+  const [[row]] = audit ? await db.batch([update, audit]) : [await update];
   return row;
 }

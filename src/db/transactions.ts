@@ -1,4 +1,4 @@
-import { and, count, eq, getTableColumns, inArray } from "drizzle-orm";
+import { and, count, eq, getTableColumns, inArray, lt, or, type SQL, sql } from "drizzle-orm";
 import type { Db } from "./client.ts";
 import { selectCountOf } from "./counts.ts";
 import { type HistoryFilter, historyWhere, newestFirst } from "./history.ts";
@@ -78,4 +78,75 @@ export async function settlePending(
     .where(and(eq(transactions.id, id), eq(transactions.status, "PENDING")))
     .returning();
   return row;
+}
+
+/** Completed revenue per token over the windows that start at each of `since` (integer micro-units, read as text). */
+export interface TokenTotals {
+  currency: string;
+  sums: string[];
+}
+
+/**
+ * Completed revenue per token (USDC, pathUSD: never added together) since each date of `since` (oldest last), for the
+ * filter's paywall, service, network and protocol: one grouped query over the oldest window, sums read as text.
+ */
+export async function findTokenTotals(
+  db: Db,
+  tenantId: string,
+  filter: Omit<TransactionFilter, "status" | "from" | "to">,
+  since: Date[],
+): Promise<TokenTotals[]> {
+  const oldest = new Date(Math.min(...since.map((d) => d.getTime())));
+  const where = historyWhere(transactions, tenantId, { ...filter, from: oldest }, [
+    [transactions.status, "COMPLETED"],
+    [transactions.network, filter.network],
+    [transactions.protocol, filter.protocol],
+  ]);
+  const sums = since.map((d, i) =>
+    sql<string>`CAST(COALESCE(SUM(CASE WHEN ${transactions.createdAt} >= ${d.getTime()} THEN CAST(${transactions.amount} AS INTEGER) ELSE 0 END), 0) AS TEXT)`.as(
+      `s${i}`,
+    ),
+  );
+  const rows = await db
+    .select({ currency: transactions.currency, ...Object.fromEntries(sums.map((s, i) => [`s${i}`, s])) })
+    .from(transactions)
+    .where(where)
+    .groupBy(transactions.currency)
+    .orderBy(transactions.currency);
+  return rows.map((r) => ({
+    currency: r.currency,
+    sums: since.map((_, i) => String((r as Record<string, unknown>)[`s${i}`])),
+  }));
+}
+
+/**
+ * The next `limit` transactions of the filtered list after `after` (newest first, keyset on created_at and id): an
+ * export reads the whole list a page at a time, whatever its size, with bounded memory.
+ */
+export async function findTransactionsAfter(
+  db: Db,
+  tenantId: string,
+  filter: TransactionFilter,
+  after: { createdAt: Date; id: string } | undefined,
+  limit: number,
+): Promise<TransactionWithPaywall[]> {
+  const where = historyWhere(transactions, tenantId, filter, [
+    [transactions.status, filter.status],
+    [transactions.network, filter.network],
+    [transactions.protocol, filter.protocol],
+  ]);
+  const before: SQL | undefined = after
+    ? or(
+        lt(transactions.createdAt, after.createdAt),
+        and(eq(transactions.createdAt, after.createdAt), lt(transactions.id, after.id)),
+      )
+    : undefined;
+  const rows = await db
+    .select(withPaywall)
+    .from(transactions)
+    .leftJoin(paywalls, eq(paywalls.id, transactions.paywallId))
+    .where(before ? and(where, before) : where)
+    .orderBy(...newestFirst(transactions))
+    .limit(limit);
+  return rows as TransactionWithPaywall[];
 }

@@ -1,6 +1,8 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { ApiError, CLIENT_ABORT_STATUS } from "../core/http/errors.ts";
+import { freeRoute, siwxRoute } from "./discovery/access.ts";
+import { catalogueLlms, catalogueOpenApi, favicon, serviceLlms, serviceOpenApi } from "./discovery/documents.ts";
 import type { GatewayEnv } from "./env.ts";
 import { payMpp } from "./mpp/flow.ts";
 import { gatewayError } from "./refusals.ts";
@@ -46,6 +48,14 @@ export function createGateway() {
   gateway.all("/api/x402/pay/:serviceId/:slug", limit, payX402);
   gateway.all("/api/mpp/pay/:serviceId/:slug", limit, payMpp);
   gateway.all("/api/signed/:token", limit, fulfilSignedUrl);
+  // Discovery (docs/discovery.md): what agents read, and the free and wallet sign-in routes it declares.
+  gateway.get("/openapi.json", catalogueOpenApi);
+  gateway.get("/llms.txt", catalogueLlms);
+  gateway.get("/favicon.ico", favicon);
+  gateway.get("/api/discovery/:serviceId/openapi.json", serviceOpenApi);
+  gateway.get("/api/discovery/:serviceId/llms.txt", serviceLlms);
+  gateway.all("/api/public/:serviceId/*", limit, freeRoute);
+  gateway.all("/api/siwx/:serviceId/*", limit, siwxRoute);
   gateway.onError(gatewayError);
   return gateway;
 }

@@ -16,9 +16,13 @@ import type { NetworkId } from "../core/money/networks.ts";
 import { queueOutbox } from "../core/webhooks/outbox.ts";
 import { getDb } from "../db/client.ts";
 import type { PaymentTarget } from "../db/gateway.ts";
+import { findKnownPayment } from "../db/paid-answers.ts";
 import type { ChainOutcome } from "./chain-outcome.ts";
+import { ownerFinished } from "./coordinator.ts";
 import type { GatewayEnv } from "./env.ts";
+import { type AnswerParts, SETTLEMENT_REFERENCE_HEADER, sealAnswer, TRANSACTION_ID_HEADER } from "./paid-answer.ts";
 import { PaymentRefusal } from "./refusals.ts";
+import { answerKnown, outcomeUnknown, type PresentedPayment } from "./resend.ts";
 import { issueSignedUrl } from "./signed-url.ts";
 import { callUpstream } from "./upstream/call.ts";
 import { buyerResponseHeaders, type UpstreamParts } from "./upstream/request.ts";
@@ -27,6 +31,13 @@ type Ctx = Context<GatewayEnv>;
 
 /** The shortest upstream call a payment may leave room for; less is refused before anything is recorded. */
 const MIN_UPSTREAM_MS = 1_000;
+/** Copies of a payment wait this much longer than its owner's own bound (its upstream call and settlement). */
+const OWNER_SLACK_MS = 5_000;
+/**
+ * How long a payment's claim on its answer is kept while its payment is PENDING (the sweep settles it within minutes,
+ * or an hour for one the chain cannot tell): once COMPLETED, its answer is kept `PAID_ANSWER_KEEP_SECONDS` from then.
+ */
+const PENDING_CLAIM_MS = 24 * 60 * 60 * 1000;
 
 /**
  * How a settlement ended: the money moved (`settled`, with the headers the standard adds to the answer), it did not
@@ -45,6 +56,10 @@ export interface VerifiedPayment {
   payer: string;
   /** What makes the payment unique (x402: the EIP-3009 nonce; MPP: the challenge id). */
   nonce: string;
+  /** The retry key it may be presented again under with a new credential (x402 `payment-identifier`; MPP challenge id). */
+  paymentKey?: string;
+  /** What identifies the credential itself (see `PresentedPayment.credential`). */
+  credential: string;
   /** Integer micro-units of the token. */
   amount: string;
   /**
@@ -77,25 +92,23 @@ export async function settlementFromChain(
   return { kind: "unknown", reason: `settlement outcome unknown: ${outcome.reason}`, ...(txHash ? { txHash } : {}) };
 }
 
-/** `502 PAYMENT_OUTCOME_UNKNOWN`: the payment may have moved money; its transaction stays PENDING for the sweep. */
-const outcomeUnknown = (transactionId: string, txHash: string | null | undefined, replay: boolean) =>
-  new ApiError(
-    "PAYMENT_OUTCOME_UNKNOWN",
-    (replay
-      ? "This payment is already being processed or its settlement's outcome is not known yet"
-      : "The payment was sent for settlement but its outcome is not known yet") +
-      ": do not pay again before checking this transaction on chain; the gateway settles it from the chain",
-    { details: { transactionId, ...(txHash ? { txHash } : {}) } },
-  );
+/** What a payment was presented as, for answering it as a copy of a payment already recorded. */
+export interface PaymentRequest {
+  /** The credential decoded locally (`undefined` when it could not be). */
+  presented: PresentedPayment | undefined;
+  /** The request's fingerprint (src/gateway/paid-answer.ts `requestFingerprint`). */
+  fingerprint: string;
+}
 
 /**
  * A verified payment from here on, the same for both standards, in phases:
  *
  * 1. budget: the upstream call must end in time to settle before the payment expires (an answer the buyer could not
  *    then pay for would be work done for free): too little time left is refused before anything happens;
- * 2. record: the ledger's `start` (PENDING + REQUEST); the transaction id is the payment's, so this insert decides
- *    that a payment is used once. The same payment again gets, while PENDING, the same 502 as before (never a new
- *    challenge, which a client would pay a second time), and once settled the standard's "already used";
+ * 2. record: the ledger's `start` (PENDING + REQUEST, and the claim on its answer: the request it pays for, its
+ *    credential, its retry key); the transaction id is the payment's, so this insert decides that a payment is used
+ *    once, and the retry key's unique index that a retry key pays once. A copy that loses is answered as a resend
+ *    (src/gateway/resend.ts): it waits for this payment's outcome and gets its answer;
  * 3. forward, settle, close: see `forwardAndSettle`, run under `waitUntil` so a buyer who disconnects cancels
  *    neither the upstream call nor the settlement nor the outcome's record (Workers give such work 30 s after the
  *    disconnect; past that, the sweep settles the PENDING transaction from the chain).
@@ -105,6 +118,7 @@ export async function fulfilPayment(
   target: PaymentTarget,
   parts: UpstreamParts,
   payment: VerifiedPayment,
+  request: PaymentRequest,
 ): Promise<Response> {
   const { paywall, service } = target;
   const budget = payment.expiresAt.getTime() - Date.now() - payment.settleMarginMs;
@@ -124,19 +138,34 @@ export async function fulfilPayment(
     network: payment.network,
     amount: payment.amount,
   };
+  const upstreamTimeout = Math.min(paywall.timeout, budget);
+  const now = Date.now();
   const started = await startPayment(db, {
     ...ref,
     currency: networkTable(c.env)[payment.network].token,
     payer: payment.payer,
     method: c.req.method,
     pending: payment.pending,
+    claim: {
+      paymentKey: payment.paymentKey ?? null,
+      fingerprint: request.fingerprint,
+      credential: payment.credential,
+      ownerUntil: new Date(now + upstreamTimeout + payment.settleMarginMs + OWNER_SLACK_MS),
+      expiresAt: new Date(now + PENDING_CLAIM_MS),
+      // An x402 `payment-identifier` may come back after its answer's window; an MPP challenge cannot (it expired).
+      replaceExpiredKey: payment.protocol === "x402",
+    },
   });
   if (!started) {
+    // A copy of a payment already recorded (the same payment, or another under the same retry key): its answer.
+    const known = await findKnownPayment(db, { transactionId, paymentKey: payment.paymentKey }, new Date());
+    const answer = known && (await answerKnown(c, request.presented, known, request.fingerprint, payment.payer));
+    if (answer) return answer;
     const existing = await paymentStatus(db, transactionId);
     if (existing?.status === "PENDING") throw outcomeUnknown(transactionId, existing.txHash, true);
     throw new PaymentRefusal(await payment.refuse("This payment was already used"));
   }
-  const work = forwardAndSettle(c, target, parts, payment, ref, Math.min(paywall.timeout, budget));
+  const work = forwardAndSettle(c, target, parts, payment, ref, upstreamTimeout).finally(() => ownerFinished(c, transactionId));
   c.executionCtx.waitUntil(work.catch(() => {}));
   return work;
 }
@@ -144,9 +173,11 @@ export async function fulfilPayment(
 /**
  * The part of a payment that must finish once it is recorded PENDING: SIGNED_URL settles and hands out a single-use
  * URL; PROXY forwards, and settles only when the upstream answered below 400. Every path ends in one ledger move:
- * `complete`, `fail`, or `leaveUnknown` when the settlement's outcome is unknown (answered 502, never a new 402: the
- * buyer may have paid). Whatever throws on the way, the payment does not stay PENDING: it ends FAILED, or COMPLETED
- * if the money already moved.
+ * `complete` (with the buyer's answer, kept for a resend), `fail`, or `leaveUnknown` when the settlement's outcome is
+ * unknown (answered 502, never a new 402: the buyer may have paid; the upstream's answer is kept unservable, for the
+ * buyer's resend once the sweep finds the payment COMPLETED). Whatever throws on the way, the payment does not stay
+ * PENDING: it ends FAILED, or COMPLETED if the money already moved. Every answer names the transaction
+ * (`Payment-Transaction-Id`); a paid one also its settlement (`Payment-Reference`, the transfer's hash).
  */
 async function forwardAndSettle(
   c: Ctx,
@@ -162,20 +193,33 @@ async function forwardAndSettle(
   let settlement: Settlement | undefined;
   let upstream: { statusCode: number; responseTime: number | null } = { statusCode: 200, responseTime: null };
 
+  const seal = (answer: AnswerParts) => sealAnswer(c.env, ref.tenantId, ref.transactionId, answer);
+  const named = (res: Response) => {
+    res.headers.set(TRANSACTION_ID_HEADER, ref.transactionId);
+    return res;
+  };
+
   /**
-   * The settlement's outcome, recorded: the headers it adds to the upstream's answer when the money moved, else the
-   * buyer's answer instead (the standard's refusal, or 502 when the outcome is unknown).
+   * The settlement's outcome, recorded with the buyer's answer: `paid(headers)` is that answer once the settlement's
+   * headers are known (the money moved), stored with the `complete` move; else the buyer's answer is the standard's
+   * refusal (`fail`), or 502 (`leaveUnknown`, with `unpaid`, the answer the buyer would get once it is COMPLETED).
    */
-  const close = async (s: Settlement): Promise<Record<string, string> | Response> => {
+  const close = async (
+    s: Settlement,
+    paid: (headers: Record<string, string>) => Promise<Response>,
+    unpaid?: AnswerParts,
+  ): Promise<Response> => {
     if (s.kind === "settled") {
-      await completePayment(db, ref, s.txHash, upstream, outbox);
-      return s.headers;
+      const res = named(await paid({ ...s.headers, [SETTLEMENT_REFERENCE_HEADER]: s.txHash }));
+      const body = await res.clone().arrayBuffer();
+      await completePayment(db, ref, s.txHash, upstream, await seal({ status: res.status, headers: res.headers, body }), outbox);
+      return res;
     }
     if (s.kind === "refused") {
       await failPayment(db, ref, s.reason, upstream, outbox);
-      return s.response;
+      return named(s.response);
     }
-    await leavePaymentUnknown(db, ref, s.txHash, outbox);
+    await leavePaymentUnknown(db, ref, s.txHash, unpaid ? await seal(unpaid) : { sealed: null, at: new Date() }, outbox);
     console.warn(JSON.stringify({ gateway: "settlement-unknown", transactionId: ref.transactionId, reason: s.reason }));
     return renderError(outcomeUnknown(ref.transactionId, s.txHash, false), c);
   };
@@ -183,8 +227,7 @@ async function forwardAndSettle(
   try {
     if (target.paywall.fulfillmentMode === "SIGNED_URL") {
       settlement = await payment.settle();
-      const closed = await close(settlement);
-      return closed instanceof Response ? closed : issueSignedUrl(c, target, ref.transactionId, closed);
+      return await close(settlement, (headers) => issueSignedUrl(c, target, ref.transactionId, headers));
     }
 
     const outcome = await callUpstream(c.req.method, parts, upstreamTimeout);
@@ -196,10 +239,11 @@ async function forwardAndSettle(
       const error = timedOut
         ? new ApiError("GATEWAY_TIMEOUT", "The upstream did not answer in time; the payment was not charged")
         : new ApiError("BAD_GATEWAY", "The upstream could not be reached; the payment was not charged");
-      return renderError(error, c);
+      return named(renderError(error, c));
     }
     upstream = { statusCode: outcome.status, responseTime: outcome.ms };
     const headers = buyerResponseHeaders(outcome.headers);
+    headers.set(TRANSACTION_ID_HEADER, ref.transactionId);
     if (outcome.status >= 400) {
       await failPayment(db, ref, `upstream answered ${outcome.status}`, upstream, outbox);
       if (outcome.status >= 500) c.set("errorCode", "UPSTREAM_ERROR");
@@ -207,14 +251,19 @@ async function forwardAndSettle(
     }
 
     settlement = await payment.settle();
-    const closed = await close(settlement);
-    if (closed instanceof Response) return closed;
-    for (const [name, value] of Object.entries(closed)) headers.set(name, value);
-    return new Response(outcome.body, { status: outcome.status, headers });
+    return await close(
+      settlement,
+      async (settled) => {
+        for (const [name, value] of Object.entries(settled)) headers.set(name, value);
+        return new Response(outcome.body, { status: outcome.status, headers });
+      },
+      { status: outcome.status, headers, body: outcome.body },
+    );
   } catch (err) {
     // Not closed yet: the money moved → COMPLETED (one more try); unknown → stays PENDING; else nothing moved → FAILED.
     // A move that already happened is a no-op (each is guarded by PENDING).
-    if (settlement?.kind === "settled") await completePayment(db, ref, settlement.txHash, upstream, outbox).catch(() => {});
+    if (settlement?.kind === "settled")
+      await completePayment(db, ref, settlement.txHash, upstream, undefined, outbox).catch(() => {});
     else if (settlement?.kind !== "unknown") {
       await failPayment(db, ref, "the request failed inside the gateway", { statusCode: 500, responseTime: null }, outbox).catch(
         () => {},

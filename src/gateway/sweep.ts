@@ -119,7 +119,7 @@ export async function sweepPendingPayments(
     try {
       const moved =
         outcome.status === "COMPLETED"
-          ? await completePayment(db, ref, outcome.txHash, bySweep, outbox)
+          ? await completePayment(db, ref, outcome.txHash, bySweep, undefined, outbox)
           : await failPayment(db, ref, outcome.reason, bySweep, outbox);
       if (moved) result[outcome.status === "COMPLETED" ? "completed" : "failed"]++;
     } catch {

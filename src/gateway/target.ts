@@ -39,11 +39,14 @@ export async function resolveTarget(c: Ctx, protocol: Protocol): Promise<Payment
 export const paymentUrl = (c: Ctx, protocol: Protocol, t: PaymentTarget) =>
   `${getConfig(c.env).paymentBaseUrl}/api/${protocol}/pay/${encodeURIComponent(t.service.id)}/${encodeURIComponent(t.paywall.slug)}`;
 
-/** The buyer's body, read whole; a client that goes away mid-upload is logged as such (499), never as our failure. */
-async function buyerBody(c: Ctx, request: Request): Promise<ArrayBuffer | undefined> {
-  if (request.method === "GET") return undefined;
+/**
+ * The buyer's body, read whole, once per request (Hono keeps it: the payment's request fingerprint and the upstream
+ * request read the same bytes); a client that goes away mid-upload is logged as such (499), never as our failure.
+ */
+export async function buyerBody(c: Ctx): Promise<ArrayBuffer | undefined> {
+  if (c.req.method === "GET") return undefined;
   try {
-    return await request.arrayBuffer();
+    return await c.req.arrayBuffer();
   } catch (err) {
     if (err instanceof ApiError) throw err; // the body limit's 413
     c.set("errorCode", "CLIENT_ABORTED");
@@ -62,7 +65,7 @@ export async function upstreamParts(c: Ctx, t: PaymentTarget, request: Request):
   const url = withQuery(targetUrl(t.paywall, t.service), new URL(request.url).searchParams, t.paywall.queryParams ?? []);
   const headers = forwardableHeaders(request.headers, t.paywall.allowedHeaders);
   for (const { key, value } of paywallHeaders) headers.set(key, value);
-  const body = await buyerBody(c, request);
+  const body = await buyerBody(c);
   let parts: UpstreamParts;
   try {
     parts = injectAuth(

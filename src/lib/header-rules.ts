@@ -21,8 +21,9 @@ export const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
  *   and buyers send MPP credentials in it: one writer only; use those auth methods instead), WWW-Authenticate,
  *   Authentication-Info, and X-402/MPP headers (see the prefixes);
  * - prefixes: `Proxy-*`, `CF-*` (Cloudflare's), `X-Forwarded-*`, `Payment-*` (x402 v2 PAYMENT-SIGNATURE,
- *   PAYMENT-REQUIRED, PAYMENT-RESPONSE; MPP Payment-Receipt, …) and `X-Payment*` (x402 v1 X-PAYMENT,
- *   X-PAYMENT-RESPONSE, …).
+ *   PAYMENT-REQUIRED, PAYMENT-RESPONSE; MPP Payment-Receipt, …), `X-Payment*` (x402 v1 X-PAYMENT,
+ *   X-PAYMENT-RESPONSE, …) and `X-SIWX-*` (the wallet the gateway verified for a sign-in route, with
+ *   `Sign-In-With-X`, the sign-in itself).
  * Cookie stays allowed: it is an upstream credential like any other header value, and buyers' cookies are never
  * forwarded.
  */
@@ -47,9 +48,10 @@ export const RESERVED_HEADERS: readonly string[] = [
   "authorization",
   "www-authenticate",
   "authentication-info",
+  "sign-in-with-x",
 ];
 
-export const RESERVED_HEADER_PREFIXES: readonly string[] = ["proxy-", "cf-", "x-forwarded-", "payment-", "x-payment"];
+export const RESERVED_HEADER_PREFIXES: readonly string[] = ["proxy-", "cf-", "x-forwarded-", "payment-", "x-payment", "x-siwx-"];
 
 /** Whether a header name belongs to the platform (case-insensitive). */
 export function isReservedHeader(name: string): boolean {

@@ -86,14 +86,23 @@ export function countingD1(d1: D1Database, acc: Account): D1Database {
   return wrapped as unknown as D1Database;
 }
 
-/** Every function-valued property of a stub is an RPC method (or `fetch`): time each call. */
+/**
+ * Every function-valued property of a stub is an RPC method (or `fetch`): time each call. An answer that reports
+ * `d1Statements` (the D1 statements the object ran for the call, e.g. a key's object reading its record) adds them
+ * to the request's statements.
+ */
 function timedStub<T extends object>(stub: T, acc: Account): T {
   return new Proxy(stub, {
     get(target, prop) {
       const value = Reflect.get(target, prop);
       if (typeof prop !== "string" || prop === "then" || typeof value !== "function") return value;
       return (...args: unknown[]) =>
-        timed(acc, "do", 1, async () => (target as Record<string, (...a: unknown[]) => unknown>)[prop]!(...args));
+        timed(acc, "do", 1, async () => {
+          const answer = await (target as Record<string, (...a: unknown[]) => unknown>)[prop]!(...args);
+          const statements = (answer as { d1Statements?: unknown } | null)?.d1Statements;
+          if (typeof statements === "number") acc.statements += statements;
+          return answer;
+        });
     },
   });
 }

@@ -5,11 +5,15 @@
 // those errors: the client gets `500 DATABASE_ERROR` with a request id and a generic message, nothing is
 // written in part, no SQL, parameter or secret reaches the response or the log, and the same request retried
 // against a healthy D1 succeeds. The rate limiter's Durable Object failing is the documented fail-closed 503.
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { hashApiKey } from "../../src/core/keys/api-key.ts";
+import { keyObject } from "../../src/core/keys/key-object.ts";
+import type { RateLimitDecision } from "../../src/core/keys/record.ts";
 import { outcomeEventIdOf, requestEventIdOf } from "../../src/core/ledger/ids.ts";
 import { completePayment, failPayment, type PaymentRef, type PaymentStart, startPayment } from "../../src/core/ledger/ledger.ts";
-import type { RateLimitDecision } from "../../src/core/rate-limit/durable-object.ts";
+import type { RateLimiter } from "../../src/core/rate-limit/durable-object.ts";
 import { getDb } from "../../src/db/client.ts";
 import { newId, randomHex } from "../../src/lib/ids.ts";
 import { type ApiResult, api } from "../support/client.ts";
@@ -38,7 +42,7 @@ const SECRET = `${CANARY}-faults`;
 /** The loops below make hundreds of requests; under a loaded CI machine they need more than the default 5 s. */
 const SLOW = 120_000;
 
-const TABLES = ["services", "paywalls", "api_keys", "transactions", "events"] as const;
+const TABLES = ["services", "paywalls", "api_keys", "transactions", "events", "account_events"] as const;
 
 /** Everything stored for the tenant, read through the real binding (the key's `last_used_at` is bookkeeping, left out). */
 async function snapshot(tenantId: string): Promise<Record<string, unknown[]>> {
@@ -55,6 +59,9 @@ async function snapshot(tenantId: string): Promise<Record<string, unknown[]>> {
 async function quietActor(): Promise<Actor> {
   const { key, tenant, row } = await createApiKey();
   await env.DB.prepare("UPDATE api_keys SET last_used_at = ? WHERE id = ?").bind(Date.now(), row.id).run();
+  // Used once through the real bindings: its object holds its record, and this isolate knows it (no address count).
+  const first = await api("/v1/me", { key, env: {} });
+  if (first.status !== 200) throw new Error(`quietActor: ${first.status} ${first.text}`);
   return { key, tenant };
 }
 
@@ -332,15 +339,16 @@ describe("D1 faults at every statement of every endpoint", () => {
     );
   }
 
-  it("a write endpoint's batch statements are what the fault positions cover (service create: insert + cap check in one batch)", async () => {
+  it("a write endpoint's batch statements are what the fault positions cover (service create: insert + cap check + its account event in one batch)", async () => {
     const calls = await recordCalls(SCENARIOS[0] as Scenario<unknown>);
     const batch = calls.find((c) => c.method === "batch");
     expect(batch?.sql).toEqual([
       expect.stringMatching(/^insert into "services"/),
       expect.stringMatching(/^delete from "services"/),
+      expect.stringMatching(/^insert into "account_events"/),
     ]);
-    // Nothing else writes: the only other call is the key lookup.
-    expect(calls.filter((c) => c !== batch).map((c) => c.sql[0])).toEqual([expect.stringMatching(/^select .* from "api_keys"/)]);
+    // Nothing else writes: authentication reads no D1 in the Worker (the key's object holds its record).
+    expect(calls.filter((c) => c !== batch)).toEqual([]);
   });
 });
 
@@ -427,13 +435,26 @@ describe("a write D1 committed whose answer was lost", () => {
 
 describe("bookkeeping writes off the critical path", () => {
   it("a failed lastUsedAt update does not fail the request and leaks nothing", async () => {
-    const { key, tenant } = await createApiKey();
-    const faulty = faultyD1(env.DB, [{ match: sqlMatching(/^update "api_keys"/), fault: "overloaded" }]);
+    const { key, tenant, row } = await createApiKey();
+    const keyHash = await hashApiKey(key);
     const output = consoleOutput();
-    const res = await api("/v1/me", { key, env: { DB: faulty.db } });
-    expect(res.status, res.text).toBe(200);
-    expect(faulty.injected).toHaveLength(1);
-    expect(res.body.data).toMatchObject({ user: expect.objectContaining({ id: tenant.id }) });
+    // The key's object writes lastUsedAt (off the request's path); its D1 binding, replaced, fails that write.
+    const res = await runInDurableObject(keyObject(env, keyHash), async (instance: RateLimiter) => {
+      const object = instance as unknown as { env: Env };
+      const realEnv = object.env;
+      const faulty = faultyD1(env.DB, [{ match: sqlMatching(/^update "api_keys"/), fault: "overloaded" }]);
+      object.env = { ...realEnv, DB: faulty.db };
+      try {
+        const answer = await instance.authorize({ keyHash, clientIp: undefined, limit: 1000, windowMs: 60_000 });
+        await scheduler.wait(50); // the write runs in the object's waitUntil
+        expect(faulty.injected).toHaveLength(1);
+        return answer;
+      } finally {
+        object.env = realEnv;
+      }
+    });
+    expect(res).toMatchObject({ kind: "admitted", key: { keyId: row.id, tenant: expect.objectContaining({ id: tenant.id }) } });
+    expect((await api("/v1/me", { key })).status).toBe(200);
     for (const line of output.lines) expect(line).not.toMatch(SQL_TEXT);
   });
 });
@@ -656,8 +677,8 @@ describe("rate limiter faults", () => {
     });
     expect(res.status, res.text).toBe(503);
     expect(changes(before, await snapshot(who.tenant.id))).toEqual([]);
-    // Only the key lookup ran: authentication precedes the rate limit, the handler never did.
-    expect(recorder.calls.map((c) => c.sql[0])).toEqual([expect.stringMatching(/from "api_keys"/)]);
+    // Nothing ran in D1: authentication and the rate limit are one call to the key's object, the handler never ran.
+    expect(recorder.calls).toEqual([]);
   });
 });
 

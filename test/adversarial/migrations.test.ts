@@ -476,12 +476,16 @@ describe("drizzle/check-migrations.ts", () => {
     expect(result.unsafe).toEqual([]);
     const refs = [...result.tables.values()].flat().map((r) => `${r.table}.${r.columns.join("+")} -> ${r.parent} ${r.onDelete}`);
     expect(refs.sort()).toEqual([
+      "account_events.tenant_id -> tenants CASCADE",
       "api_keys.tenant_id -> tenants CASCADE",
       "daily_stats.tenant_id -> tenants CASCADE",
       "dashboard_sessions.tenant_id -> tenants CASCADE",
+      "discovery_listings.paywall_id -> paywalls CASCADE",
+      "discovery_listings.tenant_id -> tenants CASCADE",
       "events.tenant_id -> tenants CASCADE",
       "idempotency_keys.tenant_id -> tenants CASCADE",
       "key_events.tenant_id -> tenants CASCADE",
+      "paid_answers.tenant_id -> tenants CASCADE",
       "paywalls.service_id -> services CASCADE",
       "paywalls.tenant_id -> tenants CASCADE",
       "pending_payments.tenant_id -> tenants CASCADE",

@@ -18,7 +18,7 @@ import type { Tenant } from "../../src/db/schema.ts";
 import { grants, type SpecScope } from "../fixtures/spec.ts";
 import { read, send } from "../support/client.ts";
 import { printToRunner } from "../support/console.ts";
-import { createApiKey, createTenant, db } from "../support/factories.ts";
+import { createApiKey, createTenant, keys } from "../support/factories.ts";
 import { envInt, fcParams } from "../support/fuzz-env.ts";
 
 const RUNS = envInt("FUZZ_MODEL_RUNS", 15);
@@ -575,7 +575,7 @@ function keyCommand(t: number, k: number, action: "pause" | "resume" | "revoke")
     let error: unknown;
     let result: { status: string } | undefined;
     try {
-      result = await command(db(), { id: key.id });
+      result = await command(keys(), { id: key.id });
     } catch (err) {
       error = err;
     }

@@ -33,6 +33,8 @@ export interface ScenarioReport {
   /** The `compareWith` scenario measured in slices interleaved with this one's (the scale pair). */
   companion?: { name: string; load: LoadResult };
   accounting?: Accounting;
+  /** A scenario with `noStandIns`: calls the stand-in facilitator and upstream got during its load. */
+  standInCalls?: number;
   /** EXPLAIN QUERY PLAN of the statements the handler's db call issues, over the seeded database. */
   queryPlans?: QueryPlan[];
   /** req/s relative to the reference fixtures measured in this run. */

@@ -145,8 +145,11 @@ async function main(): Promise<number> {
   await applyMigrations(d1, ROOT);
   log("migrations applied");
   // Seeding's client coalesces concurrent batches into one round trip each (seed.ts RemoteD1Options).
-  const ctx = createContext(remoteD1(workers.urls.d1, { coalesceBatches: true }), workers.urls.app, (msg) =>
-    log(`  seed: ${msg}`),
+  const ctx = createContext(
+    remoteD1(workers.urls.d1, { coalesceBatches: true }),
+    workers.urls.app,
+    (msg) => log(`  seed: ${msg}`),
+    workers.urls.payments,
   );
   await seedBase(ctx);
   log(`seeded ${ctx.base.length} tenants × ${ctx.base[0]?.keys.length} keys`);
@@ -202,7 +205,8 @@ async function main(): Promise<number> {
       log(`${scenario.name}: skipped (time budget)`);
       continue;
     }
-    const url = workers.urls[scenario.target];
+    const payments = scenario.target === "app" && scenario.origin === "payment";
+    const url = payments ? workers.urls.payments : workers.urls[scenario.target];
     const missing = () => {
       report.skipped = "endpoint missing";
       log(`${scenario.name}: skipped (endpoint missing)`);
@@ -248,7 +252,7 @@ async function main(): Promise<number> {
     await runLoad(url, scenario, seeded, { connections, duration: warmup });
     phase("warm-up");
     // The paid scenario: the stand-ins' log of the measured slices only (prime and warm-up calls dropped).
-    if (seeded.tagOf) await stand.takeLog();
+    if (seeded.tagOf || scenario.noStandIns) await stand.takeLog();
     if (floor) {
       // Interleaved with the storage floor (and the companion), so all see the same machine: the ratios use these.
       const own: RawLoad[] = [];
@@ -279,9 +283,10 @@ async function main(): Promise<number> {
     } else {
       report.load = summarize([await runLoad(url, scenario, seeded, { connections, duration, cpu })]);
     }
+    if (scenario.noStandIns) report.standInCalls = (await stand.takeLog()).length;
     phase("load");
     if (scenario.target === "app") {
-      report.accounting = await account(workers.urls["app-timing"], scenario, seeded);
+      report.accounting = await account(workers.urls[payments ? "payments-timing" : "app-timing"], scenario, seeded);
       addStatuses(report.accounting.statusCounts);
       phase("accounting");
     }
@@ -358,6 +363,7 @@ async function main(): Promise<number> {
     overhead: r.overhead,
     statementsPerReq: r.accounting?.statementsPerReq,
     doCallsPerReq: r.accounting?.doCallsPerReq,
+    standInCalls: r.standInCalls,
   }));
   const targets = TARGETS.map((t) => ({
     name: t.name,

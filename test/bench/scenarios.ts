@@ -29,7 +29,7 @@ import { lastUtcDays } from "../../src/lib/utc-days.ts";
 import { COOKIE_KEY } from "./load.ts";
 import { type ApiResponse, type BenchContext, cloneSeries, inPool } from "./seed.ts";
 import { STAND_IN_HOSTS } from "./stand-ins.ts";
-import { MPP_CHALLENGE, X402_CHALLENGE, X402_PAID } from "./targets.ts";
+import { MPP_CHALLENGE, X402_CHALLENGE, X402_PAID, X402_RESEND } from "./targets.ts";
 import { BENCH_CAPS, BENCH_ENCRYPTION_KEY, type WorkerName } from "./workers.ts";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -102,6 +102,10 @@ export interface Scenario {
   floor?: string;
   /** A reference that is only measured alongside the scenarios naming it as `floor`, never on its own. */
   pairOnly?: boolean;
+  /** `payment`: an app scenario on the payment origin (the gateway's URLs), not the API origin. */
+  origin?: "payment";
+  /** Its load must not reach the stand-in facilitator or upstream: the runner counts their calls during it. */
+  noStandIns?: boolean;
 }
 
 /**
@@ -341,6 +345,9 @@ const earningsOf =
       signupWallet: null,
       now,
       expiresAt: new Date(now.getTime() + SESSION_MAX_MS),
+      ip: null,
+      userAgent: null,
+      signedInWith: "link",
     });
     return { keys: [`${COOKIE_KEY}${SESSION_COOKIE}=${id}`], tenantId };
   };
@@ -410,7 +417,7 @@ const nonceOf = (vars: Vars) => `0x${RUN_NONCE}${seqHex(vars)}`;
 const paidX402 = async (ctx: BenchContext): Promise<Seeded> => {
   const t = await gatewayTenant(ctx);
   const path = payPath("x402", t);
-  const res = await fetch(ctx.appUrl + path);
+  const res = await fetch(ctx.paymentUrl + path);
   const header = res.headers.get("PAYMENT-REQUIRED");
   if (res.status !== 402 || !header) throw new Error(`seeding the paid scenario: the challenge answered ${res.status}`);
   const required = decodePaymentRequiredHeader(header);
@@ -445,6 +452,26 @@ const paidX402 = async (ctx: BenchContext): Promise<Seeded> => {
         headers: (vars) => ({ "PAYMENT-SIGNATURE": encodePaymentSignatureHeader(payment(vars)) }),
       },
     ],
+  };
+};
+
+/**
+ * One paid x402 request, made once while seeding (verified, forwarded, settled, its answer kept), then sent again by
+ * every sequence with the same `PAYMENT-SIGNATURE`: the resend path, answered from the ledger's kept answer.
+ */
+const resentX402 = async (ctx: BenchContext): Promise<Seeded> => {
+  const paid = await paidX402(ctx);
+  const step = paid.steps![0]!;
+  const vars: Vars = { seq: String(2 ** 40 + Math.floor(Math.random() * 2 ** 20)) };
+  const path = (step.path as (v: Vars) => string)(vars);
+  const headers = step.headers!(vars);
+  const res = await fetch(ctx.paymentUrl + path, { headers });
+  if (res.status !== 200) throw new Error(`seeding the resend scenario: the payment answered ${res.status}`);
+  return {
+    keys: [],
+    tenantId: paid.tenantId,
+    serviceId: paid.serviceId,
+    steps: [{ method: "GET", path, headers: () => headers }],
   };
 };
 
@@ -623,6 +650,7 @@ export const SCENARIOS: Scenario[] = [
   {
     name: X402_CHALLENGE,
     target: "app",
+    origin: "payment",
     method: "GET",
     path: "/api/x402/pay/{serviceId}/{slug}",
     pathFromSeed: true,
@@ -634,6 +662,7 @@ export const SCENARIOS: Scenario[] = [
   {
     name: MPP_CHALLENGE,
     target: "app",
+    origin: "payment",
     method: "GET",
     path: "/api/mpp/pay/{serviceId}/{slug}",
     pathFromSeed: true,
@@ -645,11 +674,24 @@ export const SCENARIOS: Scenario[] = [
   {
     name: X402_PAID,
     target: "app",
+    origin: "payment",
     method: "GET",
     path: "/api/x402/pay/{serviceId}/{slug}",
     pathFromSeed: true,
     read: false,
     seed: paidX402,
     floor: PAID_FLOOR,
+  },
+  {
+    name: X402_RESEND,
+    target: "app",
+    origin: "payment",
+    method: "GET",
+    path: "/api/x402/pay/{serviceId}/{slug}",
+    pathFromSeed: true,
+    read: false,
+    seed: resentX402,
+    floor: PAYWALL_READ_FLOOR,
+    noStandIns: true,
   },
 ];

@@ -102,6 +102,8 @@ export interface BenchContext {
   d1: D1Database;
   /** Base URL of the app worker (production bundle, SERVER_TIMING off), for seeding through the API. */
   appUrl: string;
+  /** The same app's payment origin (its `PAYMENT_BASE_URL`): the gateway's buyer-facing URLs. */
+  paymentUrl: string;
   /** Progress line on stderr (the runner's log). */
   log(msg: string): void;
   /** One request to the app with `Authorization: Bearer <key>`; a JSON body if `body` is given. */
@@ -118,13 +120,19 @@ export interface BenchContext {
   once<T>(name: string, seed: () => Promise<T>): Promise<T>;
 }
 
-export function createContext(d1: D1Database, appUrl: string, log: (msg: string) => void = () => {}): BenchContext {
+export function createContext(
+  d1: D1Database,
+  appUrl: string,
+  log: (msg: string) => void = () => {},
+  paymentUrl = appUrl,
+): BenchContext {
   const db = getDb(d1);
   const memo = new Map<string, Promise<unknown>>();
   const ctx: BenchContext = {
     db,
     d1,
     appUrl,
+    paymentUrl,
     log,
     api: async (method, path, key, body) => {
       const res = await fetch(appUrl + path, {

@@ -26,7 +26,7 @@ import { getDb } from "../../src/db/client.ts";
 import { cpuNsOf, findWorkerd } from "./cpu.ts";
 import { seedTenant } from "./seed.ts";
 import { STARTUP_BUDGET_MS, STARTUP_LIMIT_MS, STARTUP_LIMIT_SOURCE } from "./targets.ts";
-import { applyMigrations, BENCH_ENCRYPTION_KEY, COMPAT } from "./workers.ts";
+import { applyMigrations, BENCH_ENCRYPTION_KEY, COMPAT, freePort, paymentOriginOf } from "./workers.ts";
 
 const STARTUP_ROUNDS = 3;
 const WARM_REPEATS = 5;
@@ -85,6 +85,7 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
 
 const TRIVIAL = `import { DurableObject } from "cloudflare:workers";
 export class RateLimiter extends DurableObject {}
+export class PaymentCoordinator extends DurableObject {}
 export default { fetch() { return new Response("trivial"); } };`;
 
 /** Stands in for the network: nothing these requests do should leave the machine, and nothing may hang on it. */
@@ -135,19 +136,27 @@ export async function measureStartup(options: {
   const mapPath = `${options.scriptPath}.map`;
   const map = existsSync(mapPath) ? JSON.parse(await readFile(mapPath, "utf8")) : undefined;
   const bindings = { ...options.vars, ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY };
-  const worker = (name: string, modules: { path: string; contents: string }[], extra: Partial<V4WorkerOptions> = {}) =>
-    ({
+  // Each copy answers the API at 127.0.0.1 and the payment origin at localhost, on a port of its own.
+  const worker = async (name: string, modules: { path: string; contents: string }[], extra: Partial<V4WorkerOptions> = {}) => {
+    const port = await freePort();
+    return {
       name,
       modulesRoot: "/",
       modules: modules.map((m) => ({ type: "ESModule" as const, ...m })),
       ...COMPAT,
-      bindings,
+      bindings: { ...bindings, PAYMENT_BASE_URL: paymentOriginOf(`http://127.0.0.1:${port}`) },
       d1Databases: { DB: "startup-db" },
-      durableObjects: { RATE_LIMITER: { className: "RateLimiter", useSQLite: true } },
+      durableObjects: {
+        RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
+        PAYMENT_COORDINATOR: { className: "PaymentCoordinator", useSQLite: true },
+      },
       outboundService: "no-network",
-      unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
+      unsafeDirectSockets: [{ host: "127.0.0.1", port }],
       ...extra,
-    }) as V4WorkerOptions;
+    } as V4WorkerOptions;
+  };
+  /** A gateway path goes to the payment origin of the copy at `origin`, anything else to its API origin. */
+  const urlOf = (origin: string, path: string) => (path.startsWith("/api/") ? paymentOriginOf(origin) : origin) + path;
   const start = async (workers: V4WorkerOptions[]) => {
     const mf = new Miniflare(
       convertV4MiniflareOptions({
@@ -169,10 +178,13 @@ export async function measureStartup(options: {
   const evaluated: Pick<StartupReport, "api" | "x402" | "mpp"> = {};
   {
     const mf = await start([
-      worker("host", bundle),
-      worker("coverage", [{ path: "/wrapper.js", contents: COVERAGE_WRAPPER }, ...bundle], {
+      await worker("host", bundle),
+      await worker("coverage", [{ path: "/wrapper.js", contents: COVERAGE_WRAPPER }, ...bundle], {
         compatibilityFlags: [...COMPAT.compatibilityFlags, "enable_nodejs_inspector_module", "enable_nodejs_inspector_local_dev"],
-        durableObjects: { RATE_LIMITER: { className: "RateLimiter", scriptName: "host", useSQLite: true } },
+        durableObjects: {
+          RATE_LIMITER: { className: "RateLimiter", scriptName: "host", useSQLite: true },
+          PAYMENT_COORDINATOR: { className: "PaymentCoordinator", scriptName: "host", useSQLite: true },
+        },
       }),
     ]);
     try {
@@ -183,7 +195,7 @@ export async function measureStartup(options: {
       const sent: string[] = [];
       const call = async (method: string, path: string, body?: unknown) => {
         sent.push(`${method} ${path.replace(/\/pay\/.*$/, "/pay/…")}`);
-        const res = await fetch(url + path, {
+        const res = await fetch(urlOf(url, path), {
           method,
           headers: { authorization: `Bearer ${keys[0]}`, ...(body ? { "content-type": "application/json" } : {}) },
           body: body === undefined ? undefined : JSON.stringify(body),
@@ -257,7 +269,9 @@ export async function measureStartup(options: {
     for (const kind of ["bundle", "trivial"] as const) {
       const names = requests.map((_, i) => `${kind}-${i}`);
       const mf = await start(
-        names.map((name) => worker(name, kind === "bundle" ? bundle : [{ path: "/worker.js", contents: TRIVIAL }])),
+        await Promise.all(
+          names.map((name) => worker(name, kind === "bundle" ? bundle : [{ path: "/worker.js", contents: TRIVIAL }])),
+        ),
       );
       try {
         const cpu = cpuNsOf(findWorkerd());
@@ -266,7 +280,7 @@ export async function measureStartup(options: {
         ready.push(at);
         if (kind === "trivial") continue;
         for (const [i, [name, path]] of requests.entries()) {
-          const url = (await mf.unsafeGetDirectURL(names[i])).origin + path;
+          const url = urlOf((await mf.unsafeGetDirectURL(names[i])).origin, path);
           const timed = async () => {
             const before = cpu() as number;
             const res = await fetch(url);

@@ -7,6 +7,7 @@ import type { StartupReport } from "./startup.ts";
 export const X402_CHALLENGE = "GET /api/x402/pay (402 challenge)";
 export const MPP_CHALLENGE = "GET /api/mpp/pay (402 challenge)";
 export const X402_PAID = "GET /api/x402/pay (paid)";
+export const X402_RESEND = "GET /api/x402/pay (paid, sent again)";
 
 export interface Verdict {
   status: "PASS" | "FAIL" | "SKIP";
@@ -40,6 +41,8 @@ export interface Measured {
   overhead?: Overhead;
   statementsPerReq?: number;
   doCallsPerReq?: number;
+  /** Calls the stand-in facilitator and upstream got during the scenario's load (a scenario with `noStandIns`). */
+  standInCalls?: number;
 }
 
 export interface TargetInput {
@@ -106,7 +109,7 @@ export const TARGETS: { name: string; check: (input: TargetInput) => Verdict }[]
     check: ratioTarget(X402_CHALLENGE, 0.8),
   },
   {
-    // The same budget for MPP's challenge (issue 12, "Performance": the 402 challenge path), which mppx builds per
+    // The same budget for MPP's challenge (the 402 challenge path), which mppx builds per
     // request: its id is an HMAC over its own expiry, so every challenge is new.
     name: `${MPP_CHALLENGE} ≥ 80% of the paywall-read floor's req/s`,
     check: ratioTarget(MPP_CHALLENGE, 0.8),
@@ -125,6 +128,15 @@ export const TARGETS: { name: string; check: (input: TargetInput) => Verdict }[]
           `${o.requests} requests) = ${fmt(r)}× the floor's p99 ${fmt(s.floorP99)} ms; p50 ${fmt(o.added.p50)} ms` +
           (s.cpuMsPerReq === undefined ? "" : `; ${fmt(s.cpuMsPerReq)} workerd CPU ms/req`),
       );
+    },
+  },
+  {
+    name: `${X402_RESEND}: ≤ 1 D1 statement, no Durable Object call, no facilitator or upstream call per request`,
+    check: (input) => {
+      const statements = accountingTarget(X402_RESEND, 1, 0)(input);
+      const s = find(input, X402_RESEND);
+      if (statements.status !== "PASS" || s?.standInCalls === undefined) return statements;
+      return result(s.standInCalls === 0, `${statements.detail}; ${s.standInCalls} stand-in calls during the load`);
     },
   },
   {

@@ -1,7 +1,9 @@
 // One Miniflare (one workerd process) hosting every worker of the run, each on its own direct socket on 127.0.0.1:
 // the app twice (accounting off for throughput, on for the statement counts), the ceiling and the storage floor.
-// All share the compatibility settings and one D1 database, so the figures are comparable.
+// All share the compatibility settings and one D1 database, so the figures are comparable. Each app answers both
+// origins on its port, as under `npm run dev`: the API at `127.0.0.1`, the payment origin at `localhost`.
 import { readdir, readFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { convertV4MiniflareOptions, Miniflare, type V4WorkerOptions } from "miniflare";
 import { STAND_IN_HOSTS } from "./stand-ins.ts";
@@ -15,12 +17,24 @@ export const BENCH_CAPS = { MAX_SERVICES_PER_TENANT: "1000", MAX_PAYWALLS_PER_TE
 export const COMPAT = { compatibilityDate: "2026-11-01", compatibilityFlags: ["nodejs_compat"] };
 const D1_ID = "bench-db";
 
-export type WorkerName = "app" | "app-timing" | "ceiling" | "floor" | "d1";
+export type WorkerName = "app" | "app-timing" | "payments" | "payments-timing" | "ceiling" | "floor" | "d1";
+
+/** A port of 127.0.0.1 free now (an app's socket needs its port known before start: it is in `PAYMENT_BASE_URL`). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 export interface Workers {
   mf: Miniflare;
   urls: Record<WorkerName, string>;
 }
+
+/** The payment origin of an app answering on `origin` (`http://127.0.0.1:<port>`): the same port, as `localhost`. */
+export const paymentOriginOf = (origin: string) => origin.replace("//127.0.0.1:", "//localhost:");
 
 /** The `[vars]` of wrangler.toml (flat `KEY = "value"` lines), so the app runs with its real configuration. */
 export async function readVars(root: string): Promise<Record<string, string>> {
@@ -48,6 +62,11 @@ export async function startWorkers(options: {
   standIns: string;
 }): Promise<Workers> {
   const socket = { unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }] };
+  const ports = { app: await freePort(), "app-timing": await freePort() };
+  const appSocket = (name: keyof typeof ports) => ({
+    unsafeDirectSockets: [{ host: "127.0.0.1", port: ports[name] }],
+  });
+  const paymentOrigin = (name: keyof typeof ports) => paymentOriginOf(`http://127.0.0.1:${ports[name]}`);
   const appBindings = {
     ...options.vars,
     ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY,
@@ -71,10 +90,13 @@ export async function startWorkers(options: {
       modulesRoot: dirname(options.appScript),
       ...COMPAT,
       d1Databases: { DB: D1_ID },
-      durableObjects: { RATE_LIMITER: { className: "RateLimiter", useSQLite: true } },
-      bindings: { ...appBindings, SERVER_TIMING: "off" },
+      durableObjects: {
+        RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
+        PAYMENT_COORDINATOR: { className: "PaymentCoordinator", useSQLite: true },
+      },
+      bindings: { ...appBindings, SERVER_TIMING: "off", PAYMENT_BASE_URL: paymentOrigin("app") },
       outboundService,
-      ...socket,
+      ...appSocket("app"),
     },
     {
       // Same bundle, accounting on; it shares the app's D1 and its rate limiter objects, so it sees the same state.
@@ -84,10 +106,13 @@ export async function startWorkers(options: {
       modulesRoot: dirname(options.appScript),
       ...COMPAT,
       d1Databases: { DB: D1_ID },
-      durableObjects: { RATE_LIMITER: { className: "RateLimiter", scriptName: "app", useSQLite: true } },
-      bindings: { ...appBindings, SERVER_TIMING: "on" },
+      durableObjects: {
+        RATE_LIMITER: { className: "RateLimiter", scriptName: "app", useSQLite: true },
+        PAYMENT_COORDINATOR: { className: "PaymentCoordinator", scriptName: "app", useSQLite: true },
+      },
+      bindings: { ...appBindings, SERVER_TIMING: "on", PAYMENT_BASE_URL: paymentOrigin("app-timing") },
       outboundService,
-      ...socket,
+      ...appSocket("app-timing"),
     },
     {
       name: "ceiling",
@@ -144,6 +169,8 @@ export async function startWorkers(options: {
     urls: {
       app: await url("app"),
       "app-timing": await url("app-timing"),
+      payments: paymentOrigin("app"),
+      "payments-timing": paymentOrigin("app-timing"),
       ceiling: await url("ceiling"),
       floor: await url("floor"),
       d1: await url("d1"),

@@ -10,6 +10,7 @@ import { createTenant } from "../../src/admin/commands.ts";
 import { createKey } from "../../src/core/keys/management.ts";
 import { createSignInLink } from "../../src/dashboard/sign-in-links.ts";
 import { getDb } from "../../src/db/client.ts";
+import { checkPage } from "./support/axe.ts";
 import { DESKTOP, launchBrowser, openPage, type PageProblems, PHONE, screenshot } from "./support/browser.ts";
 import { type RunningWorker, startWorker } from "./support/worker.ts";
 
@@ -76,13 +77,13 @@ function expectClean(problems: PageProblems) {
   expect(problems.foreign).toEqual([]);
 }
 
-/** The page fits a 375 px screen: nothing wider than the viewport except inside a scrollable table wrapper. */
+/** The page fits a phone's screen: nothing wider than the viewport except inside a scrollable table wrapper. */
 async function expectFitsPhone(page: Page, name: string) {
   await page.setViewport(PHONE);
   await page.reload({ waitUntil: "load" });
   const width = await inPage<number>(page, "() => document.documentElement.scrollWidth");
-  expect(width, `${name} at 375 px`).toBeLessThanOrEqual(375);
-  await screenshot(page, `${name}-375`);
+  expect(width, `${name} at ${PHONE.width} px`).toBeLessThanOrEqual(PHONE.width);
+  await screenshot(page, `${name}-${PHONE.width}`);
   await page.setViewport(DESKTOP);
 }
 
@@ -114,6 +115,7 @@ describe("dashboard in a browser", () => {
     await screenshot(page, "keys");
 
     // Create a key with two scopes and an allowlist that admits the test's address.
+    await page.click("#create-heading");
     await page.type("#new-name", "Browser key");
     await page.click("#new-services-write");
     await page.click("#new-events-read");
@@ -141,7 +143,10 @@ describe("dashboard in a browser", () => {
     expect(await statusIn(page, await rowOf(page, "Browser key"))).toBe("paused");
     await click(page, "Resume", await rowOf(page, "Browser key"));
     expect(await me(copied)).toEqual({ status: 200, code: undefined });
+    // Revoke asks first: one click changes nothing.
     await click(page, "Revoke", await rowOf(page, "Browser key"));
+    expect(await me(copied)).toEqual({ status: 200, code: undefined });
+    await click(page, "Revoke key Browser key");
     expect(await me(copied)).toEqual({ status: 401, code: "KEY_REVOKED" });
     expect(await statusIn(page, await rowOf(page, "Browser key"))).toBe("revoked");
     await screenshot(page, "keys-after-revoke");
@@ -150,6 +155,7 @@ describe("dashboard in a browser", () => {
     const d = await db();
     for (let i = 0; i < 19; i++) await createKey(d, { tenant: worker.tenantId, name: `bulk ${i}`, scopes: "events:read" });
     await page.goto(`${worker.url}/dashboard/keys`, { waitUntil: "load" });
+    await page.click("#create-heading");
     await page.type("#new-name", "One too many");
     await page.click("#new-events-read");
     await click(page, "Create key");
@@ -202,6 +208,13 @@ describe("dashboard in a browser", () => {
     await page.waitForFunction(`location.pathname === "/dashboard/sign-up"`, { timeout: 10_000 });
     expect(await page.content()).toContain(account.address);
     await screenshot(page, "sign-up");
+    // The same page (this browser's session) in a second tab that lets axe's script in.
+    const audit = (await openPage(browser, worker.url)).page;
+    await audit.setBypassCSP(true);
+    await audit.goto(`${worker.url}/dashboard/sign-up`, { waitUntil: "load" });
+    expect(await audit.content()).toContain(account.address);
+    await checkPage(audit, "sign-up");
+    await audit.close();
     await page.type("#signup-name", "Fresh Seller");
     await page.type("#signup-email", "fresh-seller@example.com");
     await click(page, "Create account");

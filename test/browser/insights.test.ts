@@ -54,13 +54,16 @@ async function rawRevenue(): Promise<bigint> {
 async function fitsPhone(page: Page, name: string) {
   await page.setViewport(PHONE);
   await page.reload({ waitUntil: "load" });
-  expect(await inPage<number>(page, "() => document.documentElement.scrollWidth"), `${name} at 375 px`).toBeLessThanOrEqual(375);
-  await screenshot(page, `${name}-375`);
+  expect(
+    await inPage<number>(page, "() => document.documentElement.scrollWidth"),
+    `${name} at ${PHONE.width} px`,
+  ).toBeLessThanOrEqual(PHONE.width);
+  await screenshot(page, `${name}-${PHONE.width}`);
   await page.setViewport(DESKTOP);
 }
 
 describe("earnings and services pages in a browser", () => {
-  it("earnings: two charts drawn from demo data, with the exact revenue, readable at 375 px", async () => {
+  it("earnings: two charts drawn from demo data, with the exact revenue, readable on a phone", async () => {
     const { page, problems } = await openPage(browser, worker.url);
     await signIn(page);
     await page.goto(`${worker.url}/dashboard/earnings`, { waitUntil: "load" });
@@ -109,7 +112,7 @@ describe("earnings and services pages in a browser", () => {
     expect(problems.foreign).toEqual([]);
   });
 
-  it("services: copy a payment URL, disable and enable a paywall by keyboard, readable at 375 px", async () => {
+  it("services: copy a payment URL, disable and enable a paywall by keyboard, readable on a phone", async () => {
     const { page, problems } = await openPage(browser, worker.url);
     await signIn(page);
     await page.goto(`${worker.url}/dashboard/services`, { waitUntil: "load" });
@@ -118,8 +121,11 @@ describe("earnings and services pages in a browser", () => {
     await page.click(`button[data-copy="#url-x402-${paywalls[0]}"]`);
     expect(await inPage<string>(page, "() => navigator.clipboard.readText()")).toBe(url);
 
-    const toggle = `#pw-${paywalls[0]} .paywall-head button`;
-    await page.focus(toggle);
+    // Disable asks first (its own page); Enable is one step.
+    await page.focus(`#pw-${paywalls[0]} .paywall-head a.button`);
+    await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.keyboard.press("Enter")]);
+    expect(new URL(page.url()).pathname).toBe(`/dashboard/paywalls/${paywalls[0]}/disable`);
+    await page.focus("main form button[type=submit]");
     await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.keyboard.press("Enter")]);
     expect(await page.$eval(`#pw-${paywalls[0]} .status`, (el) => (el as unknown as { textContent: string }).textContent)).toBe(
       "Disabled",
@@ -127,7 +133,7 @@ describe("earnings and services pages in a browser", () => {
     expect(await page.$eval(".notice.ok", (el) => (el as unknown as { textContent: string }).textContent)).toContain(
       "is disabled",
     );
-    await page.focus(toggle);
+    await page.focus(`#pw-${paywalls[0]} .paywall-head form button`);
     await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.keyboard.press("Enter")]);
     expect(await page.$eval(`#pw-${paywalls[0]} .status`, (el) => (el as unknown as { textContent: string }).textContent)).toBe(
       "Enabled",

@@ -15,9 +15,10 @@ import { createTenant, db } from "../support/factories.ts";
 export const ORIGIN = "https://dash.test";
 
 /** The dashboard as the Worker mounts it, with an injected sign-up policy (tests move time with useTestClock). */
-export function dashboardApp(options: DashboardOptions & { signup?: SignupPolicy } = {}): Fetcher {
+export function dashboardApp(options: DashboardOptions & { signup?: SignupPolicy; vars?: Record<string, string> } = {}): Fetcher {
   const app = new Hono<{ Bindings: Env }>().route("/dashboard", createDashboard(options));
-  return { fetch: async (request) => app.fetch(request, env) };
+  const bindings = options.vars ? { ...env, ...options.vars } : env;
+  return { fetch: async (request) => app.fetch(request, bindings) };
 }
 
 /** The whole Worker, through its real fetch handler (the dashboard as deployed, with the real clock). */
@@ -32,6 +33,8 @@ export interface PostOptions {
   /** The answer shows a secret once (the new raw key): not fed to the canary scan. */
   showsSecret?: boolean;
   ip?: string;
+  /** Post as a form without JavaScript would (no `Accept: application/json` on the wallet endpoints). */
+  noScript?: boolean;
 }
 
 export class DashboardClient {
@@ -65,7 +68,13 @@ export class DashboardClient {
   post(path: string, fields: Record<string, string | string[]> = {}, options: PostOptions = {}): Promise<Response> {
     const body = new URLSearchParams();
     for (const [k, v] of Object.entries(fields)) for (const item of [v].flat()) body.append(k, item);
-    const headers = new Headers({ "content-type": "application/x-www-form-urlencoded", ...options.headers });
+    // The wallet script (siwe.js) asks for JSON answers; a plain form post (no JavaScript) gets pages.
+    const walletScript = /\/siwe|\/profile\/wallet/.test(path) && !options.noScript;
+    const headers = new Headers({
+      "content-type": "application/x-www-form-urlencoded",
+      ...(walletScript ? { accept: "application/json" } : {}),
+      ...options.headers,
+    });
     const origin = options.origin === undefined ? ORIGIN : options.origin;
     if (origin !== null) headers.set("origin", origin);
     if (options.ip) headers.set("cf-connecting-ip", options.ip);

@@ -4,7 +4,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { writeDemoData } from "../../src/admin/demo-data.ts";
 import { formatUsdc } from "../../src/core/money/usdc.ts";
+import { CSV_CHUNK } from "../../src/dashboard/pages/earnings.tsx";
 import type { Tenant } from "../../src/db/schema.ts";
+import { insertTransactions } from "../../src/db/transactions.ts";
 import { lastUtcDays } from "../../src/lib/utc-days.ts";
 import { createPaywallFor } from "../history/support.ts";
 import { createTenant, db } from "../support/factories.ts";
@@ -41,7 +43,7 @@ async function demoTenant(count = 120): Promise<{ tenant: Tenant; paywalls: stri
 
 const matches = (html: string) => Number(/([\d,]+) transactions? match/.exec(text(html))?.[1]?.replaceAll(",", ""));
 const transactionRows = (html: string) =>
-  html.split('aria-labelledby="transactions-title"')[1]!.split("<tbody>")[1]!.split("</tbody>")[0]!.match(/<tr>/g)?.length ?? 0;
+  html.split('aria-label="Transactions, table"')[1]!.split("<tbody>")[1]!.split("</tbody>")[0]!.match(/<tr>/g)?.length ?? 0;
 
 describe("earnings and traffic page", () => {
   it("charts the last 30 days from demo data: totals agree with the raw records", async () => {
@@ -91,7 +93,9 @@ describe("earnings and traffic page", () => {
 
     const failed = await page(cookie, "/dashboard/earnings?status=FAILED");
     expect(matches(failed.html)).toBe(await count(" AND status = 'FAILED'"));
-    expect(text(failed.html.split('aria-labelledby="transactions-title"')[1]!)).not.toMatch(/\bCOMPLETED\b|\bPENDING\b/);
+    expect(text(failed.html.split('aria-label="Transactions, table" tabindex="0">')[1]!)).not.toMatch(
+      /\bCOMPLETED\b|\bPENDING\b/,
+    );
 
     const tempoMpp = await page(cookie, "/dashboard/earnings?network=tempo-testnet&protocol=mpp");
     expect(matches(tempoMpp.html)).toBe(await count(" AND network = 'tempo-testnet' AND protocol = 'mpp'"));
@@ -112,8 +116,8 @@ describe("earnings and traffic page", () => {
     expect(transactionRows(first.html)).toBe(25);
     expect(first.html).toContain('href="/dashboard/earnings?status=COMPLETED&amp;tpage=2"');
     const second = await page(cookie, "/dashboard/earnings?status=COMPLETED&tpage=2");
-    const firstHashes = first.html.match(/title="0x[0-9a-f]{64}"/g);
-    const secondHashes = second.html.match(/title="0x[0-9a-f]{64}"/g);
+    const firstHashes = first.html.match(/>0x[0-9a-f]{64}</g);
+    const secondHashes = second.html.match(/>0x[0-9a-f]{64}</g);
     expect(secondHashes?.some((h) => firstHashes?.includes(h))).toBe(false);
     expect(all).toBe(150);
   });
@@ -162,5 +166,103 @@ describe("earnings and traffic page", () => {
     expect(seen).toContain("Total 0.000000 USDC");
     expect(seen).toContain("30 of 30 days without revenue");
     expect(seen).toContain("0 transactions match");
+  });
+});
+
+describe("earnings a merchant can use", () => {
+  it("totals per token for today, 7, 30 and 90 days: pathUSD is never added to USDC", async () => {
+    const { tenant, cookie } = await demoTenant(150);
+    const { html } = await page(cookie, "/dashboard/earnings");
+    const sum = async (currency: string, days: number) => {
+      const since = Date.parse(`${lastUtcDays(new Date(), days)[0]}T00:00:00Z`);
+      const rows = await env.DB.prepare(
+        "SELECT amount FROM transactions WHERE tenant_id = ? AND status = 'COMPLETED' AND currency = ? AND created_at >= ?",
+      )
+        .bind(tenant.id, currency, since)
+        .all<{ amount: string }>();
+      return formatUsdc(rows.results.reduce((s, r) => s + BigInt(r.amount), 0n));
+    };
+    const table = text(html.split('aria-label="Revenue per token, table" tabindex="0">')[1]!.split("</table>")[0]!);
+    expect(table).toBe(
+      `Token Today 7 days 30 days 90 days USDC ${await sum("USDC", 1)} ${await sum("USDC", 7)} ${await sum("USDC", 30)} ${await sum("USDC", 90)} pathUSD ${await sum("pathUSD", 1)} ${await sum("pathUSD", 7)} ${await sum("pathUSD", 30)} ${await sum("pathUSD", 90)}`,
+    );
+    // The network filter narrows the totals to one token.
+    const base = await page(cookie, "/dashboard/earnings?network=base-sepolia");
+    expect(text(base.html.split('aria-label="Revenue per token, table" tabindex="0">')[1]!.split("</table>")[0]!)).not.toContain(
+      "pathUSD",
+    );
+  });
+
+  it("events follow the protocol, network and status filters too", async () => {
+    const { tenant, cookie } = await demoTenant(150);
+    const n = async (where: string, ...params: unknown[]) =>
+      (await one<{ n: number }>(`SELECT count(*) AS n FROM events WHERE tenant_id = ?${where}`, tenant.id, ...params)).n;
+    const eventsMatch = (html: string) => Number(/([\d,]+) events match/.exec(text(html))?.[1]?.replaceAll(",", ""));
+    const mpp = await page(cookie, "/dashboard/earnings?protocol=mpp");
+    expect(eventsMatch(mpp.html)).toBe(await n(" AND json_extract(metadata, '$.protocol') = 'mpp'"));
+    expect(eventsMatch(mpp.html)).toBeLessThan(await n(""));
+    const failed = await page(cookie, "/dashboard/earnings?status=FAILED");
+    expect(eventsMatch(failed.html)).toBe(await n(" AND event_type = 'ERROR'"));
+    const tempo = await page(cookie, "/dashboard/earnings?network=tempo-testnet&status=COMPLETED");
+    expect(eventsMatch(tempo.html)).toBe(
+      await n(" AND event_type = 'SUCCESS' AND json_extract(metadata, '$.network') = 'tempo-testnet'"),
+    );
+  });
+
+  it("hashes and payers in full with copy buttons and explorer links of their network", async () => {
+    const { tenant, cookie } = await demoTenant(40);
+    const tx = await one<{ tx_hash: string; payer_address: string; network: string }>(
+      "SELECT tx_hash, payer_address, network FROM transactions WHERE tenant_id = ? AND status = 'COMPLETED' AND network = 'base-sepolia' LIMIT 1",
+      tenant.id,
+    );
+    const { html } = await page(cookie, "/dashboard/earnings?status=COMPLETED&network=base-sepolia");
+    expect(html).toContain(`>${tx.tx_hash}</code>`);
+    expect(html).toContain(`href="https://sepolia.basescan.org/tx/${tx.tx_hash}"`);
+    expect(html).toContain(`href="https://sepolia.basescan.org/address/${tx.payer_address}"`);
+    expect(html).toMatch(/data-copy="#tx-txn_[0-9a-z_]+" data-copy-what="transaction hash 0x/);
+  });
+
+  it("exports the filtered transactions as CSV, streamed a chunk at a time, every row once, formulas neutralised", async () => {
+    const tenant = await createTenant();
+    const paywall = await createPaywallFor(tenant);
+    // A name a spreadsheet would run as a formula.
+    await env.DB.prepare("UPDATE paywalls SET name = ? WHERE id = ?").bind('=HYPERLINK("http://evil")', paywall.id).run();
+    const rows = Array.from({ length: CSV_CHUNK * 2 + 7 }, (_, i) => ({
+      id: `txn_csv${String(i).padStart(17, "0")}`,
+      tenantId: tenant.id,
+      paywallId: paywall.id,
+      serviceId: paywall.serviceId,
+      protocol: i % 3 === 0 ? ("mpp" as const) : ("x402" as const),
+      network: "base-sepolia",
+      amount: String(10_000 + i),
+      currency: "USDC" as const,
+      status: "COMPLETED" as const,
+      payerAddress: `0x${"a".repeat(40)}`,
+      txHash: `0x${i.toString(16).padStart(64, "0")}`,
+      createdAt: new Date(Date.UTC(2026, 10, 1) + (i % 50) * 60_000),
+    }));
+    for (let i = 0; i < rows.length; i += 100) await insertTransactions(db(), rows.slice(i, i + 100));
+    const cookie = await signIn(tenant);
+    const all = await page(cookie, "/dashboard/earnings/transactions.csv");
+    expect(all.status).toBe(200);
+    expect(all.headers.get("content-type")).toBe("text/csv; charset=utf-8");
+    expect(all.headers.get("content-disposition")).toMatch(/^attachment; filename="transactions-\d{4}-\d{2}-\d{2}\.csv"$/);
+    const lines = all.html.trimEnd().split("\r\n");
+    expect(lines[0]).toBe(
+      "id,created_at,paywall_id,paywall_name,service_id,protocol,network,token,amount,amount_micro,status,failure_reason,payer,tx_hash,settled_at",
+    );
+    const ids = lines.slice(1).map((l) => l.split(",")[0]);
+    expect(ids).toHaveLength(rows.length);
+    expect(new Set(ids).size).toBe(rows.length);
+    // Newest first, ties broken by id, exactly as the list pages.
+    expect(lines[1]).toContain('\'=HYPERLINK(""http://evil"")');
+    expect(lines.find((l) => l.startsWith("txn_csv00000000000000001,"))).toMatch(/,USDC,0\.010001,10001,COMPLETED,/);
+    // The filters apply.
+    const mpp = await page(cookie, "/dashboard/earnings/transactions.csv?protocol=mpp");
+    expect(mpp.html.trimEnd().split("\r\n")).toHaveLength(1 + rows.filter((r) => r.protocol === "mpp").length);
+    expect((await page(cookie, "/dashboard/earnings")).html).toContain('href="/dashboard/earnings/transactions.csv"');
+    expect((await page(cookie, "/dashboard/earnings?protocol=mpp")).html).toContain(
+      'href="/dashboard/earnings/transactions.csv?protocol=mpp"',
+    );
   });
 });

@@ -5,21 +5,29 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { pauseKey } from "../../src/core/keys/management.ts";
 import { SCOPES } from "../../src/core/keys/scopes.ts";
+import { ASSET_URL } from "../../src/dashboard/assets.ts";
 import { sha256Hex } from "../../src/lib/ids.ts";
 import { registerApiKey } from "../support/canaries.ts";
 import { api } from "../support/client.ts";
-import { createApiKey, db } from "../support/factories.ts";
+import { createApiKey, keys } from "../support/factories.ts";
 import { DashboardClient, dashboardApp, signedIn, workerApp } from "./dashboard-client.ts";
 
 const app = dashboardApp();
 
 /** Creates a key through the form; returns the raw key shown once (registered as a canary from then on). */
+/**
+ * Creates a key through the form (Post/Redirect/Get): the POST answers 303 to the page that shows the raw key once
+ * (registered as a canary from then on); a refusal answers with the form again.
+ */
 async function createKeyInForm(client: DashboardClient, fields: Record<string, string | string[]>, ip = "198.51.100.7") {
-  const res = await client.post("/dashboard/keys", fields, { showsSecret: true, ip });
-  const html = await res.text();
+  const res = await client.post("/dashboard/keys", fields, { ip });
+  const location = res.headers.get("location");
+  if (res.status !== 303 || !location) return { status: res.status, html: await res.text(), key: undefined, location };
+  const shown = await client.get(location, {}, true);
+  const html = await shown.text();
   const key = /<code id="new-key">(mpk_[0-9a-f]{64})<\/code>/.exec(html)?.[1];
   if (key) registerApiKey(`dashboard key "${fields.name}"`, key, await sha256Hex(key));
-  return { status: res.status, html, key };
+  return { status: res.status, html, key, location };
 }
 
 const keyRow = async (id: string) =>
@@ -45,7 +53,8 @@ describe("keys page", () => {
       expiresAt: "2031-01-31T12:00",
       allowIps: "203.0.113.0/24\n2001:db8::1",
     });
-    expect(created.status).toBe(201);
+    expect(created.status).toBe(303);
+    expect(created.location).toMatch(/^\/dashboard\/keys\?shown=[0-9a-f]{32}$/);
     expect(created.key).toMatch(/^mpk_[0-9a-f]{64}$/);
     expect(created.html).toContain("It is shown only this once and cannot be recovered");
     expect(created.html).toContain('data-copy="#new-key"');
@@ -115,7 +124,7 @@ describe("keys page", () => {
     const activity = await client.text("/dashboard/activity");
     expect(activity.html).toContain("CI (read only)");
     for (const action of ["created", "paused", "resumed", "edited", "revoked", "deleted"])
-      expect(activity.html).toContain(`>${action}</td>`);
+      expect(activity.html).toContain(`>Key ${action}</td>`);
     expect(activity.html).toContain("198.51.100.7");
   });
 
@@ -124,13 +133,13 @@ describe("keys page", () => {
     const cases: [Record<string, string | string[]>, string][] = [
       [{ name: "x", scopes: [], allowIps: "" }, "At least one scope is required"],
       [{ name: "x", scopes: ["admin:all"], allowIps: "" }, "Unknown scope(s): admin:all"],
-      [{ name: "", scopes: ["events:read"], allowIps: "" }, "name: Must be 1-100 characters"],
+      [{ name: "", scopes: ["events:read"], allowIps: "" }, "Name: Must be 1-100 characters"],
       [
         { name: "x", scopes: ["events:read"], allowIps: "10.0.0.0/33" },
-        "allowIps: Not a valid prefix length in 10.0.0.0/33: a whole number from 0 to 32",
+        "IP allowlist: Not a valid prefix length in 10.0.0.0/33: a whole number from 0 to 32",
       ],
-      [{ name: "x", scopes: ["events:read"], expiresAt: "2001-01-01T00:00" }, "expiresAt: Must be in the future"],
-      [{ name: "x", scopes: ["events:read"], expiresAt: "soon" }, "expiresAt: Must be an ISO 8601 date-time"],
+      [{ name: "x", scopes: ["events:read"], expiresAt: "2001-01-01T00:00" }, "Expires at: Must be in the future"],
+      [{ name: "x", scopes: ["events:read"], expiresAt: "soon" }, "Expires at: Must be an ISO 8601 date-time"],
     ];
     for (const [fields, message] of cases) {
       const res = await client.post("/dashboard/keys", fields);
@@ -145,21 +154,23 @@ describe("keys page", () => {
     const { client, tenant } = await signedIn(app);
     for (let i = 0; i < 20; i++) {
       const { status } = await createKeyInForm(client, { name: `k${i}`, scopes: "events:read" });
-      expect(status).toBe(201);
+      expect(status).toBe(303);
     }
     await client.post(`/dashboard/keys/${await keyIdOf(tenant.id, "k0")}/pause`);
     const refused = await createKeyInForm(client, { name: "k20", scopes: "events:read" });
     expect(refused.status).toBe(409);
     expect(refused.key).toBeUndefined();
-    expect(refused.html).toContain("KEY_LIMIT_REACHED: you already hold 20 active keys");
+    expect(refused.html).toContain(
+      "You already hold 20 active keys (paused keys count): revoke or delete one first (KEY_LIMIT_REACHED).",
+    );
     await client.post(`/dashboard/keys/${await keyIdOf(tenant.id, "k1")}/revoke`);
-    expect((await createKeyInForm(client, { name: "k20", scopes: "events:read" })).status).toBe(201);
+    expect((await createKeyInForm(client, { name: "k20", scopes: "events:read" })).status).toBe(303);
   });
 
   it("an operator's CLI change is in the tenant's activity as the operator's", async () => {
     const { client, tenant } = await signedIn(app);
     const { row } = await createApiKey({ tenant, name: "operator-made" });
-    await pauseKey(db(), { id: row.id });
+    await pauseKey(keys(), { id: row.id });
     const html = (await client.text("/dashboard/activity")).html;
     expect(html).toContain("Operator (CLI)");
     expect(await eventsOf(tenant.id)).toEqual([{ key_id: row.id, action: "paused", actor: "operator-cli", ip: null }]);
@@ -226,10 +237,9 @@ describe("browser protections", () => {
     const ok = await client.post("/dashboard/keys", fields, {
       origin: null,
       headers: { "sec-fetch-site": "same-origin" },
-      showsSecret: true,
     });
-    expect(ok.status).toBe(201);
-    const okKey = /mpk_[0-9a-f]{64}/.exec(await ok.text())?.[0];
+    expect(ok.status).toBe(303);
+    const okKey = /mpk_[0-9a-f]{64}/.exec(await (await client.get(ok.headers.get("location")!, {}, true)).text())?.[0];
     if (okKey) registerApiKey("csrf same-origin key", okKey, await sha256Hex(okKey));
   });
 
@@ -261,7 +271,7 @@ describe("browser protections", () => {
     expect(missing.status).toBe(404);
     expect(missing.headers.get("content-type")).toMatch(/^text\/html/);
     expect(await missing.text()).toContain("There is no such dashboard page.");
-    const asset = await client.get("/dashboard/assets/siwe.js");
+    const asset = await client.get(ASSET_URL.siwe);
     expect(asset.headers.get("content-type")).toMatch(/^text\/javascript/);
   });
 });

@@ -2,7 +2,8 @@
 // wallet, on a nonce issued to this tenant for this change.
 import { describe, expect, it } from "vitest";
 import { findTenantById } from "../../src/db/tenants.ts";
-import { createTenant, db } from "../support/factories.ts";
+import { api } from "../support/client.ts";
+import { createApiKey, createTenant, db } from "../support/factories.ts";
 import { type DashboardClient, dashboardApp, newWallet, signedIn } from "./dashboard-client.ts";
 
 const app = dashboardApp();
@@ -19,9 +20,13 @@ describe("profile", () => {
   it("name and e-mail change by form; an e-mail of another account is refused", async () => {
     const other = await createTenant();
     const { client, tenant } = await signedIn(app);
+    const { key } = await createApiKey({ tenant: (await findTenantById(db(), tenant.id))! });
+    expect((await api("/v1/me", { key })).body.data.user.name).toBe(tenant.name);
     const ok = await client.post("/dashboard/profile", { name: "Renamed", email: "Renamed@Example.com" });
     expect(ok.status).toBe(303);
     expect(await findTenantById(db(), tenant.id)).toMatchObject({ name: "Renamed", email: "renamed@example.com" });
+    // The tenant's keys see it on their next request (each key's object holds the tenant's row: it was told).
+    expect((await api("/v1/me", { key })).body.data.user).toMatchObject({ name: "Renamed", email: "renamed@example.com" });
     const taken = await client.post("/dashboard/profile", { name: "X", email: other.email });
     expect(taken.status).toBe(409);
     expect(await taken.text()).toContain("already belongs to another account");
@@ -31,14 +36,22 @@ describe("profile", () => {
 
   it("the primary or tempo wallet changes with the new wallet's signature, once", async () => {
     const { client, tenant } = await signedIn(app);
+    const { key } = await createApiKey({ tenant: (await findTenantById(db(), tenant.id))! });
+    expect((await api("/v1/me", { key })).status).toBe(200);
     const primary = newWallet();
     const done = await walletChange(client, "primary", primary);
     expect(done).toMatchObject({ status: 200, body: { location: "/dashboard/profile?done=primary" } });
     expect(done.message).toContain(`Set ${primary.address} as the primary wallet of the account ${tenant.id}.`);
     expect((await findTenantById(db(), tenant.id))?.walletAddress).toBe(primary.address);
+    expect((await api("/v1/me", { key })).body.data.user.walletAddress).toBe(primary.address);
     const tempo = newWallet();
     expect((await walletChange(client, "tempo", tempo)).status).toBe(200);
     expect((await findTenantById(db(), tenant.id))?.tempoWalletAddress).toBe(tempo.address);
+    // Each change is an account event naming the wallet.
+    const activity = (await client.text("/dashboard/activity")).html;
+    expect(activity).toContain("Wallet changed");
+    expect(activity).toContain(primary.address);
+    expect(activity).toContain(tempo.address);
 
     // Replayed: refused.
     const replay = await client.post("/dashboard/profile/wallet", {

@@ -3,6 +3,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { writeDemoData } from "../../src/admin/demo-data.ts";
+import { ASSET_URL } from "../../src/dashboard/assets.ts";
 import { insertPaywallWithinCap } from "../../src/db/paywalls.ts";
 import { newId } from "../../src/lib/ids.ts";
 import { createPaywallFor } from "../history/support.ts";
@@ -26,13 +27,13 @@ describe("services and paywalls page", () => {
     const seen = text(html);
     expect(seen).toContain("Demo weather API");
     expect(seen).toMatch(
-      /Forecast forecast Enabled Disable Price 0\.010000 USDC Networks base-sepolia, tempo-testnet Route \/v1\/forecast/,
+      /Forecast forecast Enabled Disable Edit Delete Price 0\.010000 USDC Networks base-sepolia, tempo-testnet Route \/v1\/forecast/,
     );
     expect(seen).toMatch(
-      /Historical data history Enabled Disable Price 0\.050000 USDC Networks base-sepolia Route \/v1\/history/,
+      /Historical data history Enabled Disable Edit Delete Price 0\.050000 USDC Networks base-sepolia Route \/v1\/history/,
     );
     expect(seen).toMatch(
-      /Severe weather alerts alerts Enabled Disable Price 0\.002500 USDC Networks tempo-testnet Route \/v1\/alerts/,
+      /Severe weather alerts alerts Enabled Disable Edit Delete Price 0\.002500 USDC Networks tempo-testnet Route \/v1\/alerts/,
     );
     // Payment URLs: x402 for every paywall of a service, MPP only with a Tempo network; each with a named copy button.
     for (const id of paywalls) expect(html).toContain(`id="url-x402-${id}"`);
@@ -42,7 +43,7 @@ describe("services and paywalls page", () => {
     );
     expect(html).toContain('aria-label="Copy the x402 payment URL of Forecast"');
     expect(html).toContain('aria-label="Copy the MPP payment URL of Severe weather alerts"');
-    expect(html).toContain('src="/dashboard/assets/copy.js"');
+    expect(html).toContain(`src="${ASSET_URL.copy}"`);
     // Buttons named by their action.
     expect(html).toContain('aria-label="Disable paywall Forecast"');
     // Another tenant's service and paywall are not on the page.
@@ -80,7 +81,7 @@ describe("services and paywalls page", () => {
     expect("row" in outcome).toBe(true);
     const seen = text((await page(await signIn(tenant), "/dashboard/services")).html);
     expect(seen).toMatch(
-      /Paywalls without a service Loose route loose Disabled Enable Price 1\.234567 USDC Networks base-sepolia Upstream URL https:\/\/upstream\.example\.com\/x Payment URLs None: a paywall without a service has no payment URL/,
+      /Paywalls without a service Loose route loose Disabled Enable Edit Delete Price 1\.234567 USDC Networks base-sepolia Upstream URL https:\/\/upstream\.example\.com\/x Payment URLs None: a paywall without a service has no payment URL/,
     );
   });
 
@@ -96,12 +97,18 @@ describe("services and paywalls page", () => {
     expect((await api(`/v1/paywalls/${paywall.id}`, { key })).body.data.enabled).toBe(false);
     const after = text((await page(cookie, off.location!)).html);
     expect(after).toContain("Paid route is disabled: buyers cannot pay for it until you enable it.");
-    expect(after).toMatch(/Paid route p-[0-9a-f]+ Disabled Enable/);
+    expect(after).toMatch(/Paid route p-[0-9a-f]+ Disabled Enable Edit Delete/);
 
     const on = await submit(cookie, `/dashboard/services/paywalls/${paywall.id}/enabled`, { enabled: "true" });
     expect(on.status).toBe(303);
     expect(await enabledOf(paywall.id)).toBe(1);
     expect(text((await page(cookie, on.location!)).html)).toContain("Paid route is enabled: buyers can pay for it.");
+    // Both turns are account events, newest first, naming the paywall.
+    const activity = text((await page(cookie, "/dashboard/activity")).html);
+    const [enabledAt, disabledAt] = [activity.indexOf("Paywall enabled"), activity.indexOf("Paywall disabled")];
+    expect(enabledAt).toBeGreaterThan(-1);
+    expect(disabledAt).toBeGreaterThan(enabledAt);
+    expect(activity).toContain(paywall.name);
   });
 
   it("a paywall id of another tenant does nothing and says so", async () => {

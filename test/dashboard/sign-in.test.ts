@@ -289,7 +289,8 @@ describe("sessions", () => {
     const stolen = new Map(client.cookies);
     const res = await client.post("/dashboard/sign-out");
     expect(res.status).toBe(303);
-    expect(res.headers.get("location")).toBe("/dashboard/sign-in");
+    expect(res.headers.get("location")).toBe("/dashboard/sign-in?signed-out");
+    expect(await (await client.get("/dashboard/sign-in?signed-out")).text()).toContain("You are signed out.");
     expect(client.cookies.size).toBe(0);
     const replay = new DashboardClient(app);
     for (const [k, v] of stolen) replay.cookies.set(k, v);

@@ -1,11 +1,14 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { hashApiKey } from "../../src/core/keys/api-key.ts";
+import { keyObjectName } from "../../src/core/keys/key-object.ts";
+import { pauseKey, removeKey, resumeKey, revokeKey } from "../../src/core/keys/management.ts";
+import { RECORD_MAX_AGE_MS } from "../../src/core/keys/record.ts";
 import { SCOPES } from "../../src/core/keys/scopes.ts";
-import { deleteKey, setKeyStatus } from "../../src/db/api-keys.ts";
 import { type ApiResult, api } from "../support/client.ts";
 import { useTestClock } from "../support/clock.ts";
-import { createApiKey, createTenant, db, unknownKey } from "../support/factories.ts";
-import { recordingDb } from "../support/fake-bindings.ts";
+import { createApiKey, createTenant, keys, unknownKey } from "../support/factories.ts";
+import { recordingDb, recordingLimiter } from "../support/fake-bindings.ts";
 
 const authError = async (res: ApiResult) => {
   const body = res.body as { error: string; code: string; meta: { requestId: string } };
@@ -71,19 +74,32 @@ describe("malformed keys cost no database query", () => {
     expect(calls).toEqual([]);
   });
 
-  it("(control) a well-formed key does reach the recording database", async () => {
-    const { db: spy, calls } = recordingDb();
-    const res = await api("/v1/me", { key: unknownKey(), env: { DB: spy } });
+  it("(control) a well-formed key does reach its key's object, named after its hash", async () => {
+    const key = unknownKey();
+    const limiter = recordingLimiter();
+    const res = await api("/v1/me", { key, env: { RATE_LIMITER: limiter.ns } });
     expect(res.status).toBe(401);
-    expect(calls.length).toBeGreaterThan(0);
+    expect(limiter.names).toContain(keyObjectName(await hashApiKey(key)));
   });
 
-  it("(control) a valid key through the recording database authenticates", async () => {
+  it("a valid key authenticates without a single D1 statement in the Worker (its object holds its record)", async () => {
     const { key } = await createApiKey();
+    expect((await api("/v1/me", { key })).status).toBe(200);
     const { db: spy, calls } = recordingDb();
-    const res = await api("/v1/me", { key, env: { DB: spy } });
-    expect(res.status).toBe(200);
-    expect(calls.length).toBeGreaterThan(0);
+    for (let i = 0; i < 3; i++) expect((await api("/v1/me", { key, env: { DB: spy } })).status).toBe(200);
+    expect(calls).toEqual([]);
+  });
+});
+
+describe("malformed keys never reach a key's object", () => {
+  it.each<Record<string, string>>([
+    { authorization: "Bearer hello" },
+    { "x-api-key": "mpk_short" },
+    { authorization: `Bearer mpk_${"a".repeat(64)}`, "x-api-key": `mpk_${"b".repeat(64)}` },
+  ])("%j → only the client address's bucket is asked", async (headers) => {
+    const limiter = recordingLimiter();
+    expect((await api("/v1/me", { headers, env: { RATE_LIMITER: limiter.ns } })).status).toBe(401);
+    expect(limiter.names.every((name) => name.startsWith("ip:"))).toBe(true);
   });
 });
 
@@ -130,27 +146,34 @@ describe("key state", () => {
     const { key, row } = await createApiKey();
     expect((await api("/v1/me", { key })).status).toBe(200);
 
-    await setKeyStatus(db(), row.id, "paused", new Date());
+    await pauseKey(keys(), { id: row.id });
     expect((await authError(await api("/v1/me", { key }))).code).toBe("KEY_INACTIVE");
 
-    await setKeyStatus(db(), row.id, "active", new Date());
+    await resumeKey(keys(), { id: row.id });
     expect((await api("/v1/me", { key })).status).toBe(200);
 
-    await setKeyStatus(db(), row.id, "revoked", new Date());
+    await revokeKey(keys(), { id: row.id });
     expect((await authError(await api("/v1/me", { key }))).code).toBe("KEY_REVOKED");
   });
 
   it("a deleted key → 401 INVALID_API_KEY on the next request", async () => {
     const { key, row } = await createApiKey();
     expect((await api("/v1/me", { key })).status).toBe(200);
-    await deleteKey(db(), row.id);
+    await removeKey(keys(), { id: row.id });
     expect(await authError(await api("/v1/me", { key }))).toMatchObject({ status: 401, code: "INVALID_API_KEY" });
   });
 
-  it("a key of a tenant that was deleted no longer works", async () => {
+  it("a change made in D1 by hand (not through key management) reaches requests once the record's age runs out", async () => {
+    const clock = useTestClock();
     const { key, tenant } = await createApiKey();
     expect((await api("/v1/me", { key })).status).toBe(200);
     await env.DB.prepare("DELETE FROM tenants WHERE id = ?").bind(tenant.id).run();
+    // The object was not told: it still holds the record it read...
+    expect((await api("/v1/me", { key })).status).toBe(200);
+    clock.advance(RECORD_MAX_AGE_MS - 1);
+    expect((await api("/v1/me", { key })).status).toBe(200);
+    // ...for RECORD_MAX_AGE_MS at most.
+    clock.advance(1);
     expect((await api("/v1/me", { key })).status).toBe(401);
   });
 });

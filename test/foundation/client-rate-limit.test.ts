@@ -1,31 +1,19 @@
 // The per-client-address limit: what answers without a key (`/v1/health`, `/openapi.json`) and every request refused
 // with 401 are counted in the client address's bucket (the rate limiter's Durable Object named `ip:<address>`), over
-// HTTP through the Worker. Authenticated requests never touch that bucket.
-import { env } from "cloudflare:workers";
+// HTTP through the Worker. A valid key's requests touch that bucket once per isolate (the first one), never after.
 import { describe, expect, it, vi } from "vitest";
 import { getConfig } from "../../src/core/config.ts";
+import { hashApiKey } from "../../src/core/keys/api-key.ts";
+import { keyObjectName } from "../../src/core/keys/key-object.ts";
 import { clientBucket, UNKNOWN_CLIENT_BUCKET } from "../../src/core/rate-limit/client-bucket.ts";
 import { api } from "../support/client.ts";
 import { consoleOutput } from "../support/console.ts";
 import { createApiKey, unknownKey } from "../support/factories.ts";
-import { fakeLimiter } from "../support/fake-bindings.ts";
+import { fakeLimiter, recordingLimiter } from "../support/fake-bindings.ts";
 
 const hex = () => Math.floor(Math.random() * 0x10000).toString(16);
 /** An address no other test uses (its own /64), so its bucket and this isolate's note about it start empty. */
 const freshAddress = () => `2001:db8:${hex()}:${hex()}::${hex()}`;
-
-/** The real limiter namespace, recording the name of every object asked. */
-function recordingLimiter() {
-  const names: string[] = [];
-  const ns = {
-    idFromName: (name: string) => {
-      names.push(name);
-      return env.RATE_LIMITER.idFromName(name);
-    },
-    get: (id: DurableObjectId) => env.RATE_LIMITER.get(id),
-  };
-  return { ns, names };
-}
 
 const rateHeaders = (headers: Headers) => ({
   limit: headers.get("RateLimit-Limit"),
@@ -167,6 +155,7 @@ describe("failed authentications are counted per client address", () => {
 
   it("once an address is over its limit, its failed attempts are 429 while a valid key from it is still served (a shared address cannot lock a tenant out)", async () => {
     const { key } = await createApiKey();
+    expect((await api("/v1/me", { ip: freshAddress(), key })).status).toBe(200); // the isolate has seen the key usable
     const ip = freshAddress();
     const limits = { IP_RATE_LIMIT_MAX: "2" };
     for (let i = 0; i < 3; i++) await api("/v1/me", { ip, key: unknownKey(), env: limits });
@@ -183,29 +172,48 @@ describe("failed authentications are counted per client address", () => {
     expect(elsewhere.headers.get("RateLimit-Limit")).toBe("1000");
   });
 
-  it("a valid key never touches its address's bucket: no extra Durable Object call on the authenticated path", async () => {
-    const { key, row } = await createApiKey();
+  it("from an address over its limit, a key the isolate has not seen gets 429 before any key's object is asked (unknown keys create no objects, cost no D1 read)", async () => {
     const ip = freshAddress();
     const limiter = recordingLimiter();
-    const limits = { IP_RATE_LIMIT_MAX: "1", RATE_LIMITER: limiter.ns };
+    const limits = { IP_RATE_LIMIT_MAX: "2", RATE_LIMITER: limiter.ns };
+    for (let i = 0; i < 2; i++) expect((await api("/v1/me", { ip, key: unknownKey(), env: limits })).status).toBe(401);
+    const objectsBefore = limiter.names.filter((name) => name.startsWith("key:")).length;
+    expect(objectsBefore).toBe(2);
+    for (let i = 0; i < 5; i++) {
+      const res = await api("/v1/me", { ip, key: unknownKey(), env: limits });
+      expect(res.status).toBe(429);
+    }
+    const { key } = await createApiKey(); // a valid key, but never seen by this isolate
+    expect((await api("/v1/me", { ip, key, env: limits })).status).toBe(429);
+    expect(limiter.names.filter((name) => name.startsWith("key:")).length).toBe(objectsBefore);
+  });
+
+  it("a valid key touches its address's bucket once per isolate (its first request); then no extra Durable Object call", async () => {
+    const { key } = await createApiKey();
+    const ip = freshAddress();
+    const limiter = recordingLimiter();
+    const limits = { IP_RATE_LIMIT_MAX: "2", RATE_LIMITER: limiter.ns };
     for (let i = 0; i < 5; i++) {
       const res = await api("/v1/me", { ip, key, env: limits });
       expect(res.status).toBe(200);
     }
-    expect(limiter.names).toEqual(Array(5).fill(row.id));
-    // Its address's bucket is still untouched.
-    expect(rateHeaders((await api("/v1/health", { ip, env: limits })).headers)).toMatchObject({ limit: "1", remaining: "0" });
+    const keyObject = keyObjectName(await hashApiKey(key));
+    expect(limiter.names).toEqual([clientBucket(ip), ...Array(5).fill(keyObject)]);
+    // Its address's bucket was counted once: one request of the two left.
+    expect(rateHeaders((await api("/v1/health", { ip, env: limits })).headers)).toMatchObject({ limit: "2", remaining: "0" });
   });
 
-  it("a key used outside its IP allowlist (403) and a key in the URL (400) are not counted", async () => {
+  it("a key used outside its IP allowlist (403) is counted once (its first request), a key in the URL (400) never", async () => {
     const { key } = await createApiKey({ allowIps: ["203.0.113.7"] });
     const ip = freshAddress();
-    const limits = { IP_RATE_LIMIT_MAX: "1" };
+    const limits = { IP_RATE_LIMIT_MAX: "2" };
     for (let i = 0; i < 3; i++) {
       expect((await api("/v1/me", { ip, key, env: limits })).status).toBe(403);
       expect((await api(`/v1/me?api_key=x`, { ip, env: limits })).status).toBe(400);
     }
-    expect((await api("/v1/me", { ip, env: limits })).status).toBe(401);
+    const last = await api("/v1/me", { ip, env: limits });
+    expect(last.status).toBe(401);
+    expect(rateHeaders(last.headers)).toMatchObject({ limit: "2", remaining: "0" });
   });
 
   it("a limiter that cannot answer leaves a 401 a 401 (without RateLimit headers)", async () => {

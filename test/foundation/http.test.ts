@@ -5,7 +5,6 @@ import { secureHeaders } from "hono/secure-headers";
 import { describe, expect, it } from "vitest";
 import { authenticate } from "../../src/api/middleware/auth.ts";
 import { database } from "../../src/api/middleware/database.ts";
-import { rateLimit } from "../../src/api/middleware/rate-limit.ts";
 import { MAX_BODY_BYTES, readJsonBody, refuseDeclaredOversize } from "../../src/api/middleware/request-guards.ts";
 import { createRouter } from "../../src/api/router.ts";
 import { ApiError } from "../../src/core/http/errors.ts";
@@ -221,7 +220,7 @@ describe("request bodies on the real app", () => {
 function bodyApp() {
   const app = createRouter();
   app.use("*", requestId(), secureHeaders(), noStore());
-  app.use("/v1/*", refuseDeclaredOversize(), database(), authenticate(), rateLimit(), readJsonBody());
+  app.use("/v1/*", refuseDeclaredOversize(), database(), authenticate(), readJsonBody());
   app.openapi(
     createRoute({
       method: "post",

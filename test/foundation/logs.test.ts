@@ -78,7 +78,7 @@ describe("access log", () => {
       (await api("/v1/me", { key: revoked.key })).status,
       (await api("/v1/me", { key: other.key, env: limits })).status,
       (await api("/v1/me", { key: other.key, env: limits })).status,
-      (await api("/v1/me", { key: other.key, env: { DB: failingDb() } })).status,
+      (await api("/v1/services", { key: other.key, env: { DB: failingDb() } })).status,
     ];
     expect(statuses).toEqual([200, 403, 401, 401, 200, 429, 500]);
     const text = logs.lines.join("\n");
@@ -92,7 +92,7 @@ describe("access log", () => {
   it("a server error is written to console.error", async () => {
     const { key } = await createApiKey();
     const logs = consoleOutput();
-    const res = await api("/v1/me", { key, env: { DB: failingDb() } });
+    const res = await api("/v1/services", { key, env: { DB: failingDb() } });
     expect(res.status).toBe(500);
     expect(logs.at("error")).toHaveLength(1);
     expect(logs.at("log")).toEqual([]);
@@ -121,7 +121,7 @@ describe("database errors leak nothing", () => {
   it("a D1 failure whose message carries a secret → 500 DATABASE_ERROR, generic message, secret nowhere", async () => {
     const { key, row } = await createApiKey();
     const logs = consoleOutput();
-    const res = await api("/v1/me", { key, env: { DB: failingDb(`D1_ERROR: no such column: ${CANARY}: SQLITE_ERROR`) } });
+    const res = await api("/v1/services", { key, env: { DB: failingDb(`D1_ERROR: no such column: ${CANARY}: SQLITE_ERROR`) } });
     const text = res.text;
     const body = JSON.parse(text);
     expect(res.status).toBe(500);
@@ -129,8 +129,8 @@ describe("database errors leak nothing", () => {
     expect(body.code).toBe("DATABASE_ERROR");
     expect(body.meta.requestId).toBe(res.headers.get("X-Request-Id"));
     const everything = `${text}\n${[...res.headers].join("\n")}\n${logs.lines.join("\n")}`;
-    // drizzle's error message holds the SQL and the bound parameter (the key's hash); D1's holds the canary.
-    for (const secret of [CANARY, row.keyHash, key, "api_keys", "select", "params:", "Failed query", "SQLITE", "D1_ERROR"]) {
+    // drizzle's error message holds the SQL and the bound parameters; D1's holds the canary.
+    for (const secret of [CANARY, row.keyHash, key, "list_versions", "select", "params:", "Failed query", "SQLITE", "D1_ERROR"]) {
       expect(everything.toLowerCase()).not.toContain(secret.toLowerCase());
     }
     expect(lineOf(logs.entries(), res)).toMatchObject({ status: 500, error: "DATABASE_ERROR" });
@@ -148,7 +148,7 @@ describe("database errors leak nothing", () => {
     expect(String((thrown as Error).cause)).toContain(CANARY);
 
     const logs = consoleOutput();
-    const res = await api("/v1/me", { key, env: { DB: db } });
+    const res = await api("/v1/services", { key, env: { DB: db } });
     const text = res.text;
     expect(res.status).toBe(500);
     expect(JSON.parse(text)).toMatchObject({ code: "DATABASE_ERROR" });

@@ -119,6 +119,7 @@ describe("the document's promises (operation ids, tags, headers, details, format
       "GET /v1/services/{id}": "getService",
       "PATCH /v1/services/{id}": "updateService",
       "DELETE /v1/services/{id}": "deleteService",
+      "GET /v1/services/{id}/discovery": "getServiceDiscovery",
       "POST /v1/paywalls": "createPaywall",
       "GET /v1/paywalls": "listPaywalls",
       "GET /v1/paywalls/{id}": "getPaywall",
@@ -235,7 +236,7 @@ describe("the document's promises (operation ids, tags, headers, details, format
         expect({ op, status: res.status }).toEqual({ op, status: 200 });
       }
     }
-    expect(checked.length).toBe(23);
+    expect(checked.length).toBe(24);
   });
 });
 

@@ -25,6 +25,10 @@ function expectNotFoundEnvelope(res: { status: number; body: unknown; text: stri
 
 function expectPaymentHeaders(headers: Headers, what: string) {
   for (const [name, value] of Object.entries(PAYMENT_ORIGIN_HEADERS)) expect(headers.get(name), `${what}: ${name}`).toBe(value);
+  // Spelled out, not only as the module's constant: the sandbox and the bans are the guarantee.
+  expect(headers.get("content-security-policy"), what).toMatch(/^sandbox; default-src 'none'(;|$)/);
+  expect(headers.get("x-content-type-options"), what).toBe("nosniff");
+  expect(headers.get("cross-origin-resource-policy"), what).toMatch(/^(same-origin|same-site|cross-origin)$/);
   expect(headers.getSetCookie(), what).toEqual([]);
 }
 
@@ -53,7 +57,13 @@ const DASHBOARD_PAGES = [
   "/dashboard/assets/siwe.js",
   "/dashboard/assets/dashboard.css",
 ];
-const STATIC = ["/docs", "/docs.css", "/docs.js", "/docs.html", "/openapi.json", "/_headers"];
+// `/openapi.json` is the payment origin's own discovery catalogue there (test/discovery/api.test.ts), not the API's.
+const STATIC = ["/docs", "/docs.css", "/docs.js", "/docs.html", "/_headers"];
+
+const isGatewayPath = (pathname: string) =>
+  /^\/api\/(x402\/pay|mpp\/pay)\/[^/]+\/[^/]+$|^\/api\/signed\/[^/]+$/.test(pathname) ||
+  /^\/(openapi\.json|llms\.txt|favicon\.ico)$|^\/api\/discovery\/[^/]+\/(openapi\.json|llms\.txt)$/.test(pathname) ||
+  /^\/api\/(public|siwx)\/[^/]+\/./.test(pathname);
 
 describe("the payment origin answers nothing but the payment paths", () => {
   it("every documented API operation, under every method: 404 envelope with the payment origin's headers", async () => {
@@ -88,8 +98,9 @@ describe("the payment origin answers nothing but the payment paths", () => {
     await fc.assert(
       fc.asyncProperty(fc.array(segment, { maxLength: 5 }), fc.constantFrom(...METHODS), async (segments, method) => {
         const path = `/${segments.join("/")}`;
-        // The three payment path shapes themselves are the gateway's (and answered by it): not "any other".
-        if (/^\/api\/(x402\/pay|mpp\/pay)\/[^/]+\/[^/]+$|^\/api\/signed\/[^/]+$/.test(new URL(`${PAY}${path}`).pathname)) return;
+        // The gateway's own path shapes (payment URLs, signed URLs, discovery files, free and sign-in routes) are
+        // answered by it: not "any other".
+        if (isGatewayPath(new URL(`${PAY}${path}`).pathname)) return;
         const res = await call(PAY, method, path);
         expectNotFoundEnvelope(res, method, `${method} ${path}`);
         expectPaymentHeaders(res.headers, `${method} ${path}`);

@@ -1,10 +1,15 @@
-// What both payment standards promise a buyer, run once per standard against the local chains: a payment is used
-// once (resent or sent many times at once), an upstream failure is never charged, and a settlement whose answer is
-// lost is read from the chain, never answered with a new challenge. The protocol-specific details (challenges,
-// refusals, the chain reads themselves) have their own files: x402.test.ts, mpp.test.ts, settlement-outcome.test.ts,
-// mpp-settlement-outcome.test.ts.
+// What both payment standards promise a buyer, run once per standard against the local chains: a payment is charged
+// once and answered every time it is presented (resent later, or sent many times at once: the same answer, byte for
+// byte, never a second charge or upstream call, never a refusal), and never for another request; an upstream failure
+// is never charged; a settlement whose answer is lost is read from the chain, never answered with a new challenge,
+// and once the sweep finds it paid, the buyer's resend gets the answer it paid for (never one whose payment FAILED).
+// The protocol-specific details (challenges, refusals, the chain reads themselves, x402's payment-identifier) have
+// their own files: x402.test.ts, mpp.test.ts, settlement-outcome.test.ts, mpp-settlement-outcome.test.ts, once.test.ts.
 import { env } from "cloudflare:workers";
+import { Credential } from "mppx";
+import { sendRawTransactionSync } from "viem/actions";
 import { describe, expect, it } from "vitest";
+import { SWEEP_MIN_AGE_MS, sweepPendingPayments } from "../../src/gateway/sweep.ts";
 import { createMppBuyer } from "../localnet/mpp-buyer.ts";
 import { send } from "../support/client.ts";
 import { consoleOutput } from "../support/console.ts";
@@ -16,22 +21,37 @@ import {
   history,
   net,
   openShop,
+  paidAnswerRow,
   type ShopOptions,
+  sealedText,
   settlementsOf,
   signedPayment,
   upstreamRequests,
+  verificationsOf,
 } from "./support.ts";
-import { mppShop, TEMPO_RPC, tempo, tempoBalanceOf } from "./tempo-support.ts";
+import { mppShop, TEMPO_RPC, tempo, tempoBalanceOf, tempoClient } from "./tempo-support.ts";
 
 /** A fault in front of the settling party: `answer-lost` settles and drops the answer; `send-dropped` settles nothing. */
 type Fault = "answer-lost" | "send-dropped";
 
 /** One payment, signed for a shop's current terms, and how to send it. */
 interface SignedPayment {
-  /** Sends it (again), optionally through a fault and from a client address with its own refusal limit. */
-  send(options?: { fault?: Fault; client?: { ip: string; refusalLimit: number } }): Promise<Response>;
+  /**
+   * Sends it (again), optionally through a fault, from a client address with its own refusal limit, to another URL,
+   * or for another query.
+   */
+  send(options?: {
+    fault?: Fault;
+    client?: { ip: string; refusalLimit: number };
+    url?: string;
+    query?: string;
+  }): Promise<Response>;
   /** Settlements of it the facilitator or chain made (x402: the facilitator's log; MPP: the recipient's balance). */
   settled(): Promise<number>;
+  /** Checks of it by the standard's verifier (x402: the facilitator's `/verify` calls; MPP: none are counted). */
+  verified(): Promise<number | undefined>;
+  /** Settles it outside the gateway, as its settling party does after the gateway lost the answer. */
+  settleOutside(): Promise<void>;
 }
 
 interface Standard {
@@ -58,15 +78,29 @@ const x402: Standard = {
       shop,
       payee: shop.merchant,
       async pay() {
-        const { header, nonce } = await signedPayment(shop.x402);
+        const { header, nonce, payload } = await signedPayment(shop.x402);
         return {
-          send: ({ fault, client } = {}) =>
-            send(new Request(shop.x402, { headers: { "PAYMENT-SIGNATURE": header, ...clientHeaders(client) } }), {
-              ...GATEWAY_ENV,
-              ...(fault ? { FACILITATOR_URL_TESTNET: FACILITATOR.replace("https://", `https://${fault}.`) } : {}),
-              ...clientEnv(client),
-            } as Partial<Env>),
+          send: ({ fault, client, url, query } = {}) =>
+            send(
+              new Request(`${url ?? shop.x402}${query ?? ""}`, {
+                headers: { "PAYMENT-SIGNATURE": header, ...clientHeaders(client) },
+              }),
+              {
+                ...GATEWAY_ENV,
+                ...(fault ? { FACILITATOR_URL_TESTNET: FACILITATOR.replace("https://", `https://${fault}.`) } : {}),
+                ...clientEnv(client),
+              } as Partial<Env>,
+            ),
           settled: async () => (await settlementsOf(nonce)).length,
+          verified: () => verificationsOf(nonce),
+          async settleOutside() {
+            const res = await fetch(`${FACILITATOR}/settle`, {
+              method: "POST",
+              headers: { "Content-Type": "application/json" },
+              body: JSON.stringify({ x402Version: 2, paymentPayload: payload, paymentRequirements: payload.accepted }),
+            });
+            expect(((await res.json()) as { success: boolean }).success).toBe(true);
+          },
         };
       },
     };
@@ -95,7 +129,7 @@ const mpp: Standard = {
         });
         const credential = await buyer.mppx.createCredential(await gatewayFetch(shop.mpp));
         return {
-          send: ({ fault, client } = {}) => {
+          send: ({ fault, client, url, query } = {}) => {
             const overrides = fault
               ? {
                   NETWORK_OVERRIDES: JSON.stringify({
@@ -104,46 +138,108 @@ const mpp: Standard = {
                   }),
                 }
               : {};
-            return send(new Request(shop.mpp, { headers: { Authorization: credential, ...clientHeaders(client) } }), {
-              ...GATEWAY_ENV,
-              ...overrides,
-              ...clientEnv(client),
-            } as Partial<Env>);
+            return send(
+              new Request(`${url ?? shop.mpp}${query ?? ""}`, {
+                headers: { Authorization: credential, ...clientHeaders(client) },
+              }),
+              { ...GATEWAY_ENV, ...overrides, ...clientEnv(client) } as Partial<Env>,
+            );
           },
           settled: async () => ((await tempoBalanceOf(shop.recipient)) > 0n ? 1 : 0),
+          verified: async () => undefined,
+          async settleOutside() {
+            const signed = (Credential.deserialize(credential).payload as { signature: `0x${string}` }).signature;
+            await sendRawTransactionSync(tempoClient, { serializedTransaction: signed });
+          },
         };
       },
     };
   },
 };
 
+/** A response read whole: status, body bytes (as text) and headers. */
+async function answerOf(res: Response) {
+  return { status: res.status, body: await res.text(), headers: Object.fromEntries(res.headers) };
+}
+
+/** The headers a buyer is given with a paid answer, without those every answer gets afresh (request id, date). */
+const paidHeaders = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(headers).filter(([name]) => !["x-request-id", "date"].includes(name)));
+
+/** The Cron sweep as it runs a few minutes later (`later` ms past the minimum age). */
+const sweepLater = (later = 1_000) =>
+  sweepPendingPayments({ ...env, ...GATEWAY_ENV } as Env, new Date(Date.now() + SWEEP_MIN_AGE_MS + later));
+
 describe.each([x402, mpp])("$name: the buyer's contract", (standard) => {
-  describe("a payment is used once", () => {
-    it("sent again after it completed: never forwarded again, never charged twice", async () => {
+  describe("a payment is charged once and answered every time it is presented", () => {
+    it("sent again after it completed: the same answer, byte for byte, with the same receipt; never forwarded, verified or charged again", async () => {
       const { shop, payee, pay } = await standard.shop({ price: "2000" });
       const payment = await pay();
-      expect((await payment.send()).status).toBe(200);
-      const again = await payment.send();
-      expect(again.status).toBe(402);
+      const marker = crypto.randomUUID();
+      const first = await answerOf(await payment.send({ query: `?marker=${marker}` }));
+      expect(first.status).toBe(200);
+      expect(first.body).toContain(marker);
+      expect(first.headers[standard.receipt.toLowerCase()]).toBeTruthy();
+      const transactionId = first.headers["payment-transaction-id"];
+      expect(transactionId).toMatch(/^txn_/);
+      expect(first.headers["payment-reference"]).toMatch(/^0x[0-9a-f]{64}$/);
+      const verifiedBefore = await payment.verified();
+
+      for (let i = 0; i < 2; i++) {
+        const again = await answerOf(await payment.send({ query: `?marker=${marker}` }));
+        expect(again.status).toBe(200);
+        expect(again.body).toBe(first.body);
+        // The upstream's own headers (its request id included), the receipt, the transaction and its settlement.
+        expect(paidHeaders(again.headers)).toEqual(paidHeaders(first.headers));
+      }
       expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
+      expect(await payment.verified()).toBe(verifiedBefore);
       expect(await payment.settled()).toBe(1);
       expect(await standard.balanceOf(payee)).toBe(2000n);
-      expect((await history(shop)).transactions).toHaveLength(1);
+      const { transactions } = await history(shop);
+      expect(transactions).toEqual([expect.objectContaining({ id: transactionId, status: "COMPLETED" })]);
+      expect(transactions[0]?.txHash).toBe(first.headers["payment-reference"]);
+
+      // Kept as a secret: sealed with the key ring, bound to the tenant and the payment, nothing of it in clear.
+      const row = await paidAnswerRow(transactionId as string);
+      expect(row).toMatchObject({ tenant_id: shop.actor.tenant.id, answer: expect.stringMatching(/^v1\.k1\./) });
+      expect(sealedText(row?.answer as string)).not.toContain(marker);
+      expect(row?.answer).not.toContain(marker);
     });
 
-    it("sent many times at once: one upstream call, one settlement, one 200, and no new challenge while it is PENDING", async () => {
+    it("sent ten times at once: every copy waits for the first and gets its answer; one upstream call, one settlement", async () => {
       const { shop, payee, pay } = await standard.shop({ price: "3000", route: "/hang/300/echo" });
       const payment = await pay();
-      const answers = await Promise.all(Array.from({ length: 6 }, () => payment.send()));
-      // The others: while the first is in flight, 502 PAYMENT_OUTCOME_UNKNOWN; after it settled, the standard's 402.
-      const statuses = answers.map((r) => r.status);
-      expect(statuses.filter((s) => s === 200)).toHaveLength(1);
-      expect(statuses.filter((s) => s !== 200 && s !== 402 && s !== 502)).toEqual([]);
-      for (const r of answers.filter((r) => r.status === 502))
-        expect(await r.json()).toMatchObject({ code: "PAYMENT_OUTCOME_UNKNOWN" });
+      const answers = await Promise.all(Array.from({ length: 10 }, async () => answerOf(await payment.send())));
+      expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
+      for (const a of answers) {
+        expect(a.body).toBe(answers[0]?.body);
+        expect(paidHeaders(a.headers)).toEqual(paidHeaders(answers[0]?.headers ?? {}));
+      }
       expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
       expect(await payment.settled()).toBe(1);
       expect(await standard.balanceOf(payee)).toBe(3000n);
+      expect((await history(shop)).transactions).toHaveLength(1);
+    });
+
+    it("presented for another request (another query, another route): 409, nothing forwarded or charged again", async () => {
+      const { shop, payee, pay } = await standard.shop({ price: "2100" });
+      const other = await standard.shop({ price: "2100" });
+      const payment = await pay();
+      expect((await payment.send({ query: "?q=1" })).status).toBe(200);
+      for (const elsewhere of [
+        { query: "?q=2" },
+        { url: standard.name === "x402" ? other.shop.x402 : (other.shop.mpp as string) },
+      ]) {
+        const res = await payment.send(elsewhere);
+        expect(res.status).toBe(409);
+        expect(await res.json()).toMatchObject({ code: "CONFLICT", details: { reason: "other-request" } });
+      }
+      expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
+      expect(await upstreamRequests(other.shop.prefix)).toHaveLength(0);
+      expect(await payment.settled()).toBe(1);
+      expect(await standard.balanceOf(payee)).toBe(2100n);
+      expect(await standard.balanceOf(other.payee)).toBe(0n);
     });
   });
 
@@ -216,6 +312,51 @@ describe.each([x402, mpp])("$name: the buyer's contract", (standard) => {
       const { transactions, events } = await history(shop);
       expect(transactions).toEqual([expect.objectContaining({ id: details.transactionId, status: "PENDING" })]);
       expect(events.map((e) => e.eventType)).toEqual(["REQUEST"]);
+      expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
+      expect(await standard.balanceOf(payee)).toBe(0n);
+    });
+
+    it("settled later (the sweep finds it COMPLETED): the buyer's resend gets the upstream's answer with the receipt", async () => {
+      const { shop, payee, pay } = await standard.shop({ price: "7100" });
+      const payment = await pay();
+      const marker = crypto.randomUUID();
+      const first = await payment.send({ fault: "send-dropped", query: `?marker=${marker}` });
+      expect(first.status).toBe(502);
+      const { details } = (await first.json()) as { details: { transactionId: string } };
+      // Kept, but not servable while PENDING: the same 502.
+      expect((await payment.send({ query: `?marker=${marker}` })).status).toBe(502);
+
+      await payment.settleOutside();
+      expect((await sweepLater()).completed).toBeGreaterThanOrEqual(1);
+      expect((await history(shop)).transactions[0]).toMatchObject({ id: details.transactionId, status: "COMPLETED" });
+
+      const res = await payment.send({ query: `?marker=${marker}` });
+      const text = await res.text();
+      expect(res.status, text).toBe(200);
+      expect(JSON.parse(text)).toMatchObject({ query: `marker=${marker}` });
+      expect(res.headers.get(standard.receipt)).toBeTruthy();
+      expect(res.headers.get("payment-transaction-id")).toBe(details.transactionId);
+      expect(res.headers.get("payment-reference")).toBe((await history(shop)).transactions[0]?.txHash);
+      expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
+      expect(await standard.balanceOf(payee)).toBe(7100n);
+    });
+
+    it("never settled (the sweep records FAILED): its kept answer is deleted and never served", async () => {
+      const { shop, payee, pay } = await standard.shop({ price: "7200" });
+      const payment = await pay();
+      const first = await payment.send({ fault: "send-dropped" });
+      expect(first.status).toBe(502);
+      const { details } = (await first.json()) as { details: { transactionId: string } };
+      expect((await paidAnswerRow(details.transactionId))?.answer).toMatch(/^v1\./);
+
+      // An hour later every authorization and transaction of it has expired unused.
+      await sweepLater(3_600_000);
+      expect((await history(shop)).transactions[0]).toMatchObject({ id: details.transactionId, status: "FAILED" });
+      expect(await paidAnswerRow(details.transactionId)).toBeNull();
+
+      const res = await payment.send();
+      expect(res.status).toBe(402);
+      expect(await res.text()).not.toContain(shop.prefix);
       expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
       expect(await standard.balanceOf(payee)).toBe(0n);
     });

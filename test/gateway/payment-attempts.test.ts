@@ -48,7 +48,7 @@ describe("refused payment attempts per client address", () => {
     expect(await verificationsOf(nonce)).toBe(1);
   });
 
-  it("a replayed payment counts; payments that verify never count", async () => {
+  it("a payment presented for another request counts; its resends and payments that verify never count", async () => {
     const shop = await openShop({ price: "1200" });
     const ip = address();
     for (let i = 0; i < 4; i++) {
@@ -57,9 +57,11 @@ describe("refused payment attempts per client address", () => {
     }
     const { header } = await signedPayment(shop.x402);
     expect((await pay(shop.x402, ip, header)).status).toBe(200);
-    // Three replays of a used payment reach the limit; the fourth is over it.
-    for (let i = 0; i < 3; i++) expect((await pay(shop.x402, ip, header)).status).toBe(402);
-    expect((await pay(shop.x402, ip, header)).status).toBe(429);
+    // Sent again for the same request: its answer, never a refusal.
+    for (let i = 0; i < 4; i++) expect((await pay(shop.x402, ip, header)).status).toBe(200);
+    // Three presentations for other requests reach the limit; the fourth is over it.
+    for (let i = 0; i < 3; i++) expect((await pay(`${shop.x402}?other=${i}`, ip, header)).status).toBe(409);
+    expect((await pay(`${shop.x402}?other=3`, ip, header)).status).toBe(429);
     expect((await history(shop)).transactions).toHaveLength(5);
   });
 });

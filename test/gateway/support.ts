@@ -43,6 +43,31 @@ export async function settlementsOf(nonce: string): Promise<FacilitatorLogEntry[
   return log.filter((e) => e.endpoint === "settle" && e.ok && e.nonce?.toLowerCase() === nonce.toLowerCase());
 }
 
+/** The facilitator's `/verify` calls for one authorization nonce. */
+export async function verificationsOf(nonce: string): Promise<number> {
+  const log = (await (await fetch(`${FACILITATOR}/__facilitator/log`)).json()) as FacilitatorLogEntry[];
+  return log.filter((e) => e.endpoint === "verify" && e.nonce?.toLowerCase() === nonce.toLowerCase()).length;
+}
+
+/** A payment's kept answer as D1 holds it (`null` when there is none). */
+export const paidAnswerRow = (transactionId: string) =>
+  env.DB.prepare("SELECT * FROM paid_answers WHERE transaction_id = ?")
+    .bind(transactionId)
+    .first<{ tenant_id: string; answer: string | null; answered_at: number | null; payment_key: string | null }>();
+
+/** Every part of a stored `v1.<key>.<iv>.<ciphertext>` value, base64url-decoded, as text: what a reader of D1 could see. */
+export const sealedText = (stored: string) =>
+  stored
+    .split(".")
+    .map((part) => {
+      try {
+        return atob(part.replaceAll("-", "+").replaceAll("_", "/"));
+      } catch {
+        return part;
+      }
+    })
+    .join("\n");
+
 export interface Shop {
   actor: Actor;
   merchant: string;

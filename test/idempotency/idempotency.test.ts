@@ -404,6 +404,7 @@ describe("refusals store nothing: a corrected retry with the same key works", ()
     expectError(await write(who, "/v1/services", { body: "{not json", key }), 400, "VALIDATION_ERROR");
     // Another key of the tenant (a key seen over its limit stays refused in this isolate until its window ends).
     const { key: busyKey } = await createApiKey({ tenant: who.tenant });
+    expect((await api("/v1/me", { key: busyKey })).status).toBe(200); // known to this isolate: no address count first
     const limited = await api("/v1/services", {
       key: busyKey,
       method: "POST",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatUsdc, formatUsdcShort } from "../../src/core/money/usdc.ts";
+import { formatUsdc, formatUsdcShort, parseUsdc } from "../../src/core/money/usdc.ts";
 
 describe("formatUsdc", () => {
   it("shows integer micro-USDC with six decimals, digit by digit", () => {
@@ -33,5 +33,29 @@ describe("formatCount", () => {
     expect(formatCount(1000)).toBe("1,000");
     expect(formatCount(1234567)).toBe("1,234,567");
     expect(formatCount(-1234)).toBe("-1,234");
+  });
+});
+
+describe("parseUsdc", () => {
+  it("turns a typed USDC amount into integer micro-USDC, digit by digit", () => {
+    expect(parseUsdc("0.01")).toBe("10000");
+    expect(parseUsdc("1")).toBe("1000000");
+    expect(parseUsdc(".5")).toBe("500000");
+    expect(parseUsdc("12.")).toBe("12000000");
+    expect(parseUsdc(" 1,000.000001 ")).toBe("1000000001");
+    expect(parseUsdc("0")).toBe("0");
+    expect(parseUsdc("000.000001")).toBe("1");
+    // Past 2^53 micro-units, every digit stays.
+    expect(parseUsdc("999999999999.999999")).toBe("999999999999999999");
+  });
+
+  it("refuses anything but a plain non-negative decimal with at most six decimals", () => {
+    for (const bad of ["", ".", "0.0000001", "-1", "+1", "1e3", "0x10", "1.2.3", "one", "1 000", "∞", "NaN"]) {
+      expect(parseUsdc(bad), bad).toBeNull();
+    }
+  });
+
+  it("round-trips with formatUsdc", () => {
+    for (const micro of ["1", "10000", "123456789", "1000000000000000"]) expect(parseUsdc(formatUsdc(micro))).toBe(micro);
   });
 });

@@ -1,11 +1,14 @@
 // The production bundle (`npm run build`: wrangler's bundling, what `npm run deploy` uploads) through the gateway's
-// outcomes, in workerd through Miniflare, on the local chains: an x402 and an MPP payment each succeed (the upstream
-// answers, the merchant gains exactly the price, the tenant reads the transaction COMPLETED with its hash); refusals
-// (a malformed payment, one for other terms, a replay, a buyer who can no longer pay, an upstream failure) charge
-// nothing; and when the answer of the settlement is lost (the router's faults, test/localnet/outbound.ts: the
-// settlement made or never made), the bundle settles from the chain, or answers 502 PAYMENT_OUTCOME_UNKNOWN and its
-// Cron sweep settles it later. The workerd gateway tests (npm run test:gateway) cover each case in depth on the same
-// modules, unbundled; these run the same cases on the bundle that ships.
+// outcomes, in workerd through Miniflare, on the local chains, paid from outside by `@x402/fetch` and mppx's client:
+// an x402 and an MPP payment each succeed (the upstream answers, the merchant gains exactly the price, the tenant
+// reads the transaction COMPLETED with its hash); the same paid request sent again, or ten times at once, gets the same
+// answer byte for byte and is charged once; a payment-identifier reused for another request is 409; refusals (a
+// malformed payment, one for other terms, a buyer who can no longer pay, an upstream failure) charge nothing; and when
+// the answer of the settlement is lost (the router's faults, test/localnet/outbound.ts: the settlement made or never
+// made), the bundle settles from the chain, or answers 502 PAYMENT_OUTCOME_UNKNOWN and its Cron sweep settles it
+// later, after which the buyer's resend gets its answer. The workerd gateway tests (npm run test:gateway) cover each
+// case in depth on the same modules, unbundled; these run the same cases on the bundle that ships.
+import { appendPaymentIdentifierToExtensions, generatePaymentId } from "@x402/extensions/payment-identifier";
 import { Credential } from "mppx";
 import { type Address, createClient, createPublicClient, erc20Abi, http } from "viem";
 import { generatePrivateKey, privateKeyToAccount, privateKeyToAddress } from "viem/accounts";
@@ -181,7 +184,26 @@ async function signedX402(url: string, change?: (accepted: Record<string, unknow
   const payload = await b.http.createPaymentPayload(required);
   payload.accepted = original;
   const validBefore = Number((payload.payload as { authorization: { validBefore: string } }).authorization.validBefore);
-  return { header: b.http.encodePaymentSignatureHeader(payload)["PAYMENT-SIGNATURE"] as string, validBefore };
+  return { header: b.http.encodePaymentSignatureHeader(payload)["PAYMENT-SIGNATURE"] as string, validBefore, payload };
+}
+
+/** A response read whole, without the headers every answer gets afresh (its request id, its date). */
+const answerOf = async (res: Response) => ({
+  status: res.status,
+  body: await res.text(),
+  headers: Object.fromEntries([...res.headers].filter(([name]) => !["x-request-id", "date"].includes(name))),
+});
+
+/** A fetch that notes the payment credential its caller (a standard's client) sent, so the buyer can send it again. */
+function recordingFetch(header: string) {
+  const sent: string[] = [];
+  const fetchAndNote = (input: RequestInfo | URL, init?: RequestInit) => {
+    const request = new Request(input, init);
+    const credential = request.headers.get(header);
+    if (credential) sent.push(credential);
+    return fetch(request);
+  };
+  return { fetch: fetchAndNote as typeof fetch, sent };
 }
 
 const payX402 = (url: string, header: string) => fetch(url, { headers: { "PAYMENT-SIGNATURE": header } });
@@ -284,28 +306,6 @@ describe("the production bundle refuses what it must not charge for", () => {
     expect((await history(shop.id)).transactions).toEqual([]);
   });
 
-  it("x402: a payment sent again after it settled is refused with a 402 and charged once", async () => {
-    const shop = await paywall("x402-replay");
-    const before = await usdcBalance(merchant);
-    const { header } = await signedX402(shop.x402);
-    expect((await payX402(shop.x402, header)).status).toBe(200);
-    expect((await payX402(shop.x402, header)).status).toBe(402);
-    expect(await usdcBalance(merchant)).toBe(before + BigInt(PRICE));
-    expect((await history(shop.id)).transactions.map((t) => t.status)).toEqual(["COMPLETED"]);
-  });
-
-  it("MPP: a credential sent again after it was paid is refused with a 402 and charged once", async () => {
-    const shop = await paywall("mpp-replay");
-    const before = await tempoBalance(merchant);
-    const credential = await mppBuyer().mppx.createCredential(await fetch(shop.mpp));
-    expect((await fetch(shop.mpp, { headers: { Authorization: credential } })).status).toBe(200);
-    const again = await fetch(shop.mpp, { headers: { Authorization: credential } });
-    expect(again.status).toBe(402);
-    expect(again.headers.get("payment-receipt")).toBeNull();
-    expect(await tempoBalance(merchant)).toBe(before + BigInt(PRICE));
-    expect((await history(shop.id)).transactions.map((t) => t.status)).toEqual(["COMPLETED"]);
-  });
-
   it("an upstream failure (503) reaches the buyer and charges nothing, over x402 and MPP: FAILED with the reason", async () => {
     const shop = await paywall("upstream-503", "/status/503");
     const balances = async () => [await usdcBalance(merchant), await tempoBalance(merchant)];
@@ -323,6 +323,84 @@ describe("the production bundle refuses what it must not charge for", () => {
       ["x402", "FAILED", "upstream answered 503"],
     ]);
     expect(eventTypes.filter((e) => e === "ERROR")).toHaveLength(2);
+  });
+});
+
+describe("the production bundle answers a payment every time it is presented, and charges it once", () => {
+  it("x402 (@x402/fetch): the paid request sent again gets the same answer byte for byte, the same settlement, no second charge", async () => {
+    const shop = await paywall("x402-resend");
+    const before = await usdcBalance(merchant);
+    const recording = recordingFetch("PAYMENT-SIGNATURE");
+    const b = createX402Buyer({
+      privateKey: stack.info.buyer.privateKey,
+      network: stack.info.network,
+      usdc: stack.info.usdc.address,
+      fetch: recording.fetch,
+    });
+    const first = await answerOf(await b.fetch(`${shop.x402}?q=resend`));
+    expect(first.status).toBe(200);
+    expect(first.headers["payment-transaction-id"]).toMatch(/^txn_x402_/);
+    const [header] = recording.sent;
+    const again = await answerOf(await fetch(`${shop.x402}?q=resend`, { headers: { "PAYMENT-SIGNATURE": header as string } }));
+    expect(again).toEqual(first);
+    expect(paymentResponseOf(new Response(null, { headers: again.headers }))?.transaction).toBe(
+      first.headers["payment-reference"],
+    );
+    expect(await usdcBalance(merchant)).toBe(before + BigInt(PRICE));
+    expect((await history(shop.id)).transactions.map((t) => t.status)).toEqual(["COMPLETED"]);
+  });
+
+  it("x402: one payment sent ten times at once: ten 200s with one body, one settlement", async () => {
+    const shop = await paywall("x402-ten", "/hang/300/echo");
+    const before = await usdcBalance(merchant);
+    const { header } = await signedX402(shop.x402);
+    const answers = await Promise.all(Array.from({ length: 10 }, async () => answerOf(await payX402(shop.x402, header))));
+    expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
+    for (const a of answers) expect(a).toEqual(answers[0]);
+    expect(await usdcBalance(merchant)).toBe(before + BigInt(PRICE));
+    expect((await history(shop.id)).transactions.map((t) => t.status)).toEqual(["COMPLETED"]);
+  });
+
+  it("x402: a payment-identifier reused for another request is 409; for the same request, the first answer, never a second charge", async () => {
+    const shop = await paywall("x402-payment-id");
+    const before = await usdcBalance(merchant);
+    const id = generatePaymentId();
+    const withId = () => {
+      const b = x402Buyer();
+      b.client.onBeforePaymentCreation(async ({ paymentRequired }) => {
+        appendPaymentIdentifierToExtensions(paymentRequired.extensions ?? {}, id);
+      });
+      return b;
+    };
+    const first = await answerOf(await withId().fetch(`${shop.x402}?q=one`));
+    expect(first.status).toBe(200);
+    const other = await withId().fetch(`${shop.x402}?q=two`);
+    expect(other.status).toBe(409);
+    expect(await other.json()).toMatchObject({ code: "CONFLICT", details: { reason: "other-request" } });
+    // A retry of the first request under the same id (a new authorization): the first answer.
+    expect(await answerOf(await withId().fetch(`${shop.x402}?q=one`))).toEqual(first);
+    expect(await usdcBalance(merchant)).toBe(before + BigInt(PRICE));
+    expect((await history(shop.id)).transactions.map((t) => t.status)).toEqual(["COMPLETED"]);
+  });
+
+  it("MPP (mppx's client): the paid request sent again gets the same answer and Payment-Receipt, no second charge", async () => {
+    const shop = await paywall("mpp-resend");
+    const before = await tempoBalance(merchant);
+    const tempo = stack.tempo as NonNullable<LocalStack["tempo"]>;
+    const recording = recordingFetch("Authorization");
+    const buyer = createMppBuyer({
+      privateKey: tempo.buyers[nextTempoBuyer++]?.privateKey as `0x${string}`,
+      rpcUrl: tempo.rpcUrl,
+      fetch: recording.fetch,
+    });
+    const first = await answerOf(await buyer.fetch(`${shop.mpp}?q=resend`));
+    expect(first.status).toBe(200);
+    expect(first.headers["payment-receipt"]).toBeTruthy();
+    const credential = recording.sent.find((c) => /^Payment /i.test(c)) as string;
+    const again = await answerOf(await fetch(`${shop.mpp}?q=resend`, { headers: { Authorization: credential } }));
+    expect(again).toEqual(first);
+    expect(await tempoBalance(merchant)).toBe(before + BigInt(PRICE));
+    expect((await history(shop.id)).transactions.map((t) => t.status)).toEqual(["COMPLETED"]);
   });
 });
 
@@ -365,6 +443,32 @@ describe("the production bundle when a settlement's answer is lost", () => {
     expect(transactions[0]).toMatchObject({ status: "FAILED", failureReason: "the payment's authorization expired unused" });
     expect(eventTypes).toEqual(["ERROR", "REQUEST"]);
     expect(await usdcBalance(merchant)).toBe(before);
+  });
+
+  it("x402, never settled and the answer lost, then settled by its facilitator: the sweep records COMPLETED and the buyer's resend gets the answer", async () => {
+    const shop = await paywall("x402-recovered");
+    const before = await usdcBalance(merchant);
+    const { header, payload } = await signedX402(shop.x402);
+    const res = await payX402(await behind("send-dropped", shop.x402), header);
+    expect(res.status).toBe(502);
+    const { details } = (await res.json()) as { details: { transactionId: string } };
+    // The facilitator sends the authorization after all (its answer was what got lost).
+    const settled = await fetch(`${stack.info.facilitatorUrl}/settle`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ x402Version: 2, paymentPayload: payload, paymentRequirements: payload.accepted }),
+    });
+    expect(((await settled.json()) as { success: boolean }).success).toBe(true);
+    await sweepAt(Date.now() + SWEEP_MIN_AGE_MS + 1_000);
+    const { transactions } = await history(shop.id);
+    expect(transactions[0]).toMatchObject({ id: details.transactionId, status: "COMPLETED" });
+    const again = await payX402(shop.x402, header);
+    const text = await again.text();
+    expect(again.status, text).toBe(200);
+    expect((JSON.parse(text) as { path: string }).path).toBe("/bundle/echo");
+    expect(paymentResponseOf(again)).toMatchObject({ success: true, transaction: transactions[0]?.txHash });
+    expect(again.headers.get("payment-reference")).toBe(transactions[0]?.txHash);
+    expect(await usdcBalance(merchant)).toBe(before + BigInt(PRICE));
   });
 
   it("MPP, sent but the answer lost: its receipt says it succeeded; the buyer gets the answer and a Payment-Receipt, COMPLETED", async () => {
@@ -414,5 +518,12 @@ describe("the production bundle when a settlement's answer is lost", () => {
     await sweepAt(Date.now() + SWEEP_MIN_AGE_MS + 1_000);
     expect((await history(shop.id)).transactions[0]).toMatchObject({ status: "COMPLETED", txHash: body.details.txHash });
     expect(await tempoBalance(merchant)).toBe(before + BigInt(PRICE));
+    // The buyer sends its credential again: the answer it paid for, with the receipt of that transaction.
+    const again = await fetch(url, { headers: { Authorization: credential } });
+    const text = await again.text();
+    expect(again.status, text).toBe(200);
+    expect((JSON.parse(text) as { path: string }).path).toBe("/bundle/echo");
+    expect(again.headers.get("payment-receipt")).toBeTruthy();
+    expect(again.headers.get("payment-reference")).toBe(body.details.txHash);
   });
 });

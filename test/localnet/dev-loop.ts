@@ -107,7 +107,7 @@ async function ensureDemoPaywall(
     if (!tenant) throw new Error("the local database has no tenant");
     // A key left by an interrupted earlier run goes first.
     for (const old of await listKeys(db, { tenant: tenant.id })) {
-      if (old.name === TEMP_KEY_NAME) await removeKey(db, { id: old.id });
+      if (old.name === TEMP_KEY_NAME) await removeKey({ db, cache: handle.keyCache }, { id: old.id });
     }
     const created = await createKey(db, {
       tenant: tenant.id,
@@ -175,7 +175,7 @@ async function ensureDemoPaywall(
   } finally {
     const cleanup = await openD1({ remote: false });
     try {
-      if (keyId) await removeKey(getDb(cleanup.db), { id: keyId });
+      if (keyId) await removeKey({ db: getDb(cleanup.db), cache: cleanup.keyCache }, { id: keyId });
     } finally {
       await cleanup.dispose();
     }
@@ -215,7 +215,9 @@ export async function runDevPaymentLoop(port: number): Promise<void> {
       envFiles: [writeRunVars(port)],
       // A var wrangler.toml does not declare (an env file only overrides declared vars and secrets).
       bindings: { NETWORK_OVERRIDES: { type: "plain_text", value: stack.info.networkOverrides } },
-      build: { alias: { "@modelcontextprotocol/sdk/types.js": join(import.meta.dirname, "../../src/gateway/mpp/mcp-sdk-stub.ts") } },
+      build: {
+        alias: { "@modelcontextprotocol/sdk/types.js": join(import.meta.dirname, "../../src/gateway/mpp/mcp-sdk-stub.ts") },
+      },
       dev: {
         server: { hostname: "localhost", port },
         // wrangler adds "v3": the same state as `wrangler dev` (LOCAL_PERSIST_PATH).

@@ -10,12 +10,18 @@
  * `success: false` and the reason, as the reference facilitators do; a settlement that throws past that point answers
  * `settlement_pending` (its transaction may have been sent), never a refusal. `GET /__facilitator/log` lists every verify and
  * settle call (nonce, payer, outcome) so tests can count settlements per payment.
+ *
+ * Bazaar, as a cataloguing facilitator does it: a settled payment that echoes the 402's `bazaar` extension is
+ * validated with `@x402/extensions`' own validator (ajv, in Node) and catalogued when valid; the settle answer says
+ * so in `EXTENSION-RESPONSES` (base64 JSON `{"bazaar":{"status":"success"}}`, or `"rejected"` with the reason).
+ * `GET /__facilitator/bazaar` lists what was catalogued.
  */
 
 import { x402Facilitator } from "@x402/core/facilitator";
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from "@x402/core/types";
 import { toFacilitatorEvmSigner } from "@x402/evm";
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
+import { extractDiscoveryInfo, validateDiscoveryExtension } from "@x402/extensions/bazaar";
 import { createWalletClient, type Hex, http, keccak256, nonceManager, publicActions, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { type LocalServer, listen, readBody, sendJson } from "./http-server.ts";
@@ -45,6 +51,8 @@ export interface LocalFacilitator extends LocalServer {
   address: Hex;
   network: `eip155:${number}`;
   log: FacilitatorLogEntry[];
+  /** What settled payments' Bazaar extensions catalogued. */
+  catalogue: NonNullable<ReturnType<typeof extractDiscoveryInfo>>[];
 }
 
 interface FacilitatorRequest {
@@ -87,6 +95,20 @@ export async function startFacilitator(options: FacilitatorOptions): Promise<Loc
   const network = `eip155:${options.chainId}` as const;
   const facilitator = new x402Facilitator().register(network, new ExactEvmScheme(signer));
   const log: FacilitatorLogEntry[] = [];
+  const catalogue: LocalFacilitator["catalogue"] = [];
+
+  /** The `EXTENSION-RESPONSES` of a settled payment that echoes a Bazaar extension, after cataloguing it. */
+  const bazaarResponse = (payload: PaymentPayload, requirements: PaymentRequirements): Record<string, string> => {
+    const extension = payload.extensions?.bazaar as Parameters<typeof validateDiscoveryExtension>[0] | undefined;
+    if (!extension) return {};
+    const checked = validateDiscoveryExtension(extension);
+    const info = checked.valid ? extractDiscoveryInfo(payload, requirements) : null;
+    if (info) catalogue.push(info);
+    const bazaar = info
+      ? { status: "success" }
+      : { status: "rejected", rejectedReason: checked.errors?.join("; ") ?? "the discovery info could not be read" };
+    return { "EXTENSION-RESPONSES": Buffer.from(JSON.stringify({ bazaar })).toString("base64") };
+  };
 
   const server = await listen(async (req, res) => {
     const fullPath = new URL(req.url ?? "/", "http://x").pathname;
@@ -94,6 +116,7 @@ export async function startFacilitator(options: FacilitatorOptions): Promise<Loc
     const path = fault ? fullPath.slice(fault[0].length) : fullPath;
     if (req.method === "GET" && path === "/supported") return sendJson(res, 200, facilitator.getSupported());
     if (req.method === "GET" && path === "/__facilitator/log") return sendJson(res, 200, log);
+    if (req.method === "GET" && path === "/__facilitator/bazaar") return sendJson(res, 200, catalogue);
     if (req.method !== "POST" || (path !== "/verify" && path !== "/settle")) return sendJson(res, 404, { error: "not found" });
 
     let body: FacilitatorRequest;
@@ -170,8 +193,8 @@ export async function startFacilitator(options: FacilitatorOptions): Promise<Loc
       }
     }
     entry(result.success, result.errorReason, result.payer, result.transaction || undefined);
-    return sendJson(res, 200, result);
+    return sendJson(res, 200, result, result.success ? bazaarResponse(paymentPayload, paymentRequirements) : {});
   }, options.port ?? 0);
 
-  return { ...server, address: account.address, network, log };
+  return { ...server, address: account.address, network, log, catalogue };
 }

@@ -272,6 +272,9 @@ describe("header names and values", () => {
     "Cookie",
     "X-API-Key",
     "x-api-secret",
+    "SIGN-IN-WITH-X",
+    "X-SIWX-Address",
+    "x-siwx-chain",
   ];
 
   it.each(NEVER_FORWARDED)("allowedHeaders refuses %j with 400 naming the item; nothing changes", async (name) => {

@@ -62,6 +62,11 @@ describe("POST /v1/services", () => {
         createdAt: expect.stringMatching(ISO_DATE),
         updatedAt: expect.stringMatching(ISO_DATE),
         Paywall: [],
+        // On the payment origin; the llms.txt is the tenant's own (docsLlms) when set (docs/discovery.md).
+        discovery: {
+          openapiUrl: expect.stringMatching(/^https:\/\/pay\.example\.com\/api\/discovery\/svc_[0-9a-f]{24}\/openapi\.json$/),
+          llmsTxtUrl: "https://weather.example.com/llms.txt",
+        },
       },
       meta: { requestId: expect.stringMatching(/^req_/), timestamp: expect.stringMatching(ISO_DATE) },
     });
@@ -98,6 +103,10 @@ describe("POST /v1/services", () => {
       createdAt: expect.stringMatching(ISO_DATE),
       updatedAt: expect.stringMatching(ISO_DATE),
       Paywall: [],
+      discovery: {
+        openapiUrl: `https://pay.example.com/api/discovery/${res.body.data.id}/openapi.json`,
+        llmsTxtUrl: `https://pay.example.com/api/discovery/${res.body.data.id}/llms.txt`,
+      },
     });
   });
 
@@ -387,6 +396,8 @@ describe("PATCH /v1/services/{id}", () => {
       ...patch,
       authConfig: { paramName: "key", paramValue: "***" },
       updatedAt: expect.stringMatching(ISO_DATE),
+      // Without docsLlms, the generated llms.txt.
+      discovery: { ...before.discovery, llmsTxtUrl: `https://pay.example.com/api/discovery/${before.id}/llms.txt` },
     });
   });
 

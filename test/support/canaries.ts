@@ -4,7 +4,8 @@
 // What is registered:
 // - every raw API key made by `createApiKey` (factories.ts), and its SHA-256 hash;
 // - every `canary(label)` a test puts in a secret field (service authConfig values, paywall header values);
-// - at scan time, from D1: every stored ciphertext (`services.auth_config`, `paywalls.headers`) and every key hash;
+// - at scan time, from D1: every stored ciphertext (`services.auth_config`, `paywalls.headers`, the gateway's kept
+//   answers `paid_answers.answer`) and every key hash;
 // - the `ENCRYPTION_KEY` key material.
 // Besides exact values, two shapes are leaks wherever they appear: a whole raw key (`mpk_` + 64 hex) and a whole
 // stored ciphertext (`v1.<keyId>.<iv>.<ciphertext>`), so keys and ciphertexts made outside the factories count too.
@@ -250,13 +251,18 @@ async function rows<T>(sql: string, ...params: unknown[]): Promise<T[]> {
   }
 }
 
-const HARVESTED_TABLES = ["services", "paywalls", "api_keys"] as const;
+const HARVESTED_TABLES = ["services", "paywalls", "api_keys", "paid_answers"] as const;
 
 /**
  * The rows a test file can have written: those after the last rowid each table had when the file began. Test files
  * that share a runtime (`isolate: false`) share its database, and need not harvest each other's rows.
  */
-const fileStart: Record<(typeof HARVESTED_TABLES)[number], number> = { services: 0, paywalls: 0, api_keys: 0 };
+const fileStart: Record<(typeof HARVESTED_TABLES)[number], number> = {
+  services: 0,
+  paywalls: 0,
+  api_keys: 0,
+  paid_answers: 0,
+};
 
 /** Called by the setup file before each test file. */
 export async function markFileStart(): Promise<void> {
@@ -289,6 +295,12 @@ export async function harvestStoredSecrets(scanner: LeakScanner = canaries): Pro
         if (typeof h?.value === "string") registerCiphertext(scanner, `paywalls ${row.id} headers.${String(h.key)}`, h.value);
       }
     }
+  }
+  for (const row of await rows<{ id: string; answer: string }>(
+    "SELECT transaction_id AS id, answer FROM paid_answers WHERE rowid > ? AND answer LIKE 'v1.%'",
+    fileStart.paid_answers,
+  )) {
+    registerCiphertext(scanner, `paid_answers ${row.id} answer`, row.answer);
   }
   for (const row of await rows<{ id: string; key_hash: string }>(
     "SELECT id, key_hash FROM api_keys WHERE rowid > ?",

@@ -1,6 +1,7 @@
 // One factory per row kind, written straight to D1 (the API has its own tests): tenants, API keys, services, paywalls.
 import { env } from "cloudflare:workers";
 import { generateApiKey } from "../../src/core/keys/api-key.ts";
+import { workerKeyStore } from "../../src/core/keys/key-object.ts";
 import { SCOPES, type Scope } from "../../src/core/keys/scopes.ts";
 import { insertKey } from "../../src/db/api-keys.ts";
 import { getDb } from "../../src/db/client.ts";
@@ -10,6 +11,9 @@ import { newId, randomHex } from "../../src/lib/ids.ts";
 import { registerApiKey } from "./canaries.ts";
 
 export const db = () => getDb(env.DB);
+
+/** What key changes work on, as the dashboard passes it: the database and the keys' Durable Objects. */
+export const keys = () => workerKeyStore(db(), env);
 
 export const randomWallet = () => `0x${randomHex(20)}`;
 

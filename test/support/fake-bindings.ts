@@ -2,7 +2,10 @@
 // D1 bindings that fail, record, hold or sabotage calls, and a rate-limiter namespace with a chosen answer.
 //
 import { env } from "cloudflare:workers";
-import type { RateLimitDecision } from "../../src/core/rate-limit/durable-object.ts";
+import type { AuthorizeAnswer, AuthorizeRequest, RateLimitDecision } from "../../src/core/keys/record.ts";
+import { keyRecordOf, refusalOf } from "../../src/core/keys/record.ts";
+import { findKeyWithTenantByHash } from "../../src/db/api-keys.ts";
+import { getDb } from "../../src/db/client.ts";
 
 // faultyD1: a D1 binding that forwards to a real one and fails chosen calls with the errors D1 returns in production.
 //
@@ -267,9 +270,30 @@ export function failingDb(message = "D1_ERROR: Network connection lost."): D1Dat
   } as unknown as D1Database;
 }
 
-/** A `RATE_LIMITER` namespace whose every object answers `hit` with `hit`; `stats` counts the calls that reach it. */
+/** The real limiter namespace, recording the name of every object asked. */
+export function recordingLimiter() {
+  const names: string[] = [];
+  const ns = {
+    idFromName: (name: string) => {
+      names.push(name);
+      return env.RATE_LIMITER.idFromName(name);
+    },
+    get: (id: DurableObjectId) => env.RATE_LIMITER.get(id),
+  };
+  return { ns, names };
+}
+
+/**
+ * A `RATE_LIMITER` namespace whose every object answers `hit` with `hit`; `stats` counts the calls that reach it. A
+ * key's object (`authorize`) judges the key as the real one does, from its row in the test database and the same
+ * rules (core/keys/record.ts), then counts the request with `hit`: a stand-in for the object's answer, not its memory.
+ */
 export function fakeLimiter(hit: (limit: number, windowMs: number) => Promise<RateLimitDecision> | RateLimitDecision) {
   const stats = { idFromName: 0, get: 0, hit: 0 };
+  const count = async (limit: number, windowMs: number) => {
+    stats.hit++;
+    return hit(limit, windowMs);
+  };
   return {
     stats,
     idFromName: (name: string) => {
@@ -279,10 +303,18 @@ export function fakeLimiter(hit: (limit: number, windowMs: number) => Promise<Ra
     get: () => {
       stats.get++;
       return {
-        hit: async (limit: number, windowMs: number) => {
-          stats.hit++;
-          return hit(limit, windowMs);
+        hit: count,
+        authorize: async (request: AuthorizeRequest): Promise<AuthorizeAnswer> => {
+          const found = await findKeyWithTenantByHash(getDb(env.DB), request.keyHash);
+          if (!found) return { kind: "unknown", d1Statements: 1 };
+          const record = keyRecordOf(found.key, found.tenant);
+          const reason = refusalOf(record, Date.now(), request.clientIp);
+          if (reason) return { kind: "refused", reason, d1Statements: 1 };
+          const decision = await count(request.limit, request.windowMs);
+          const { keyId, keyName, keyPrefix, scopes, tenant } = record;
+          return { kind: "admitted", key: { keyId, keyName, keyPrefix, scopes, tenant }, decision, d1Statements: 1 };
         },
+        forget: async () => {},
       };
     },
   };
@@ -313,6 +345,8 @@ export function gatedD1(holdStatements: RegExp = /^$/, real: D1Database = env.DB
         return (statement[method] as (...a: unknown[]) => unknown)(...args);
       };
     return {
+      // In a batch the real statement runs (the batch itself waits at the gate).
+      real: statement,
       bind: (...values: unknown[]) => held(statement.bind(...values)),
       all: run("all"),
       raw: run("raw"),
@@ -324,7 +358,7 @@ export function gatedD1(holdStatements: RegExp = /^$/, real: D1Database = env.DB
     prepare: (query: string) => (holdStatements.test(query) ? held(real.prepare(query)) : real.prepare(query)),
     batch: async (statements: D1PreparedStatement[]) => {
       await arrive();
-      return real.batch(statements);
+      return real.batch(statements.map((s) => (s as D1PreparedStatement & { real?: D1PreparedStatement }).real ?? s));
     },
     exec: (query: string) => real.exec(query),
     dump: () => real.dump(),
@@ -335,6 +369,54 @@ export function gatedD1(holdStatements: RegExp = /^$/, real: D1Database = env.DB
     reached: (n: number) =>
       new Promise<void>((resolve) => {
         if (waiting >= n) resolve();
+        else watchers.push({ n, resolve });
+      }),
+    release: () => open(),
+  };
+}
+
+/**
+ * A D1 binding whose answers to statements matching `pattern` arrive late: each runs at once (D1 has answered), and its
+ * answer is held until `release()`, as an answer still on its way over the network would be. `reached(n)` resolves
+ * once n answers are held. With it a test can change the database between a read and its answer's arrival.
+ */
+export function lateD1(pattern: RegExp, real: D1Database = env.DB) {
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  let held = 0;
+  const watchers: { n: number; resolve: () => void }[] = [];
+  const late = (statement: D1PreparedStatement): D1PreparedStatement => {
+    const run =
+      (method: "all" | "raw" | "run" | "first") =>
+      async (...args: unknown[]) => {
+        const answer = await (statement[method] as (...a: unknown[]) => Promise<unknown>)(...args);
+        held++;
+        for (const w of watchers.filter((w) => held >= w.n)) w.resolve();
+        await gate;
+        return answer;
+      };
+    return {
+      bind: (...values: unknown[]) => late(statement.bind(...values)),
+      all: run("all"),
+      raw: run("raw"),
+      run: run("run"),
+      first: run("first"),
+    } as unknown as D1PreparedStatement;
+  };
+  const db = {
+    prepare: (query: string) => (pattern.test(query) ? late(real.prepare(query)) : real.prepare(query)),
+    batch: (statements: D1PreparedStatement[]) => real.batch(statements),
+    exec: (query: string) => real.exec(query),
+    dump: () => real.dump(),
+    withSession: (constraint?: string) => real.withSession(constraint),
+  } as unknown as D1Database;
+  return {
+    db,
+    reached: (n: number) =>
+      new Promise<void>((resolve) => {
+        if (held >= n) resolve();
         else watchers.push({ n, resolve });
       }),
     release: () => open(),

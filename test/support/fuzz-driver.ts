@@ -364,8 +364,15 @@ export function expectServiceCreated(data: Json, sent: Json, tenant: Tenant) {
     createdAt: data.updatedAt,
     updatedAt: expect.any(String),
     Paywall: [],
+    discovery: discoveryUrlsFor(data.id, sent.docsLlms ?? null),
   });
 }
+
+/** A service's discovery URLs on the payment origin (docs/discovery.md): its llms.txt is `docsLlms` when set. */
+export const discoveryUrlsFor = (serviceId: string, docsLlms: string | null) => {
+  const base = `${new URL(env.PAYMENT_BASE_URL).origin}/api/discovery/${encodeURIComponent(serviceId)}`;
+  return { openapiUrl: `${base}/openapi.json`, llmsTxtUrl: docsLlms ?? `${base}/llms.txt` };
+};
 
 export function expectServicePatched(data: Json, before: Json, patch: Json) {
   const fields = Object.keys(patch).filter((k) => k !== "authConfig");
@@ -375,6 +382,7 @@ export function expectServicePatched(data: Json, before: Json, patch: Json) {
     ...Object.fromEntries(fields.map((k) => [k, patch[k]])),
     authConfig: patch.authConfig ? maskedAuthConfig(method, patch.authConfig) : before.authConfig,
     updatedAt: expect.any(String),
+    discovery: discoveryUrlsFor(before.id, Object.hasOwn(patch, "docsLlms") ? patch.docsLlms : before.docsLlms),
   });
   expect(Date.parse(data.updatedAt)).toBeGreaterThanOrEqual(Date.parse(before.updatedAt));
 }
@@ -405,6 +413,9 @@ export function expectPaywallCreated(data: Json, sent: Json, tenant: Tenant) {
     headers: sent.headers ? sent.headers.map((h: Json) => ({ key: h.key, value: "***" })) : null,
     queryParams: sent.queryParams ?? null,
     cacheRules: sent.cacheRules ?? null,
+    inputSchema: sent.inputSchema ?? null,
+    outputSchema: sent.outputSchema ?? null,
+    outputExample: sent.outputExample ?? null,
     serviceId: sent.serviceId ?? null,
     userId: tenant.id,
     paymentUrls: paymentUrlsFor(sent.serviceId ?? null, sent.slug, sent.networks),
@@ -423,9 +434,20 @@ export function expectPaywallPatched(data: Json, before: Json, patch: Json, tena
   expect(data).toEqual({
     ...before,
     ...Object.fromEntries(
-      ["name", "description", "price", "currency", "timeout", "allowedMethods", "allowedHeaders", "queryParams", "enabled"].map(
-        (k) => [k, value(k)],
-      ),
+      [
+        "name",
+        "description",
+        "price",
+        "currency",
+        "timeout",
+        "allowedMethods",
+        "allowedHeaders",
+        "queryParams",
+        "enabled",
+        "inputSchema",
+        "outputSchema",
+        "outputExample",
+      ].map((k) => [k, value(k)]),
     ),
     targetType,
     targetUrl: targetType === "PROXY" ? value("targetUrl") : null,
@@ -601,6 +623,10 @@ export function fixFieldRules(body: Json): Json {
       value: oneLineValue(h.value),
     }));
   }
+  // Discovery schemas (docs/discovery.md): a JSON Schema of the documented subset, and an example that satisfies it.
+  if (b.inputSchema != null) b.inputSchema = { type: "object", properties: { q: { type: "string" } } };
+  if (b.outputSchema != null) b.outputSchema = { type: "object" };
+  if (b.outputExample != null) b.outputExample = { ok: true };
   if (Array.isArray(b.queryParams)) {
     b.queryParams = b.queryParams.map((q: Json, i: number) => ({
       key: paramNameProblem(q.key) ? `k${i}` : q.key,
@@ -849,6 +875,12 @@ export const DRIVERS: Record<string, Driver> = {
     build: async (g) => ({
       actor: reader,
       req: { method: "GET", path: `/v1/services/${pick(readerIds.services, g.aux.picks[0])}` },
+    }),
+  },
+  "GET /v1/services/{id}/discovery": {
+    build: async (g) => ({
+      actor: reader,
+      req: { method: "GET", path: `/v1/services/${pick(readerIds.services, g.aux.picks[0])}/discovery` },
     }),
   },
   "PATCH /v1/services/{id}": {

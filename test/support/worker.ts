@@ -1,8 +1,8 @@
 // The Worker under test: the real one, plus a deliberately broken rate limiter that proves the exactness test can fail.
 import { DurableObject } from "cloudflare:workers";
-import type { RateLimitDecision } from "../../src/core/rate-limit/durable-object.ts";
+import type { RateLimitDecision } from "../../src/core/keys/record.ts";
 
-export { default, RateLimiter } from "../../src/index.ts";
+export { default, PaymentCoordinator, RateLimiter } from "../../src/index.ts";
 
 interface Window {
   start: number;

@@ -108,7 +108,7 @@ describe("the outbox", () => {
     const waits: Promise<unknown>[] = [];
     const outbox = queueOutbox({ ...env, WEBHOOKS_QUEUE: broken.queue } as Env, { waitUntil: (p) => waits.push(p) });
     const ref = await recordPayment(who.paywall);
-    await completePayment(getDb(env.DB), ref, txHash(), { statusCode: 200, responseTime: 1 }, outbox);
+    await completePayment(getDb(env.DB), ref, txHash(), { statusCode: 200, responseTime: 1 }, undefined, outbox);
     await Promise.all(waits);
     expect(output.at("warn").join("\n")).toContain('"webhooks":"enqueue-failed"');
     const [deliveryId] = await deliveryIds(endpoint.id);

@@ -1,15 +1,14 @@
 import type { MiddlewareHandler } from "hono";
+import { getConfig } from "../../core/config.ts";
 import type { AccessLogVariables } from "../../core/http/access-log.ts";
 import { ApiError } from "../../core/http/errors.ts";
 import { hashApiKey, readApiKey } from "../../core/keys/api-key.ts";
+import { authorizeWithKeyObject } from "../../core/keys/key-object.ts";
+import type { AuthorizeAnswer, KeyRefusal, RateLimitDecision } from "../../core/keys/record.ts";
 import { hasScope, type Scope } from "../../core/keys/scopes.ts";
-import { countClient } from "../../core/rate-limit/limiter.ts";
-import { findKeyWithTenantByHash, touchKeyLastUsed } from "../../db/api-keys.ts";
-import type { ApiKeyRow, Tenant } from "../../db/schema.ts";
-import { isIpAllowed } from "../../lib/ip-allowlist.ts";
+import { clientDecision, countClient, enforce, enforceClient } from "../../core/rate-limit/limiter.ts";
+import type { Tenant } from "../../db/schema.ts";
 import type { DatabaseVariables } from "./database.ts";
-
-const LAST_USED_INTERVAL_MS = 60_000;
 
 /** Who is calling: the authenticated key and its tenant. */
 export interface AuthContext {
@@ -20,7 +19,7 @@ export interface AuthContext {
   tenant: Tenant;
 }
 
-export type AuthVariables = { auth: AuthContext };
+export type AuthVariables = { auth: AuthContext; rateLimit: RateLimitDecision };
 
 const KEY_MESSAGES = {
   missing: "An API key is required: send `Authorization: Bearer <key>` or `X-Api-Key: <key>`",
@@ -28,12 +27,18 @@ const KEY_MESSAGES = {
   conflict: "`Authorization` and `X-Api-Key` carry different keys",
 } as const;
 
-/** Why a stored key cannot be used right now, or `null` if it can. Revocation wins over expiry, expiry over a pause. */
-export function keyStateError(key: Pick<ApiKeyRow, "status" | "expiresAt">, now: Date): ApiError | null {
-  if (key.status === "revoked") return new ApiError("KEY_REVOKED", "This API key has been revoked");
-  if (key.expiresAt && key.expiresAt.getTime() <= now.getTime()) return new ApiError("KEY_EXPIRED", "This API key has expired");
-  if (key.status === "paused") return new ApiError("KEY_INACTIVE", "This API key is paused");
-  return null;
+/** The error of a key its object refused: revocation wins over expiry, expiry over a pause; then the allowlist. */
+function refusalError(reason: KeyRefusal): ApiError {
+  switch (reason) {
+    case "revoked":
+      return new ApiError("KEY_REVOKED", "This API key has been revoked");
+    case "expired":
+      return new ApiError("KEY_EXPIRED", "This API key has expired");
+    case "paused":
+      return new ApiError("KEY_INACTIVE", "This API key is paused");
+    case "ip":
+      return new ApiError("IP_NOT_ALLOWED", "This API key may not be used from this IP address");
+  }
 }
 
 /**
@@ -46,41 +51,80 @@ function unauthorized(error: ApiError, keySent: boolean): ApiError {
 }
 
 /**
- * Authenticates the API key: format (no query for a malformed key), one indexed lookup by hash,
- * key state, then the key's IP allowlist against `CF-Connecting-IP`. Key state is read on every
- * request, so a pause or revocation holds from the next request on.
+ * Hashes of the keys this isolate has seen usable (admitted, or refused only for the client address; bounded:
+ * cleared when full). A request with one of them goes straight to its key's object; any other key is first counted
+ * against its client address.
+ */
+const admittedKeys = new Set<string>();
+const MAX_ADMITTED_KEYS = 10_000;
+
+/**
+ * Authenticates the API key and counts the request against the key's limit, in one call to the key's Durable Object
+ * (named after the key's SHA-256: core/keys/key-object.ts), which holds the key's record and judges the request: key
+ * state, then the IP allowlist (`CF-Connecting-IP`), then the key's exact per-window quota. No D1 statement on this
+ * path: the object read the key from D1 once, and every change to the key or its tenant makes it read again
+ * (rate-limit/durable-object.ts), so a pause or revocation holds from the next request on.
  *
- * A request refused with 401 is counted against its client address (`countClient`) before it is answered: over the
- * address's limit it gets `429` instead. A key that authenticates costs no extra call and is served even from an
- * address over its limit (addresses are shared: strangers' bad keys must not lock a tenant out).
+ * Unknown keys stay bounded by the client address's limit: a malformed key never reaches an object; a well-formed key
+ * this isolate has not seen usable is first counted against its address (`clientDecision`), and an address over its
+ * limit gets `429` before any key object is asked (so a stranger's keys can create at most the address's limit of
+ * objects, and cause at most that many D1 reads, per window). A key this isolate has seen usable costs no extra call
+ * and is served even from an address over its limit (addresses are shared: strangers' bad keys must not lock a tenant
+ * out). A request refused with 401 is counted against its client address (once), and gets `429` instead over its limit.
  */
 export function authenticate(): MiddlewareHandler<{
   Bindings: Env;
   Variables: DatabaseVariables & AuthVariables & AccessLogVariables;
 }> {
   return async function authenticate(c, next) {
+    let addressDecision: RateLimitDecision | undefined;
+    let addressCounted = false;
     const refuse = async (error: ApiError, keySent: boolean): Promise<never> => {
-      await countClient(c);
+      if (addressCounted) enforceClient(c, addressDecision);
+      else await countClient(c);
       throw unauthorized(error, keySent);
     };
     const read = readApiKey(c.req.header("authorization"), c.req.header("x-api-key"));
     if (!read.ok) return refuse(new ApiError("INVALID_API_KEY", KEY_MESSAGES[read.reason]), read.reason !== "missing");
 
-    const found = await findKeyWithTenantByHash(c.var.db, await hashApiKey(read.key));
-    if (!found) return refuse(new ApiError("INVALID_API_KEY", KEY_MESSAGES.malformed), true);
-
-    const { key, tenant } = found;
-    const now = new Date();
-    const stateError = keyStateError(key, now);
-    if (stateError) return refuse(stateError, true);
-    if (!isIpAllowed(key.allowedIps, c.req.header("cf-connecting-ip"))) {
-      throw new ApiError("IP_NOT_ALLOWED", "This API key may not be used from this IP address");
+    const keyHash = await hashApiKey(read.key);
+    if (!admittedKeys.has(keyHash)) {
+      addressDecision = await clientDecision(c);
+      addressCounted = true;
+      if (addressDecision && !addressDecision.allowed) enforceClient(c, addressDecision);
     }
-
-    c.set("auth", { keyId: key.id, keyName: key.name, keyPrefix: key.keyPrefix, scopes: key.scopes, tenant });
-    if (!key.lastUsedAt || now.getTime() - key.lastUsedAt.getTime() >= LAST_USED_INTERVAL_MS) {
-      c.executionCtx.waitUntil(touchKeyLastUsed(c.var.db, key.id, now, LAST_USED_INTERVAL_MS).catch(() => {}));
+    const { max, windowMs } = getConfig(c.env).rateLimit;
+    let answer: AuthorizeAnswer;
+    try {
+      answer = await authorizeWithKeyObject(c.env, {
+        keyHash,
+        clientIp: c.req.header("cf-connecting-ip"),
+        limit: max,
+        windowMs,
+      });
+    } catch {
+      c.set("errorCode", "RATE_LIMITER_UNAVAILABLE");
+      throw new ApiError("SERVICE_UNAVAILABLE", "Authentication is temporarily unavailable; retry shortly", {
+        headers: { "Retry-After": "1" },
+      });
     }
+    if (answer.kind === "unknown") {
+      admittedKeys.delete(keyHash);
+      return refuse(new ApiError("INVALID_API_KEY", KEY_MESSAGES.malformed), true);
+    }
+    if (answer.kind === "refused" && answer.reason !== "ip") {
+      admittedKeys.delete(keyHash);
+      return refuse(refusalError(answer.reason), true);
+    }
+    // A usable key (admitted, or refused for the address it is used from): its next requests skip the address count.
+    if (admittedKeys.size >= MAX_ADMITTED_KEYS) admittedKeys.clear();
+    admittedKeys.add(keyHash);
+    if (answer.kind === "refused") throw refusalError(answer.reason);
+    const { decision, key } = answer;
+    c.set("auth", { keyId: key.keyId, keyName: key.keyName, keyPrefix: key.keyPrefix, scopes: key.scopes, tenant: key.tenant });
+    c.set("rateLimit", decision);
+    // The object's clock may be ahead of ours: seconds are counted from the answer on.
+    enforce(c, undefined, decision, Date.now(), `Rate limit of ${decision.limit} requests per window exceeded`);
     await next();
   };
 }

@@ -4,9 +4,12 @@
  * pause, resume, edit (name, scopes, expiry, allowlist), revoke (once: `ALREADY_REVOKED` after), delete.
  *
  * Every change is one `db.batch`: the conditional statement that makes it, and the key event that records it
- * (action, actor, IP, time), written only if the change happened. A caller acting for one tenant (the dashboard)
- * passes `tenant`: another tenant's key is then `FORBIDDEN`, never touched. Plain functions over a drizzle `Db`,
- * so the CLI (Node), `npm run dev` and the Worker run the same code; nothing here imports `cloudflare:workers`.
+ * (action, actor, IP, time), written only if the change happened. Once it has committed, the key's Durable Object is
+ * told (`KeyStore.cache`, key-object.ts) before the function returns, so the change holds from the next request on:
+ * the object authenticates every request from a record it read from D1. A caller acting for one tenant (the
+ * dashboard) passes `tenant`: another tenant's key is then `FORBIDDEN`, never touched. Plain functions over a drizzle
+ * `Db` and a `KeyCache`, so the CLI (Node), `npm run dev` and the Worker run the same code; nothing here imports
+ * `cloudflare:workers`.
  *
  * Every failure is an `ApiError` with its code. Dates go out as ISO strings. The raw key leaves this module once,
  * from `createKey`.
@@ -21,6 +24,7 @@ import {
   listKeysOfTenant,
   MAX_ACTIVE_KEYS_PER_TENANT,
   revokeKeyIfNotRevokedQuery,
+  rollOldKeyQuery,
   setKeyStatusUnlessRevokedQuery,
 } from "../../db/api-keys.ts";
 import type { Db } from "../../db/client.ts";
@@ -33,6 +37,7 @@ import { formatIssues, type Issue, issuesOf } from "../../lib/issues.ts";
 import { textProblem } from "../../lib/text-rules.ts";
 import { ApiError, invalid } from "../http/errors.ts";
 import { type EffectiveKeyStatus, effectiveKeyStatus, generateApiKey } from "./api-key.ts";
+import type { KeyStore } from "./key-object.ts";
 import { parseScopes, type Scope } from "./scopes.ts";
 
 export { MAX_ACTIVE_KEYS_PER_TENANT };
@@ -84,12 +89,16 @@ const AllowIps = z.union([z.string(), z.array(z.string())]).transform((value, ct
     ctx.addIssue({ code: "custom", message: `At most ${MAX_ALLOWED_IPS} entries` });
     return z.NEVER;
   }
-  try {
-    return [...new Set(normalizeAllowlist(entries))];
-  } catch (err) {
-    ctx.addIssue({ code: "custom", message: (err as Error).message });
-    return z.NEVER;
+  // Every bad entry is named, each with its own issue (a form shows them all at once).
+  const normalized: string[] = [];
+  for (const entry of entries) {
+    try {
+      normalized.push(...normalizeAllowlist([entry]));
+    } catch (err) {
+      ctx.addIssue({ code: "custom", message: (err as Error).message });
+    }
   }
+  return normalized.length === entries.length ? [...new Set(normalized)] : z.NEVER;
 });
 
 /** An ISO 8601 date-time with `Z` or an offset, e.g. `2027-01-31T00:00:00Z`; checked to be in the future separately. */
@@ -275,26 +284,34 @@ async function refusal(db: Db, ref: { id: string; tenant?: string | undefined },
   return new ApiError("ALREADY_REVOKED", `API key ${ref.id} is revoked; a revoked key cannot be ${action}`);
 }
 
-async function setStatus(db: Db, input: KeyRef, status: "active" | "paused", now: Date, by: Actor): Promise<KeyOutput> {
+async function setStatus(store: KeyStore, input: KeyRef, status: "active" | "paused", now: Date, by: Actor): Promise<KeyOutput> {
+  const { db } = store;
   const ref = parseInput(KeyRef, input);
   const [[row]] = await db.batch([
     setKeyStatusUnlessRevokedQuery(db, ref.id, ref.tenant, status),
     keyEventFromKey(db, ref.id, { action: status === "paused" ? "paused" : "resumed", ...by, at: now }, previousStatementChanged),
   ]);
   if (!row) throw await refusal(db, ref, status === "paused" ? "paused" : "resumed");
+  await store.cache.forget([row.keyHash]);
   return keyOutput(row, now);
 }
 
 /** Pauses a key (refused with `401 KEY_INACTIVE` from the next request on). Pausing a paused key is a no-op. */
-export const pauseKey = (db: Db, input: KeyRef, now: Date = new Date(), by: Actor = OPERATOR_CLI) =>
-  setStatus(db, input, "paused", now, by);
+export const pauseKey = (store: KeyStore, input: KeyRef, now: Date = new Date(), by: Actor = OPERATOR_CLI) =>
+  setStatus(store, input, "paused", now, by);
 
 /** Resumes a paused key. Resuming an active key is a no-op; a revoked key stays revoked. */
-export const resumeKey = (db: Db, input: KeyRef, now: Date = new Date(), by: Actor = OPERATOR_CLI) =>
-  setStatus(db, input, "active", now, by);
+export const resumeKey = (store: KeyStore, input: KeyRef, now: Date = new Date(), by: Actor = OPERATOR_CLI) =>
+  setStatus(store, input, "active", now, by);
 
-/** Revokes a key for good; revoking it again is `ALREADY_REVOKED`. */
-export async function revokeKey(db: Db, input: KeyRef, now: Date = new Date(), by: Actor = OPERATOR_CLI): Promise<KeyOutput> {
+/** Revokes a key for good (refused from the next request on); revoking it again is `ALREADY_REVOKED`. */
+export async function revokeKey(
+  store: KeyStore,
+  input: KeyRef,
+  now: Date = new Date(),
+  by: Actor = OPERATOR_CLI,
+): Promise<KeyOutput> {
+  const { db } = store;
   const ref = parseInput(KeyRef, input);
   const [[row]] = await db.batch([
     revokeKeyIfNotRevokedQuery(db, ref.id, ref.tenant, now),
@@ -304,11 +321,18 @@ export async function revokeKey(db: Db, input: KeyRef, now: Date = new Date(), b
     const err = await refusal(db, ref, "revoked again");
     throw err.code === "ALREADY_REVOKED" ? new ApiError("ALREADY_REVOKED", `API key ${ref.id} is already revoked`) : err;
   }
+  await store.cache.forget([row.keyHash]);
   return keyOutput(row, now);
 }
 
 /** Edits a key's name, scopes, expiry and allowlist (not a revoked key). Takes effect on the next request. */
-export async function editKey(db: Db, input: KeyEditInput, now: Date = new Date(), by: Actor = OPERATOR_CLI): Promise<KeyOutput> {
+export async function editKey(
+  store: KeyStore,
+  input: KeyEditInput,
+  now: Date = new Date(),
+  by: Actor = OPERATOR_CLI,
+): Promise<KeyOutput> {
+  const { db } = store;
   const v = parseInput(KeyEditInput, input);
   requireFuture(v.expiresAt, now);
   const edit = { name: v.name, scopes: v.scopes, expiresAt: v.expiresAt, allowedIps: v.allowIps };
@@ -316,19 +340,97 @@ export async function editKey(db: Db, input: KeyEditInput, now: Date = new Date(
     editKeyQuery(db, v.id, v.tenant, edit, now, MAX_ACTIVE_KEYS_PER_TENANT),
     keyEventFromKey(db, v.id, { action: "edited", ...by, at: now }, previousStatementChanged),
   ]);
-  if (row) return keyOutput(row, now);
+  if (row) {
+    await store.cache.forget([row.keyHash]);
+    return keyOutput(row, now);
+  }
   const key = await findKeyById(db, v.id);
   if (key && key.tenantId === v.tenant && key.status !== "revoked") throw limitReached(v.tenant);
   throw await refusal(db, v, "edited");
 }
 
-/** Deletes a key row: the key then reads as unknown (`401 INVALID_API_KEY`). Its events stay. */
+/** How long a rolled key keeps working: at most 30 days (0 = it stops at once). */
+export const MAX_ROLL_GRACE_SECONDS = 30 * 24 * 60 * 60;
+
+const KeyRollInput = z.strictObject({
+  id: Id,
+  tenant: Id.optional(),
+  graceSeconds: z.coerce
+    .number()
+    .int("Must be a whole number of seconds")
+    .min(0, "Must not be negative")
+    .max(MAX_ROLL_GRACE_SECONDS, "Must be at most 30 days"),
+});
+export type KeyRollInput = z.input<typeof KeyRollInput>;
+
+/**
+ * Rolls a key (as Stripe does): a new key with the same name, permissions and allowlist now, and the old one expiring
+ * after `graceSeconds` (revoked at once when 0), so the new key can be deployed before the old one stops. One batch:
+ * the new key is inserted within the 20-key limit (the old one still counts until it expires), the old one's expiry
+ * moves earlier only if that insert happened and the old key is not revoked, and both are recorded.
+ */
+export async function rollKey(store: KeyStore, input: KeyRollInput, now: Date = new Date(), by: Actor = OPERATOR_CLI) {
+  const { db } = store;
+  const v = parseInput(KeyRollInput, input);
+  const old = await findKeyById(db, v.id);
+  if (!old || (v.tenant !== undefined && old.tenantId !== v.tenant) || old.status === "revoked") {
+    throw await refusal(db, { id: v.id, tenant: v.tenant }, "rolled");
+  }
+  const tenant = old.tenantId;
+  const graceEnds = new Date(now.getTime() + v.graceSeconds * 1000);
+  // The old key never lives longer than it would have.
+  const oldExpiry = old.expiresAt && old.expiresAt < graceEnds ? old.expiresAt : graceEnds;
+  const { key, keyHash, keyPrefix } = await generateApiKey();
+  const id = newId("key");
+  const [[row], , [rolled]] = await db.batch([
+    insertKeyWithinLimitQuery(
+      db,
+      {
+        id,
+        tenantId: tenant,
+        name: old.name,
+        keyHash,
+        keyPrefix,
+        scopes: old.scopes,
+        status: "active",
+        expiresAt: old.expiresAt && old.expiresAt > now ? old.expiresAt : null,
+        allowedIps: old.allowedIps,
+        createdAt: now,
+        lastUsedAt: null,
+        revokedAt: null,
+      },
+      now,
+      MAX_ACTIVE_KEYS_PER_TENANT,
+    ),
+    keyEventFromKey(db, id, { action: "created", ...by, at: now }),
+    rollOldKeyQuery(db, old.id, id, v.graceSeconds === 0 ? { revokeAt: now } : { expireAt: oldExpiry }),
+    keyEventFromKey(db, old.id, { action: "rolled", ...by, at: now }, previousStatementChanged),
+  ]);
+  if (!row) throw limitReached(tenant);
+  if (!rolled) throw await refusal(db, { id: v.id, tenant: v.tenant }, "rolled");
+  await store.cache.forget([old.keyHash]);
+  const created: CreatedKeyOutput = {
+    id: row.id,
+    key,
+    keyPrefix: row.keyPrefix,
+    name: row.name,
+    scopes: row.scopes,
+    status: row.status,
+    expiresAt: iso(row.expiresAt),
+    allowedIps: row.allowedIps,
+    createdAt: row.createdAt.toISOString(),
+  };
+  return { created, old: keyOutput(rolled, now) };
+}
+
+/** Deletes a key row: the key then reads as unknown (`401 INVALID_API_KEY`) from the next request on. Its events stay. */
 export async function removeKey(
-  db: Db,
+  store: KeyStore,
   input: KeyRef,
   now: Date = new Date(),
   by: Actor = OPERATOR_CLI,
 ): Promise<{ id: string; deleted: true }> {
+  const { db } = store;
   const ref = parseInput(KeyRef, input);
   const scoped = ref.tenant === undefined ? undefined : eq(apiKeys.tenantId, ref.tenant);
   const [, deleted] = await db.batch([
@@ -336,5 +438,6 @@ export async function removeKey(
     deleteKeyQuery(db, ref.id, ref.tenant),
   ]);
   if (deleted.length === 0) throw await refusal(db, ref, "deleted");
+  await store.cache.forget(deleted.map((d) => d.keyHash));
   return { id: ref.id, deleted: true };
 }

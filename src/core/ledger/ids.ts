@@ -34,3 +34,14 @@ export const requestEventIdOf = (transactionId: string) => `evt_${refOf(transact
 
 /** The outcome event's id of a payment (SUCCESS or ERROR: one per payment), from its transaction's id. */
 export const outcomeEventIdOf = (transactionId: string) => `evt_${refOf(transactionId)}_outcome`;
+
+/**
+ * The retry key of a payment that may be presented again with a new credential (SHA-256 hex): x402's
+ * `payment-identifier`, which the buyer chooses, per payer (another payer's same id is another key); MPP's challenge
+ * id, which the gateway issued (one challenge, one payment).
+ */
+export async function paymentRetryKey(
+  key: { protocol: "x402"; payer: string; paymentId: string } | { protocol: "mpp"; challengeId: string },
+): Promise<string> {
+  return sha256Hex(key.protocol === "x402" ? `x402|${key.payer.toLowerCase()}|${key.paymentId}` : `mpp|${key.challengeId}`);
+}

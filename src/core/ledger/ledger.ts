@@ -8,19 +8,29 @@ import {
   closePendingPayment,
   findPaymentStatus,
   insertPaymentStart,
-  notePendingPayment,
+  notePendingPaymentHash,
   type PendingPayment,
   paymentCloseStatements,
   paymentStartStatements,
 } from "../../db/ledger.ts";
+import {
+  claimStatements,
+  dropAnswerStatement,
+  holdAnswerStatement,
+  keepAnswerStatement,
+  type PaidAnswerClaim,
+  type StoredAnswer,
+} from "../../db/paid-answers.ts";
 import type { EventType, Token, TransactionStatus, WebhookEventType } from "../../db/schema.ts";
 import { webhookFanOutStatement } from "../../db/webhooks.ts";
 import type { NetworkId } from "../money/networks.ts";
+import { PAID_ANSWER_KEEP_SECONDS } from "../payments.ts";
 import { transactionDeliveryIdPrefix } from "../webhooks/events.ts";
 import type { Outbox } from "../webhooks/outbox.ts";
 import { outcomeEventIdOf, requestEventIdOf } from "./ids.ts";
 
 export type { PendingPayment } from "../../db/ledger.ts";
+export type { PaidAnswerClaim, StoredAnswer } from "../../db/paid-answers.ts";
 
 /**
  * Every move of a payment: from which status (`null`: not recorded yet), to which, and the event it records.
@@ -31,6 +41,10 @@ export type { PendingPayment } from "../../db/ledger.ts";
  * - `fail`: the money did not move and can no longer move (an upstream failure, a refused settlement, an expiry).
  * - `leaveUnknown`: the settlement was sent and its answer lost: the payment stays PENDING, with the hash when known,
  *   until the request or the sweep reads its outcome from the chain.
+ *
+ * A gateway payment's paid answer (`paid_answers`, src/db/paid-answers.ts) moves in the same batches: `start` claims
+ * it, `complete` stores it (or, from the sweep, keeps the one stored) and makes it servable, `leaveUnknown` stores it
+ * unservable, `fail` deletes it. So an answer is served exactly while its payment is COMPLETED.
  *
  * `webhook`: the event the move records for the tenant's webhook endpoints, in the move's own batch (one statement:
  * a delivery row per subscribed endpoint, only if the move happened; src/db/webhooks.ts). Its ids derive from the
@@ -70,6 +84,8 @@ export interface PaymentStart extends PaymentRef {
   pending: PendingPayment;
   /** When it happened (demo data backdates; the gateway leaves it to now). */
   at?: Date;
+  /** The gateway's claim on the payment's answer: the request it pays for, its credential, its retry key. */
+  claim?: PaidAnswerClaim;
 }
 
 /** How a payment ended, as its outcome event tells it. */
@@ -149,10 +165,21 @@ function failRows(p: PaymentRef, reason: string, o: Outcome) {
   ] as const;
 }
 
-/** `start`: PENDING with its REQUEST event. `false` when the payment was already recorded (the same payment again). */
-export const startPayment = (db: Db, p: PaymentStart): Promise<boolean> => insertPaymentStart(db, ...startRows(p));
+/**
+ * `start`: PENDING with its REQUEST event (and the claim on its answer). `false` when the payment was already recorded
+ * (the same payment again), or when its retry key belongs to another payment (nothing is written then).
+ */
+export const startPayment = (db: Db, p: PaymentStart): Promise<boolean> =>
+  insertPaymentStart(
+    db,
+    ...startRows(p),
+    p.claim ? claimStatements(db, p.transactionId, p.tenantId, p.claim, p.at ?? new Date()) : [],
+  );
 
-/** The webhook statement of a move that ends in `move.to` (see `PAYMENT_MOVES`). */
+/** Until when a COMPLETED payment's answer stays servable, from when it became so. */
+const keptUntil = (at: Date) => new Date(at.getTime() + PAID_ANSWER_KEEP_SECONDS * 1000);
+
+/** The webhook statement of a move (see `PAYMENT_MOVES`). */
 function webhookOf(db: Db, p: PaymentRef, move: "complete" | "fail" | "leaveUnknown", at: Date) {
   const type = PAYMENT_MOVES[move].webhook;
   return webhookFanOutStatement(db, {
@@ -165,43 +192,54 @@ function webhookOf(db: Db, p: PaymentRef, move: "complete" | "fail" | "leaveUnkn
   });
 }
 
-/** Hands the deliveries a move recorded to the outbox, if any. */
-function notify(outbox: Outbox | undefined, deliveries: { id: string }[]) {
+/** Hands the deliveries a move recorded to the outbox, and says whether the move happened. */
+function notify(outbox: Outbox | undefined, { moved, deliveries }: { moved: boolean; deliveries: { id: string }[] }) {
   if (outbox && deliveries.length > 0) outbox.deliveries(deliveries.map((d) => d.id));
-}
-
-/**
- * `complete`: COMPLETED with the hash of the transfer, its SUCCESS event and its `transaction.completed` webhook
- * deliveries. `false` if it was no longer PENDING.
- */
-export async function completePayment(db: Db, p: PaymentRef, txHash: string, o: Outcome, outbox?: Outbox): Promise<boolean> {
-  const [change, event] = completeRows(p, txHash, o);
-  const { moved, deliveries } = await closePendingPayment(
-    db,
-    p.transactionId,
-    change,
-    event,
-    webhookOf(db, p, "complete", change.settledAt),
-  );
-  notify(outbox, deliveries);
   return moved;
 }
 
 /**
- * `fail`: FAILED with the reason, its ERROR event and its `transaction.failed` webhook deliveries. `false` if it was
- * no longer PENDING.
+ * `complete`: COMPLETED with the hash of the transfer, and its SUCCESS event; the request's `answer` stored (from the
+ * sweep: the one `leaveUnknown` stored), servable for `PAID_ANSWER_KEEP_SECONDS`; its `transaction.completed` webhook
+ * deliveries, handed to `outbox`. `false` if it was no longer PENDING.
+ */
+export async function completePayment(
+  db: Db,
+  p: PaymentRef,
+  txHash: string,
+  o: Outcome,
+  answer?: StoredAnswer,
+  outbox?: Outbox,
+): Promise<boolean> {
+  const [change, event] = completeRows(p, txHash, o);
+  const keep = keepAnswerStatement(db, p.transactionId, keptUntil(answer?.at ?? o.at ?? new Date()), answer);
+  const result = await closePendingPayment(
+    db,
+    p.transactionId,
+    change,
+    event,
+    [keep],
+    webhookOf(db, p, "complete", change.settledAt),
+  );
+  return notify(outbox, result);
+}
+
+/**
+ * `fail`: FAILED with the reason, and its ERROR event; its answer deleted; its `transaction.failed` webhook
+ * deliveries, handed to `outbox`. `false` if it was no longer PENDING.
  */
 export async function failPayment(db: Db, p: PaymentRef, reason: string, o: Outcome, outbox?: Outbox): Promise<boolean> {
   const [change, event] = failRows(p, reason, o);
-  const { moved, deliveries } = await closePendingPayment(
+  const drop = dropAnswerStatement(db, p.transactionId);
+  const result = await closePendingPayment(
     db,
     p.transactionId,
     change,
     event,
+    [drop],
     webhookOf(db, p, "fail", change.settledAt),
   );
-  notify(outbox, deliveries);
-  return moved;
+  return notify(outbox, result);
 }
 
 /**
@@ -222,18 +260,19 @@ export const moveStatements = {
 
 /**
  * `leaveUnknown`: still PENDING, its settlement's hash kept when known (the tenant sees it), for the sweep to settle
- * from the chain, and its `transaction.pending` webhook deliveries (once per payment). `false` if it was no longer
- * PENDING.
+ * from the chain; the request's `answer` stored, unservable until the payment is COMPLETED; its `transaction.pending`
+ * webhook deliveries (once per payment), handed to `outbox`. `false` if it was no longer PENDING.
  */
-export async function leavePaymentUnknown(db: Db, p: PaymentRef, txHash: string | undefined, outbox?: Outbox): Promise<boolean> {
-  const { pending, deliveries } = await notePendingPayment(
-    db,
-    p.transactionId,
-    txHash,
-    webhookOf(db, p, "leaveUnknown", new Date()),
-  );
-  notify(outbox, deliveries);
-  return pending;
+export async function leavePaymentUnknown(
+  db: Db,
+  p: PaymentRef,
+  txHash: string | undefined,
+  answer?: StoredAnswer,
+  outbox?: Outbox,
+): Promise<boolean> {
+  const extras = answer ? [holdAnswerStatement(db, p.transactionId, answer)] : [];
+  const webhook = webhookOf(db, p, "leaveUnknown", new Date());
+  return notify(outbox, await notePendingPaymentHash(db, p.transactionId, txHash, extras, webhook));
 }
 
 /** Where a recorded payment stands (a resent payment's answer depends on it), or `undefined` if never recorded. */

@@ -17,6 +17,9 @@ import { NETWORK_IDS, type NetworkId } from "./networks.ts";
  * - [viem]    viem/chains (`base`, `baseSepolia`, `hyperEvm`, `hyperliquidEvmTestnet`, `arcTestnet`, `tempo`,
  *             `tempoModerato`) for the chain ids
  * - [mppx]    mppx `tempo/internal/defaults` (`usdc` on Tempo mainnet 4217, `pathUsd` on Tempo testnet 42431)
+ * - [explorer] viem/chains `blockExplorers.default.url` of the same chains (Basescan, HyperEVMScan, Arc Explorer, Tempo
+ *             Explorer). viem lists none for HyperEVM testnet: no link there. The dashboard links `<url>/tx/<hash>` and
+ *             `<url>/address/<address>`, the paths these explorers share.
  *
  * UNVERIFIED: the EIP-712 domain (`USDC`/`2`) of the HyperEVM, HyperEVM testnet and Arc testnet tokens. It is assumed
  * from Circle's FiatToken v2 (the domain of Base Sepolia's USDC), not read from a source: @x402/evm's
@@ -43,6 +46,8 @@ export interface NetworkEntry {
   eip712: { name: string; version: string } | null;
   /** JSON-RPC endpoint (Tempo: MPP verification and broadcast; EVM: settlement outcomes read from the token). */
   rpcUrl: string;
+  /** The chain's block explorer (for links to transactions and addresses), or `null` when none is known. */
+  explorerUrl: string | null;
 }
 
 export const NETWORK_TABLE: Record<NetworkId, NetworkEntry> = {
@@ -54,6 +59,7 @@ export const NETWORK_TABLE: Record<NetworkId, NetworkEntry> = {
     token: "USDC",
     eip712: { name: "USDC", version: "2" },
     rpcUrl: "https://sepolia.base.org",
+    explorerUrl: "https://sepolia.basescan.org",
   },
   // [viem] base.id and public RPC; [circle][x402] USDC on Base, domain "USD Coin"/2 [x402]
   base: {
@@ -63,6 +69,7 @@ export const NETWORK_TABLE: Record<NetworkId, NetworkEntry> = {
     token: "USDC",
     eip712: { name: "USD Coin", version: "2" },
     rpcUrl: "https://mainnet.base.org",
+    explorerUrl: "https://basescan.org",
   },
   // [viem] hyperliquidEvmTestnet.id and public RPC; [circle] USDC on HyperEVM testnet; domain UNVERIFIED (see above)
   "hyperevm-testnet": {
@@ -72,6 +79,7 @@ export const NETWORK_TABLE: Record<NetworkId, NetworkEntry> = {
     token: "USDC",
     eip712: { name: "USDC", version: "2" },
     rpcUrl: "https://rpc.hyperliquid-testnet.xyz/evm",
+    explorerUrl: null,
   },
   // [viem] hyperEvm.id and public RPC; [circle] USDC on HyperEVM; domain UNVERIFIED (see above)
   hyperevm: {
@@ -81,6 +89,7 @@ export const NETWORK_TABLE: Record<NetworkId, NetworkEntry> = {
     token: "USDC",
     eip712: { name: "USDC", version: "2" },
     rpcUrl: "https://rpc.hyperliquid.xyz/evm",
+    explorerUrl: "https://hyperevmscan.io",
   },
   // [viem] arcTestnet.id and public RPC; [arc][circle] USDC's ERC-20 interface on Arc testnet; domain UNVERIFIED (see above)
   "arc-testnet": {
@@ -90,6 +99,7 @@ export const NETWORK_TABLE: Record<NetworkId, NetworkEntry> = {
     token: "USDC",
     eip712: { name: "USDC", version: "2" },
     rpcUrl: "https://rpc.testnet.arc.io",
+    explorerUrl: "https://explorer.testnet.arc.io",
   },
   // [viem] tempoModerato.id and public RPC; [mppx] pathUSD, the testnet's default MPP currency
   "tempo-testnet": {
@@ -99,6 +109,7 @@ export const NETWORK_TABLE: Record<NetworkId, NetworkEntry> = {
     token: "pathUSD",
     eip712: null,
     rpcUrl: "https://rpc.moderato.tempo.xyz",
+    explorerUrl: "https://explore.testnet.tempo.xyz",
   },
   // [viem] tempo.id and public RPC; [mppx] USDC on Tempo mainnet
   tempo: {
@@ -108,6 +119,7 @@ export const NETWORK_TABLE: Record<NetworkId, NetworkEntry> = {
     token: "USDC",
     eip712: null,
     rpcUrl: "https://rpc.tempo.xyz",
+    explorerUrl: "https://explore.tempo.xyz",
   },
 };
 

@@ -18,3 +18,30 @@ export function formatUsdc(micro: string | bigint): string {
 export function formatUsdcShort(micro: string | bigint): string {
   return formatUsdc(micro).replace(/\.?0+$/, "");
 }
+
+/**
+ * Integer micro-USDC as a plain decimal amount, the form discovery documents price in (`x-payment-info.price.amount`
+ * in USD): `"10000"` → `"0.01"`, `"1000000"` → `"1"`, `"1"` → `"0.000001"`. Digits only, no grouping, no trailing zero,
+ * no floating point.
+ */
+export function usdcDecimal(micro: string | bigint): string {
+  const value = typeof micro === "bigint" ? micro : BigInt(micro);
+  const digits = (value < 0n ? -value : value).toString().padStart(DECIMALS + 1, "0");
+  const fraction = digits.slice(-DECIMALS).replace(/0+$/, "");
+  return `${value < 0n ? "-" : ""}${digits.slice(0, -DECIMALS)}${fraction ? `.${fraction}` : ""}`;
+}
+
+/**
+ * A decimal USDC amount as typed (`0.01`, `12`, `1,000.5`, `.5`) as integer micro-USDC, digit by digit (`"10000"`), never
+ * through floating point; `null` when it is not a plain non-negative decimal with at most six decimals. Leading zeros
+ * are dropped (`"0"` for zero); whether the amount is an allowed price is the price rule's business.
+ */
+export function parseUsdc(text: string): string | null {
+  const value = text.trim().replaceAll(",", "").replaceAll("_", "");
+  const match = /^(\d*)(?:\.(\d*))?$/.exec(value);
+  if (!match || value === "" || value === ".") return null;
+  const [, whole = "", fraction = ""] = match;
+  if (fraction.length > DECIMALS) return null;
+  const digits = `${whole}${fraction.padEnd(DECIMALS, "0")}`.replace(/^0+(?=\d)/, "");
+  return digits === "" ? "0" : digits;
+}

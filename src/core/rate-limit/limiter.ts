@@ -2,8 +2,8 @@ import type { Context, MiddlewareHandler } from "hono";
 import { getConfig } from "../config.ts";
 import type { AccessLogVariables } from "../http/access-log.ts";
 import { ApiError } from "../http/errors.ts";
+import type { RateLimitDecision } from "../keys/record.ts";
 import { clientBucket } from "./client-bucket.ts";
-import type { RateLimitDecision } from "./durable-object.ts";
 
 /**
  * Buckets (a key id, or a client address `ip:…`) known to be over their limit in this isolate, until their window
@@ -33,14 +33,19 @@ export async function askLimiter(env: Env, bucket: string, limit: number, window
   }
 }
 
-/** Sets the bucket's `RateLimit-*` headers; over the limit, notes the bucket and throws `429` with `Retry-After`. */
-export function enforce(c: Context, bucket: string, d: RateLimitDecision, now: number, message: string): void {
+/**
+ * Sets the bucket's `RateLimit-*` headers; over the limit, notes the bucket (unless `bucket` is `undefined`: a key,
+ * whose object is asked on every request anyway) and throws `429` with `Retry-After`.
+ */
+export function enforce(c: Context, bucket: string | undefined, d: RateLimitDecision, now: number, message: string): void {
   c.header("RateLimit-Limit", String(d.limit));
   c.header("RateLimit-Remaining", String(d.remaining));
   c.header("RateLimit-Reset", String(secondsUntil(d.resetAt, now)));
   if (d.allowed) return;
-  if (deniedUntil.size >= MAX_NOTES) deniedUntil.clear();
-  deniedUntil.set(bucket, d.resetAt);
+  if (bucket !== undefined) {
+    if (deniedUntil.size >= MAX_NOTES) deniedUntil.clear();
+    deniedUntil.set(bucket, d.resetAt);
+  }
   throw new ApiError("RATE_LIMITED", message, { headers: { "Retry-After": String(secondsUntil(d.resetAt, now)) } });
 }
 
@@ -57,19 +62,33 @@ const clientMessage = (limit: number) =>
  * health check should report the database, not the limiter.
  */
 export async function countClient<E extends ClientEnv>(c: Context<E>): Promise<void> {
+  enforceClient(c, await clientDecision(c));
+}
+
+/** Counts the request against its client address and returns the decision (`undefined`: the object did not answer). */
+export async function clientDecision<E extends ClientEnv>(c: Context<E>): Promise<RateLimitDecision | undefined> {
   const { ipMax, windowMs } = getConfig(c.env).rateLimit;
   const bucket = clientBucket(c.req.header("cf-connecting-ip"));
-  const now = Date.now();
-  let decision = notedDenial(bucket, ipMax, now);
-  if (!decision) {
-    try {
-      decision = await askLimiter(c.env, bucket, ipMax, windowMs);
-    } catch {
-      return;
-    }
+  const noted = notedDenial(bucket, ipMax, Date.now());
+  if (noted) return noted;
+  try {
+    return await askLimiter(c.env, bucket, ipMax, windowMs);
+  } catch {
+    return undefined;
   }
+}
+
+/** Sets the address's `RateLimit-*` headers from `decision`; over the limit throws `429` (nothing without a decision). */
+export function enforceClient<E extends ClientEnv>(c: Context<E>, decision: RateLimitDecision | undefined): void {
+  if (!decision) return;
   if (!decision.allowed) c.set("errorCode", "CLIENT_RATE_LIMITED");
-  enforce(c, bucket, decision, Date.now(), clientMessage(ipMax));
+  enforce(
+    c,
+    clientBucket(c.req.header("cf-connecting-ip")),
+    decision,
+    Date.now(),
+    clientMessage(getConfig(c.env).rateLimit.ipMax),
+  );
 }
 
 /** The bucket of a client address's refused payment attempts (apart from its bucket of requests without a key). */

@@ -94,17 +94,33 @@ export function secretAad(tenantId: string, resource: string, resourceId: string
 
 export async function encryptSecret(ring: KeyRing, plaintext: string, aad: string): Promise<string> {
   if (typeof plaintext !== "string" || !plaintext.isWellFormed()) fail("secret to encrypt must be a well-formed string");
+  return encryptBytes(ring, new TextEncoder().encode(plaintext), aad);
+}
+
+/** `encryptSecret` for bytes (a paid answer's body): the same stored format, the same key ring and AAD rules. */
+export async function encryptBytes(ring: KeyRing, plaintext: Uint8Array, aad: string): Promise<string> {
+  if (!(plaintext instanceof Uint8Array)) fail("bytes to encrypt must be a Uint8Array");
   const key = await cryptoKey(ring, ring.currentId);
   const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
   const sealed = await crypto.subtle.encrypt(
     { name: "AES-GCM", iv, additionalData: encodeAad(aad), tagLength: TAG_BYTES * 8 },
     key,
-    new TextEncoder().encode(plaintext),
+    plaintext,
   );
   return `${VERSION}.${ring.currentId}.${encodeBase64Url(iv)}.${encodeBase64Url(new Uint8Array(sealed))}`;
 }
 
 export async function decryptSecret(ring: KeyRing, stored: string, aad: string): Promise<string> {
+  const opened = await decryptBytes(ring, stored, aad);
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(opened);
+  } catch {
+    fail("stored secret did not decrypt to UTF-8");
+  }
+}
+
+/** `decryptSecret` for bytes: what `encryptBytes` sealed. */
+export async function decryptBytes(ring: KeyRing, stored: string, aad: string): Promise<Uint8Array<ArrayBuffer>> {
   const parsed = parseStored(stored);
   if (!parsed) fail("stored secret is malformed");
   const additionalData = encodeAad(aad);
@@ -120,11 +136,7 @@ export async function decryptSecret(ring: KeyRing, stored: string, aad: string):
     // Deliberately no cause: the message says what happened and nothing about the data.
     fail("stored secret failed authentication (tampered, wrong key or wrong row/field)");
   }
-  try {
-    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(opened);
-  } catch {
-    fail("stored secret did not decrypt to UTF-8");
-  }
+  return new Uint8Array(opened);
 }
 
 /** Whether `stored` is encrypted with the ring's current key (false for malformed values), for re-encryption on rotation. */

@@ -8,20 +8,26 @@ import type { Context } from "hono";
 import { Hono } from "hono";
 import type { Child } from "hono/jsx";
 import { z } from "zod";
-import { NETWORK_IDS } from "../../core/money/networks.ts";
+import { NETWORK_TABLE } from "../../core/money/network-table.ts";
+import { NETWORK_IDS, type NetworkId } from "../../core/money/networks.ts";
 import { formatUsdc } from "../../core/money/usdc.ts";
 import { findDailyStats, statsScope } from "../../db/daily-stats.ts";
 import { findEventsPage } from "../../db/events.ts";
 import { findPaywall, listPaywallNames } from "../../db/paywalls.ts";
 import { PROTOCOLS, TRANSACTION_STATUSES } from "../../db/schema.ts";
 import { findService, listServiceNames } from "../../db/services.ts";
-import { findTransactionsPage } from "../../db/transactions.ts";
+import {
+  findTokenTotals,
+  findTransactionsAfter,
+  findTransactionsPage,
+  type TransactionWithPaywall,
+} from "../../db/transactions.ts";
 import { formatCount as count } from "../../lib/digits.ts";
 import { lastUtcDays } from "../../lib/utc-days.ts";
 import { RevenueChart, TrafficChart } from "../charts.tsx";
 import type { DashboardEnv } from "../env.ts";
 import { formatDate } from "../format.ts";
-import { Layout, Notice } from "../layout.tsx";
+import { Copyable, Layout, Notice, ScrollRegion } from "../layout.tsx";
 
 type Ctx = Context<DashboardEnv>;
 
@@ -75,7 +81,35 @@ const STYLE = `
 .filters .actions { grid-column:1 / -1; align-items:center; }
 td.amount, th.amount { text-align:right; font-variant-numeric:tabular-nums; }
 td.amount, td.nowrap, td.nowrap code { white-space:nowrap; overflow-wrap:normal; }
+td.hash { white-space:nowrap; }
+td.hash .copyable { flex-wrap:nowrap; }
+td.hash code { display:inline-block; max-width:9rem; overflow:hidden; text-overflow:ellipsis; white-space:nowrap; vertical-align:bottom; }
+.section-head { display:flex; flex-wrap:wrap; align-items:baseline; gap:.5rem 1rem; }
+.section-head h2 { margin-right:auto; }
 `;
+
+/** The windows of the totals: today (UTC), and the last 7, 30 and 90 UTC days, today included. */
+const WINDOWS = [
+  { label: "Today", days: 1 },
+  { label: "7 days", days: 7 },
+  { label: "30 days", days: 30 },
+  { label: "90 days", days: 90 },
+];
+
+/** Event types follow the status filter: a payment started (PENDING) is a REQUEST, COMPLETED a SUCCESS, FAILED an ERROR. */
+const EVENT_OF_STATUS = { PENDING: "REQUEST", COMPLETED: "SUCCESS", FAILED: "ERROR" } as const;
+
+/** A link to a transaction or an address on its network's explorer, when the network table knows one. */
+function ExplorerLink({ network, kind, value }: { network: string; kind: "tx" | "address"; value: string }) {
+  const base = NETWORK_TABLE[network as NetworkId]?.explorerUrl;
+  if (!base) return null;
+  return (
+    <a href={`${base}/${kind}/${value}`} rel="noreferrer" target="_blank">
+      Explorer
+      <span class="sr-only">{` (${kind === "tx" ? "transaction" : "payer"} ${value.slice(0, 10)}…, opens ${new URL(base).host})`}</span>
+    </a>
+  );
+}
 
 function Select({
   name,
@@ -190,7 +224,7 @@ async function earningsPage(c: Ctx) {
   const choices = { paywalls: paywallChoices, services: serviceChoices };
   const frame = (status: 200 | 400 | 404, body: Child) =>
     c.html(
-      <Layout title="Earnings and traffic" active="earnings" tenantName={tenant.name}>
+      <Layout title="Earnings and traffic" active="earnings" tenantName={tenant.name} scripts={["copy"]}>
         <style nonce={c.var.cspNonce}>{STYLE}</style>
         {body}
       </Layout>,
@@ -219,7 +253,14 @@ async function earningsPage(c: Ctx) {
     to: q.to ? new Date(`${q.to}T23:59:59.999Z`) : undefined,
   };
   const days = lastUtcDays(c.var.now, CHART_DAYS);
-  const [stats, txs, evs] = await Promise.all([
+  const since = WINDOWS.map((w) => new Date(`${lastUtcDays(c.var.now, w.days)[0]}T00:00:00.000Z`));
+  const [totals, stats, txs, evs] = await Promise.all([
+    findTokenTotals(
+      db,
+      tenant.id,
+      { paywallId: q.paywall, serviceId: q.service, network: q.network, protocol: q.protocol },
+      since,
+    ),
     findDailyStats(db, tenant.id, days, statsScope(history)),
     findTransactionsPage(
       db,
@@ -227,7 +268,17 @@ async function earningsPage(c: Ctx) {
       { limit: PAGE_SIZE, offset: (q.tpage - 1) * PAGE_SIZE },
       { ...history, status: q.status, network: q.network, protocol: q.protocol },
     ),
-    findEventsPage(db, tenant.id, { limit: PAGE_SIZE, offset: (q.epage - 1) * PAGE_SIZE }, history),
+    findEventsPage(
+      db,
+      tenant.id,
+      { limit: PAGE_SIZE, offset: (q.epage - 1) * PAGE_SIZE },
+      {
+        ...history,
+        protocol: q.protocol,
+        network: q.network,
+        eventType: q.status ? EVENT_OF_STATUS[q.status] : undefined,
+      },
+    ),
   ]);
   const scopeName = q.paywall
     ? `paywall ${choices.paywalls.find((p) => p.id === q.paywall)?.name ?? q.paywall}`
@@ -239,6 +290,41 @@ async function earningsPage(c: Ctx) {
     foreign ? 404 : 200,
     <>
       {foreign && <Notice kind="error">{foreign}</Notice>}
+      <section aria-labelledby="totals-title">
+        <h2 id="totals-title">Revenue per token</h2>
+        <p class="hint">
+          Completed payments per UTC day, today included, for {scopeName}; they follow the network and protocol filters too. Each
+          token is counted on its own: pathUSD (Tempo's testnet) is never added to USDC.
+        </p>
+        {totals.length === 0 ? (
+          <p>No completed payments in the last 90 days.</p>
+        ) : (
+          <ScrollRegion label="Revenue per token, table">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Token</th>
+                  {WINDOWS.map((w) => (
+                    <th scope="col" class="amount">
+                      {w.label}
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {totals.map((t) => (
+                  <tr>
+                    <th scope="row">{t.currency}</th>
+                    {t.sums.map((sum) => (
+                      <td class="amount">{formatUsdc(sum)}</td>
+                    ))}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </ScrollRegion>
+        )}
+      </section>
       <section aria-labelledby="charts-title">
         <h2 id="charts-title">Last {CHART_DAYS} days</h2>
         <p class="hint">
@@ -255,17 +341,22 @@ async function earningsPage(c: Ctx) {
         <Filters q={q} choices={choices} />
       </section>
       <section aria-labelledby="transactions-title">
-        <h2 id="transactions-title">Transactions</h2>
+        <div class="section-head">
+          <h2 id="transactions-title">Transactions</h2>
+          <a href={csvHref(q)} download>
+            Download CSV<span class="sr-only"> of the filtered transactions</span>
+          </a>
+        </div>
         <p class="hint">{`${count(txs.total)} ${txs.total === 1 ? "transaction matches" : "transactions match"}.`}</p>
         {txs.rows.length > 0 && (
-          <div class="table-wrap">
-            <table>
+          <ScrollRegion label="Transactions, table">
+            <table class="cards">
               <thead>
                 <tr>
                   <th scope="col">Made</th>
                   <th scope="col">Paywall</th>
                   <th scope="col" class="amount">
-                    Amount (USDC)
+                    Amount
                   </th>
                   <th scope="col">Status</th>
                   <th scope="col">Network</th>
@@ -277,26 +368,48 @@ async function earningsPage(c: Ctx) {
               <tbody>
                 {txs.rows.map((t) => (
                   <tr>
-                    <td class="nowrap">{formatDate(t.createdAt)}</td>
-                    <td>{t.paywallName ?? <code>{t.paywallId}</code>}</td>
-                    <td class="amount">{formatUsdc(t.amount)}</td>
-                    <td>
+                    <td data-label="Made" class="nowrap">
+                      {formatDate(t.createdAt)}
+                    </td>
+                    <td data-label="Paywall">{t.paywallName ?? <code>{t.paywallId}</code>}</td>
+                    <td data-label="Amount" class="amount">
+                      {formatUsdc(t.amount)} <span class="hint">{t.currency}</span>
+                    </td>
+                    <td data-label="Status">
                       {t.status}
                       {t.failureReason && <span class="hint"> ({t.failureReason})</span>}
                     </td>
-                    <td class="nowrap">{t.network}</td>
-                    <td class="nowrap">{t.protocol}</td>
-                    <td class="nowrap">
-                      <code title={t.payerAddress ?? undefined}>{short(t.payerAddress)}</code>
+                    <td data-label="Network" class="nowrap">
+                      {t.network}
                     </td>
-                    <td class="nowrap">
-                      <code title={t.txHash ?? undefined}>{short(t.txHash)}</code>
+                    <td data-label="Protocol" class="nowrap">
+                      {t.protocol}
+                    </td>
+                    <td data-label="Payer" class="hash">
+                      {t.payerAddress ? (
+                        <>
+                          <Copyable id={`payer-${t.id}`} text={t.payerAddress} what={`payer ${short(t.payerAddress)}`} />{" "}
+                          <ExplorerLink network={t.network} kind="address" value={t.payerAddress} />
+                        </>
+                      ) : (
+                        "—"
+                      )}
+                    </td>
+                    <td data-label="Transaction hash" class="hash">
+                      {t.txHash ? (
+                        <>
+                          <Copyable id={`tx-${t.id}`} text={t.txHash} what={`transaction hash ${short(t.txHash)}`} />{" "}
+                          <ExplorerLink network={t.network} kind="tx" value={t.txHash} />
+                        </>
+                      ) : (
+                        "—"
+                      )}
                     </td>
                   </tr>
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollRegion>
         )}
         <Pager label="Transaction pages" page={q.tpage} total={txs.total} href={(p) => hrefWith(q, { tpage: p })} />
       </section>
@@ -304,11 +417,12 @@ async function earningsPage(c: Ctx) {
         <h2 id="events-title">Events</h2>
         <p class="hint">
           {`${count(evs.total)} events match: ${count(evs.stats.REQUEST)} requests, ${count(evs.stats.SUCCESS)} successes, ${count(evs.stats.ERROR)} errors.`}{" "}
-          Events follow the paywall, service and date filters.
+          Events follow every filter: the protocol and network of their payment, and the status as its event (a started payment's
+          request, a completed one's success, a failed one's error).
         </p>
         {evs.rows.length > 0 && (
-          <div class="table-wrap">
-            <table>
+          <ScrollRegion label="Events, table">
+            <table class="cards">
               <thead>
                 <tr>
                   <th scope="col">When</th>
@@ -324,17 +438,25 @@ async function earningsPage(c: Ctx) {
               <tbody>
                 {evs.rows.map((e) => (
                   <tr>
-                    <td class="nowrap">{formatDate(e.createdAt)}</td>
-                    <td>{e.paywallName ?? <code>{e.paywallId}</code>}</td>
-                    <td class="nowrap">{e.eventType}</td>
-                    <td>{e.statusCode ?? "—"}</td>
-                    <td class="nowrap">{e.responseTime === null ? "—" : `${count(e.responseTime)} ms`}</td>
-                    <td class="amount">{e.amount === null ? "—" : formatUsdc(e.amount)}</td>
+                    <td data-label="When" class="nowrap">
+                      {formatDate(e.createdAt)}
+                    </td>
+                    <td data-label="Paywall">{e.paywallName ?? <code>{e.paywallId}</code>}</td>
+                    <td data-label="Type" class="nowrap">
+                      {e.eventType}
+                    </td>
+                    <td data-label="HTTP status">{e.statusCode ?? "—"}</td>
+                    <td data-label="Response time" class="nowrap">
+                      {e.responseTime === null ? "—" : `${count(e.responseTime)} ms`}
+                    </td>
+                    <td data-label="Amount (USDC)" class="amount">
+                      {e.amount === null ? "—" : formatUsdc(e.amount)}
+                    </td>
                   </tr>
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollRegion>
         )}
         <Pager label="Event pages" page={q.epage} total={evs.total} href={(p) => hrefWith(q, { epage: p })} />
       </section>
@@ -342,6 +464,112 @@ async function earningsPage(c: Ctx) {
   );
 }
 
+/** The CSV export of the list with the same filters. */
+function csvHref(q: EarningsQuery) {
+  const href = hrefWith(q, { tpage: 1, epage: 1 });
+  return href.replace("/dashboard/earnings", "/dashboard/earnings/transactions.csv");
+}
+
+/** One CSV field: quoted when needed, and a leading = + - @ neutralised so a spreadsheet never runs it as a formula. */
+export function csvField(value: string | null | undefined): string {
+  if (value === null || value === undefined) return "";
+  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
+}
+
+const CSV_COLUMNS = [
+  "id",
+  "created_at",
+  "paywall_id",
+  "paywall_name",
+  "service_id",
+  "protocol",
+  "network",
+  "token",
+  "amount",
+  "amount_micro",
+  "status",
+  "failure_reason",
+  "payer",
+  "tx_hash",
+  "settled_at",
+];
+
+const csvRow = (t: TransactionWithPaywall) =>
+  [
+    t.id,
+    t.createdAt.toISOString(),
+    t.paywallId,
+    t.paywallName,
+    t.serviceId,
+    t.protocol,
+    t.network,
+    t.currency,
+    formatUsdc(t.amount).replaceAll(",", ""),
+    t.amount,
+    t.status,
+    t.failureReason,
+    t.payerAddress,
+    t.txHash,
+    t.settledAt?.toISOString() ?? null,
+  ]
+    .map(csvField)
+    .join(",");
+
+/** Rows read per query while streaming an export: memory stays bounded whatever the number of rows. */
+export const CSV_CHUNK = 500;
+
+/**
+ * The filtered transactions as CSV, streamed a chunk at a time (keyset paging, newest first): 100,000 rows never sit
+ * in memory together.
+ */
+async function transactionsCsv(c: Ctx) {
+  const parsed = EarningsQuerySchema.safeParse(c.req.query());
+  if (!parsed.success) return earningsPage(c);
+  const q = parsed.data;
+  if (await foreignFilter(c, q)) return earningsPage(c);
+  const filter = {
+    paywallId: q.paywall,
+    serviceId: q.service,
+    from: q.from ? new Date(`${q.from}T00:00:00.000Z`) : undefined,
+    to: q.to ? new Date(`${q.to}T23:59:59.999Z`) : undefined,
+    status: q.status,
+    network: q.network,
+    protocol: q.protocol,
+  };
+  const db = c.var.db;
+  const tenantId = c.var.session.tenant.id;
+  const encoder = new TextEncoder();
+  let after: { createdAt: Date; id: string } | undefined;
+  let started = false;
+  let done = false;
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (!started) {
+        started = true;
+        controller.enqueue(encoder.encode(`${CSV_COLUMNS.join(",")}\r\n`));
+        return;
+      }
+      if (done) {
+        controller.close();
+        return;
+      }
+      const rows = await findTransactionsAfter(db, tenantId, filter, after, CSV_CHUNK);
+      if (rows.length < CSV_CHUNK) done = true;
+      const last = rows[rows.length - 1];
+      if (last) after = { createdAt: last.createdAt, id: last.id };
+      if (rows.length > 0) controller.enqueue(encoder.encode(`${rows.map(csvRow).join("\r\n")}\r\n`));
+      if (done) controller.close();
+    },
+  });
+  const day = c.var.now.toISOString().slice(0, 10);
+  return c.body(stream, 200, {
+    "Content-Type": "text/csv; charset=utf-8",
+    "Content-Disposition": `attachment; filename="transactions-${day}.csv"`,
+  });
+}
+
 export const earningsPages = new Hono<DashboardEnv>();
 
 earningsPages.get("/earnings", earningsPage);
+earningsPages.get("/earnings/transactions.csv", transactionsCsv);

@@ -5,11 +5,13 @@
  */
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { TenantCreateInput } from "../../core/tenants.ts";
-import { updateTenantProfile, updateTenantWallet } from "../../db/tenants.ts";
+import { workerKeyStore } from "../../core/keys/key-object.ts";
+import { changeTenantProfile, changeTenantWallet, TenantCreateInput } from "../../core/tenants.ts";
 import type { DashboardEnv } from "../env.ts";
 import { Layout, Notice } from "../layout.tsx";
+import { accountEvent } from "../session.ts";
 import { issueSiweMessage, SiweError, verifySiweMessage } from "../siwe.ts";
+import { NoScriptWallet, walletRefusal } from "./sign-in.tsx";
 
 type Ctx = Context<DashboardEnv>;
 type Which = "primary" | "tempo";
@@ -29,7 +31,7 @@ function profilePage(c: Ctx, extra: { error?: string; done?: string; values?: { 
   const t = c.var.session.tenant;
   const values = extra.values ?? { name: t.name, email: t.email };
   return (
-    <Layout title="Profile" active="profile" tenantName={t.name} scripts={["/dashboard/assets/siwe.js"]}>
+    <Layout title="Profile" active="profile" tenantName={t.name} scripts={["siwe"]}>
       {extra.error && <Notice kind="error">{extra.error}</Notice>}
       {extra.done && DONE[extra.done] && <Notice kind="ok">{DONE[extra.done]}</Notice>}
       <section aria-labelledby="account-heading">
@@ -69,6 +71,7 @@ function profilePage(c: Ctx, extra: { error?: string; done?: string; values?: { 
           Switch your wallet extension to the new wallet, then confirm: the new wallet signs a message for this change. Payments
           of new paywalls go to the primary wallet.
         </p>
+        <NoScriptWallet />
         <form method="post" action="/dashboard/profile/wallet" data-siwe="/dashboard/profile/wallet/message">
           <fieldset>
             <legend>Which wallet</legend>
@@ -99,7 +102,15 @@ profilePages.post("/profile", async (c) => {
     const error = parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join("; ");
     return c.html(profilePage(c, { error, values }), 400);
   }
-  const updated = await updateTenantProfile(c.var.db, c.var.session.tenant.id, parsed.data, c.var.now);
+  const t = c.var.session.tenant;
+  const changed = [parsed.data.name !== t.name && "name", parsed.data.email !== t.email && "e-mail"].filter(Boolean).join(", ");
+  const updated = await changeTenantProfile(
+    workerKeyStore(c.var.db, c.env),
+    t.id,
+    parsed.data,
+    c.var.now,
+    accountEvent(c, t.id, { action: "profile-changed", detail: changed || "nothing" }),
+  );
   if (!updated) return c.html(profilePage(c, { error: "This e-mail already belongs to another account.", values }), 409);
   return c.redirect("/dashboard/profile?done=profile", 303);
 });
@@ -107,7 +118,7 @@ profilePages.post("/profile", async (c) => {
 profilePages.post("/profile/wallet/message", async (c) => {
   const body = await c.req.parseBody();
   const which = whichOf(field(body, "which"));
-  if (!which) return c.json({ error: "Choose the primary or the tempo wallet" }, 400);
+  if (!which) return walletRefusal(c, "Choose the primary or the tempo wallet", 400, "/dashboard/profile");
   const t = c.var.session.tenant;
   const address = field(body, "address");
   try {
@@ -121,7 +132,7 @@ profilePages.post("/profile/wallet/message", async (c) => {
     });
     return c.json({ message });
   } catch (err) {
-    if (err instanceof SiweError) return c.json({ error: err.message }, 400);
+    if (err instanceof SiweError) return walletRefusal(c, err.message, 400, "/dashboard/profile");
     throw err;
   }
 });
@@ -129,7 +140,7 @@ profilePages.post("/profile/wallet/message", async (c) => {
 profilePages.post("/profile/wallet", async (c) => {
   const body = await c.req.parseBody();
   const which = whichOf(field(body, "which"));
-  if (!which) return c.json({ error: "Choose the primary or the tempo wallet" }, 400);
+  if (!which) return walletRefusal(c, "Choose the primary or the tempo wallet", 400, "/dashboard/profile");
   const t = c.var.session.tenant;
   let wallet: string;
   try {
@@ -141,9 +152,16 @@ profilePages.post("/profile/wallet", async (c) => {
       now: c.var.now,
     });
   } catch (err) {
-    if (err instanceof SiweError) return c.json({ error: err.message }, 400);
+    if (err instanceof SiweError) return walletRefusal(c, err.message, 400, "/dashboard/profile");
     throw err;
   }
-  await updateTenantWallet(c.var.db, t.id, WALLET_COLUMN[which], wallet, c.var.now);
+  await changeTenantWallet(
+    workerKeyStore(c.var.db, c.env),
+    t.id,
+    WALLET_COLUMN[which],
+    wallet,
+    c.var.now,
+    accountEvent(c, t.id, { action: "wallet-changed", subject: `${which} wallet`, detail: wallet }),
+  );
   return c.json({ location: `/dashboard/profile?done=${which}` });
 });

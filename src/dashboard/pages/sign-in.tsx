@@ -1,5 +1,5 @@
 /** Sign-in (wallet or one-time link), sign-up of a new wallet, and sign-out. */
-import { Hono, type MiddlewareHandler } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { getAddress, isAddress } from "viem/utils";
 import { ApiError } from "../../core/http/errors.ts";
 import { countClient } from "../../core/rate-limit/limiter.ts";
@@ -14,6 +14,41 @@ import { issueSiweMessage, SiweError, verifySiweMessage } from "../siwe.ts";
 export const SIGN_IN_PURPOSE = "sign-in";
 
 const origin = (url: string) => new URL(url).origin;
+
+/** The wallet script asks for JSON; a form posted without JavaScript gets a page instead. */
+export const wantsJson = (accept: string | undefined) => /application\/json/.test(accept ?? "");
+
+/** What a wallet form posted without JavaScript gets: a page saying why, never raw JSON. */
+export function NoWalletScript({ back }: { back: string }) {
+  return (
+    <Layout title="A wallet signature needs JavaScript">
+      <Notice kind="error">
+        Signing with a wallet runs in the page: turn on JavaScript (and a wallet extension) in this browser, or sign in with a
+        one-time link from your operator.
+      </Notice>
+      <p>
+        <a href={back}>Back</a>
+      </p>
+    </Layout>
+  );
+}
+
+/** A wallet refusal: JSON for the wallet script, a page in the dashboard's frame for anything else. */
+export function walletRefusal(c: Context<DashboardEnv>, message: string, status: 400 | 403, back: string) {
+  if (wantsJson(c.req.header("accept"))) return c.json({ error: message }, status);
+  return c.html(<NoWalletScript back={back} />, status);
+}
+
+/** Said where a wallet is needed, for browsers without JavaScript. */
+export function NoScriptWallet() {
+  return (
+    <noscript>
+      <p class="notice warning">
+        Signing with a wallet needs JavaScript, which is off in this browser. Turn it on, or sign in with a one-time link.
+      </p>
+    </noscript>
+  );
+}
 const field = (body: Record<string, unknown>, name: string) => (typeof body[name] === "string" ? (body[name] as string) : "");
 
 export const signInPages = new Hono<DashboardEnv>();
@@ -21,13 +56,19 @@ export const signInPages = new Hono<DashboardEnv>();
 signInPages.get("/sign-in", async (c) => {
   if (await currentSession(c)) return c.redirect("/dashboard/keys", 303);
   return c.html(
-    <Layout title="Sign in" scripts={["/dashboard/assets/siwe.js"]}>
+    <Layout title="Sign in" scripts={["siwe"]}>
+      {c.req.query("signed-out") !== undefined && (
+        <Notice kind="ok">
+          {c.req.query("signed-out") === "everywhere" ? "You are signed out on every device and browser." : "You are signed out."}
+        </Notice>
+      )}
       <section>
         <h2>With your wallet</h2>
         <p>
           Sign in with the wallet you are paid to (your primary or tempo wallet). Your wallet asks you to sign a message for this
           site; nothing is sent on chain and it costs nothing.
         </p>
+        <NoScriptWallet />
         <form method="post" action="/dashboard/sign-in/siwe" data-siwe="/dashboard/sign-in/siwe/message">
           <button type="submit">Sign in with Ethereum</button>
           <p class="hint" data-siwe-status aria-live="polite"></p>
@@ -67,7 +108,7 @@ signInPages.post("/sign-in/siwe/message", countedPerAddress, async (c) => {
   const body = await c.req.parseBody();
   const address = field(body, "address");
   if (c.var.signup !== "open" && isAddress(address, { strict: false }) && !(await findTenantByWallet(c.var.db, address))) {
-    return c.json({ error: noAccountMessage(getAddress(address)) }, 403);
+    return walletRefusal(c, noAccountMessage(getAddress(address)), 403, "/dashboard/sign-in");
   }
   try {
     const message = await issueSiweMessage(c.var.db, {
@@ -80,7 +121,7 @@ signInPages.post("/sign-in/siwe/message", countedPerAddress, async (c) => {
     });
     return c.json({ message });
   } catch (err) {
-    if (err instanceof SiweError) return c.json({ error: err.message }, 400);
+    if (err instanceof SiweError) return walletRefusal(c, err.message, 400, "/dashboard/sign-in");
     throw err;
   }
 });
@@ -98,18 +139,18 @@ signInPages.post("/sign-in/siwe", countedPerAddress, async (c) => {
       now: c.var.now,
     });
   } catch (err) {
-    if (err instanceof SiweError) return c.json({ error: err.message }, 400);
+    if (err instanceof SiweError) return walletRefusal(c, err.message, 400, "/dashboard/sign-in");
     throw err;
   }
   const tenant = await findTenantByWallet(c.var.db, wallet);
   if (tenant) {
-    await startSession(c, { tenantId: tenant.id });
+    await startSession(c, { tenantId: tenant.id }, wallet);
     return c.json({ location: "/dashboard/keys" });
   }
   if (c.var.signup !== "open") {
-    return c.json({ error: noAccountMessage(wallet) }, 403);
+    return walletRefusal(c, noAccountMessage(wallet), 403, "/dashboard/sign-in");
   }
-  await startSession(c, { signupWallet: wallet });
+  await startSession(c, { signupWallet: wallet }, wallet);
   return c.json({ location: "/dashboard/sign-up" });
 });
 
@@ -145,7 +186,7 @@ signInPages.post("/sign-in/link", countedPerAddress, async (c) => {
       400,
     );
   }
-  await startSession(c, { tenantId });
+  await startSession(c, { tenantId }, "link");
   return c.redirect("/dashboard/keys", 303);
 });
 
@@ -215,5 +256,5 @@ signInPages.post("/sign-up", countedPerAddress, async (c) => {
 
 signInPages.post("/sign-out", async (c) => {
   await endSession(c);
-  return c.redirect("/dashboard/sign-in", 303);
+  return c.redirect("/dashboard/sign-in?signed-out", 303);
 });

@@ -6,10 +6,21 @@ import { VALIDITY_WINDOW_SECONDS } from "../../core/payments.ts";
 import type { PaymentTarget } from "../../db/gateway.ts";
 import { tempoChainOutcome } from "../chain-outcome.ts";
 import type { GatewayEnv } from "../env.ts";
-import { fulfilPayment, type Settlement, settlementFromChain } from "../fulfil.ts";
+import { fulfilPayment, type PaymentRequest, type Settlement, settlementFromChain } from "../fulfil.ts";
+import { requestFingerprint } from "../paid-answer.ts";
 import { refuseOverLimit } from "../refusals.ts";
-import { resolveTarget, upstreamParts } from "../target.ts";
-import { type MppTerms, mppChallenge, mppReceiptHeader, mppRefusal, type ValidatedMpp, validateMpp } from "./sdk.ts";
+import { answerResend, orKnownPayment } from "../resend.ts";
+import { buyerBody, resolveTarget, upstreamParts } from "../target.ts";
+import {
+  type MppTerms,
+  mppChallenge,
+  mppReceiptHeader,
+  mppRefusal,
+  mppRetryKey,
+  presentedMpp,
+  type ValidatedMpp,
+  validateMpp,
+} from "./sdk.ts";
 
 /**
  * Kept free before an MPP payment's transaction expires, to broadcast it after the upstream answered: mppx
@@ -49,30 +60,54 @@ const mppReason = (err: unknown) =>
       ? err.name
       : "settle_error";
 
-/** `/api/mpp/pay/:serviceId/:slug`: the 402 challenge, or a credential validated, forwarded and broadcast. */
+/**
+ * `/api/mpp/pay/:serviceId/:slug`: the 402 challenge, or a credential validated, forwarded and broadcast; a credential
+ * whose challenge was already paid gets that payment's answer (src/gateway/resend.ts): the same credential without
+ * reaching the upstream or the chain, a new transaction for the same challenge once mppx validated it.
+ */
 export async function payMpp(c: Ctx): Promise<Response> {
-  const target = await resolveTarget(c, "mpp");
-  const { network, terms } = mppTerms(c, target);
   const authorization = c.req.header("authorization") ?? "";
-  if (!/(^|,)\s*payment\s/i.test(authorization)) return mppChallenge(terms);
+  if (!/(^|,)\s*payment\s/i.test(authorization)) {
+    const target = await resolveTarget(c, "mpp");
+    return mppChallenge(mppTerms(c, target).terms);
+  }
   refuseOverLimit(c);
 
+  const presented = await presentedMpp(authorization);
+  const fingerprint = await requestFingerprint(c.req.method, c.req.url, await buyerBody(c));
+  const resent = presented && (await answerResend(c, presented, fingerprint));
+  if (resent) return resent;
+  return orKnownPayment(c, presented, fingerprint, () => payNewMpp(c, authorization, { presented, fingerprint }));
+}
+
+/** A credential the gateway has not seen paid: validated by mppx (nothing sent), then fulfilled. */
+async function payNewMpp(c: Ctx, authorization: string, request: PaymentRequest): Promise<Response> {
+  const target = await resolveTarget(c, "mpp");
+  const { network, terms } = mppTerms(c, target);
   const parts = await upstreamParts(c, target, c.req.raw);
   // Validate: mppx checks the challenge and simulates the transaction; nothing is sent.
   const validated = await validateMpp(terms, authorization);
-  return fulfilPayment(c, target, parts, {
-    protocol: "mpp",
-    network,
-    payer: validated.payer,
-    nonce: validated.challengeId,
-    amount: terms.amount,
-    settle: () => broadcastMpp(terms, validated),
-    // mppx's client signs `validBefore = now + 25 s`: the transaction, not the challenge, usually expires first.
-    expiresAt: new Date(Math.min(validated.expiresAt.getTime(), validated.validBefore.getTime())),
-    settleMarginMs: MPP_SETTLE_MARGIN_MS,
-    pending: { reference: validated.txHash, validBefore: validated.validBefore, asset: terms.currency, payTo: terms.recipient },
-    refuse: (reason) => mppRefusal(terms, reason),
-  });
+  return fulfilPayment(
+    c,
+    target,
+    parts,
+    {
+      protocol: "mpp",
+      network,
+      payer: validated.payer,
+      nonce: validated.challengeId,
+      paymentKey: await mppRetryKey(validated.challengeId),
+      credential: validated.txHash.toLowerCase(),
+      amount: terms.amount,
+      settle: () => broadcastMpp(terms, validated),
+      // mppx's client signs `validBefore = now + 25 s`: the transaction, not the challenge, usually expires first.
+      expiresAt: new Date(Math.min(validated.expiresAt.getTime(), validated.validBefore.getTime())),
+      settleMarginMs: MPP_SETTLE_MARGIN_MS,
+      pending: { reference: validated.txHash, validBefore: validated.validBefore, asset: terms.currency, payTo: terms.recipient },
+      refuse: (reason) => mppRefusal(terms, reason),
+    },
+    request,
+  );
 }
 
 /**

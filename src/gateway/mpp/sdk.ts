@@ -1,6 +1,8 @@
 import { formatUnits } from "viem/utils";
 import { ApiError } from "../../core/http/errors.ts";
+import { paymentRetryKey } from "../../core/ledger/ids.ts";
 import { PaymentRefusal } from "../refusals.ts";
+import type { PresentedPayment } from "../resend.ts";
 
 /**
  * The MPP side of the gateway, built from mppx's own server (`Mppx.create` with its tempo `charge` method): mppx
@@ -272,3 +274,36 @@ function rpcUnreachable(err: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * An `Authorization: Payment` credential as presented, decoded locally (no RPC, nothing verified): its challenge id
+ * as the retry key (one challenge, one payment: mppx has no idempotency key of its own) and its transaction's hash;
+ * `undefined` when it is not a pull-mode tempo credential. A new transaction for a challenge already paid cannot be
+ * tied to its payer here (`signedBy` is `false`): it is validated by mppx as any credential, then answered as a retry.
+ */
+export async function presentedMpp(authorization: string): Promise<PresentedPayment | undefined> {
+  const lib = await mppx();
+  let credential: ReturnType<typeof lib.Credential.deserialize>;
+  try {
+    credential = lib.Credential.deserialize(lib.Credential.extractPaymentScheme(authorization) ?? "");
+  } catch {
+    return undefined;
+  }
+  const payload = credential.payload as { type?: unknown; signature?: unknown } | undefined;
+  if (payload?.type !== "transaction" || typeof payload.signature !== "string" || !credential.challenge?.id) return undefined;
+  const { tempoTransactionFacts } = await import("./tempo-transaction.ts");
+  let hash: string;
+  try {
+    hash = (await tempoTransactionFacts(payload.signature as `0x${string}`)).hash;
+  } catch {
+    return undefined;
+  }
+  return {
+    paymentKey: await mppRetryKey(credential.challenge.id),
+    credential: hash.toLowerCase(),
+    signedBy: async () => false,
+    receiptHeaders: async (txHash) => ({ "Payment-Receipt": await mppReceiptHeader(txHash) }),
+  };
+}
+
+export const mppRetryKey = (challengeId: string) => paymentRetryKey({ protocol: "mpp", challengeId });

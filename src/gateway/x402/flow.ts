@@ -1,15 +1,20 @@
 import type { Context } from "hono";
 import { getConfig } from "../../core/config.ts";
+import { bazaarDeclaration } from "../../core/discovery/bazaar.ts";
 import { ApiError } from "../../core/http/errors.ts";
 import { networkTable } from "../../core/money/network-table.ts";
 import { commonMode, type NetworkId } from "../../core/money/networks.ts";
 import { VALIDITY_WINDOW_SECONDS } from "../../core/payments.ts";
 import type { PaymentTarget } from "../../db/gateway.ts";
 import { x402ChainOutcome } from "../chain-outcome.ts";
+import { noteListing } from "../discovery/listing.ts";
 import type { GatewayEnv } from "../env.ts";
-import { fulfilPayment, type Settlement, settlementFromChain } from "../fulfil.ts";
+import { fulfilPayment, type PaymentRequest, type Settlement, settlementFromChain } from "../fulfil.ts";
+import { requestFingerprint } from "../paid-answer.ts";
 import { PaymentRefusal, refuseOverLimit } from "../refusals.ts";
-import { paymentUrl, resolveTarget, upstreamParts } from "../target.ts";
+import { answerResend, orKnownPayment } from "../resend.ts";
+import { buyerBody, paymentUrl, resolveTarget, upstreamParts } from "../target.ts";
+import { presentedX402, x402CredentialDigest } from "./presented.ts";
 import {
   decodePayment,
   failedSettlement,
@@ -47,6 +52,12 @@ function sessionFor(c: Ctx, t: PaymentTarget): Promise<X402Session> {
       maxTimeoutSeconds: VALIDITY_WINDOW_SECONDS,
       resourceUrl: paymentUrl(c, "x402", t),
       description: t.paywall.description ?? t.paywall.name,
+      discovery: {
+        method: c.req.method,
+        declaration: bazaarDeclaration(t.paywall, c.req.method),
+        serviceName: t.service.name,
+        categories: t.service.categories,
+      },
     },
     FACILITATOR_TIMEOUT_MS,
   );
@@ -72,14 +83,28 @@ async function acceptablePayment(session: X402Session, header: string, table: Re
 
 const isoOf = (unixSeconds: string | bigint) => new Date(Number(unixSeconds) * 1000).toISOString();
 
-/** `/api/x402/pay/:serviceId/:slug`: the 402 challenge, or a payment verified, forwarded and settled. */
+/**
+ * `/api/x402/pay/:serviceId/:slug`: the 402 challenge, or a payment verified, forwarded and settled; a payment the
+ * gateway already knows (the same credential, or a new one under the same `payment-identifier`) gets its answer
+ * (src/gateway/resend.ts) without reaching the facilitator, the upstream or the chain.
+ */
 export async function payX402(c: Ctx): Promise<Response> {
-  const target = await resolveTarget(c, "x402");
-  const session = await sessionFor(c, target);
   const header = c.req.header(PAYMENT_SIGNATURE);
-  if (!header) return paymentRequiredResponse(session);
+  if (!header) return paymentRequiredResponse(await sessionFor(c, await resolveTarget(c, "x402")));
   refuseOverLimit(c);
 
+  const table = networkTable(c.env);
+  const presented = await presentedX402(header, table);
+  const fingerprint = await requestFingerprint(c.req.method, c.req.url, await buyerBody(c));
+  const resent = presented && (await answerResend(c, presented, fingerprint));
+  if (resent) return resent;
+  return orKnownPayment(c, presented, fingerprint, () => payNewX402(c, header, { presented, fingerprint }));
+}
+
+/** A payment the gateway has not seen: matched, verified at the facilitator, and fulfilled. */
+async function payNewX402(c: Ctx, header: string, request: PaymentRequest): Promise<Response> {
+  const target = await resolveTarget(c, "x402");
+  const session = await sessionFor(c, target);
   const table = networkTable(c.env);
   const { payload, matched } = await acceptablePayment(session, header, table);
   const parts = await upstreamParts(c, target, c.req.raw);
@@ -105,18 +130,30 @@ export async function payX402(c: Ctx): Promise<Response> {
     asset: table[matched.network].asset,
     payTo: matched.requirements.payTo,
   };
-  return fulfilPayment(c, target, parts, {
-    protocol: "x402",
-    network: matched.network,
-    payer: matched.payer,
-    nonce: matched.nonce,
-    amount: matched.requirements.amount,
-    settle: () => settleX402(session, payload, matched, pending, table[matched.network].rpcUrl),
-    expiresAt: validBefore,
-    settleMarginMs: X402_SETTLE_MARGIN_MS,
-    pending,
-    refuse: (reason) => paymentRequiredResponse(session, reason, payload),
-  });
+  const signature = (payload.payload as { signature?: unknown }).signature;
+  return fulfilPayment(
+    c,
+    target,
+    parts,
+    {
+      protocol: "x402",
+      network: matched.network,
+      payer: matched.payer,
+      nonce: matched.nonce,
+      ...(request.presented?.paymentKey ? { paymentKey: request.presented.paymentKey } : {}),
+      credential: request.presented?.credential ?? (await x402CredentialDigest(String(signature))),
+      amount: matched.requirements.amount,
+      settle: () =>
+        settleX402(session, payload, matched, pending, table[matched.network].rpcUrl, (result) =>
+          noteListing(c, target, session.terms.facilitatorUrl, result),
+        ),
+      expiresAt: validBefore,
+      settleMarginMs: X402_SETTLE_MARGIN_MS,
+      pending,
+      refuse: (reason) => paymentRequiredResponse(session, reason, payload),
+    },
+    request,
+  );
 }
 
 /**
@@ -129,11 +166,13 @@ async function settleX402(
   matched: MatchedPayment,
   pending: { asset: `0x${string}`; payTo: string; validBefore: Date },
   rpcUrl: string,
+  onSettleAnswer?: (result: SettleResponse) => void,
 ): Promise<Settlement> {
   const network = matched.requirements.network;
   let failed: SettleResponse | undefined;
   try {
     const result = await session.server.settlePayment(payload, matched.requirements);
+    onSettleAnswer?.(result);
     if (result.success) {
       return {
         kind: "settled",

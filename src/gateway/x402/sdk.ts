@@ -1,6 +1,14 @@
 import type { HTTPFacilitatorClient } from "@x402/core/http";
 import type { FacilitatorClient, x402ResourceServer } from "@x402/core/server";
-import type { PaymentPayload, PaymentRequirements, SettleResponse, SupportedKind, VerifyResponse } from "@x402/core/types";
+import type {
+  PaymentPayload,
+  PaymentRequirements,
+  ResourceInfo,
+  SettleResponse,
+  SupportedKind,
+  VerifyResponse,
+} from "@x402/core/types";
+import type { BazaarDeclaration } from "../../core/discovery/bazaar.ts";
 import { caip2, type NetworkEntry, networkOfCaip2 } from "../../core/money/network-table.ts";
 import type { NetworkId } from "../../core/money/networks.ts";
 
@@ -11,7 +19,7 @@ import type { NetworkId } from "../../core/money/networks.ts";
  * the management API never evaluates it.
  */
 
-const x402Lib = () => import("./lib.ts");
+export const x402Lib = () => import("./lib.ts");
 type Lib = Awaited<ReturnType<typeof x402Lib>>;
 
 export const PAYMENT_SIGNATURE = "PAYMENT-SIGNATURE";
@@ -55,6 +63,16 @@ export interface X402Terms {
   maxTimeoutSeconds: number;
   resourceUrl: string;
   description: string;
+  /** The Bazaar extension of the 402 (docs/discovery.md): for the request's method, so a session is per method. */
+  discovery?: X402Discovery;
+}
+
+export interface X402Discovery {
+  method: string;
+  declaration: BazaarDeclaration;
+  /** The service's name and categories: the 402's `resource.serviceName` and `tags` where the extension's limits allow. */
+  serviceName: string;
+  categories: string[];
 }
 
 export interface X402Session {
@@ -63,6 +81,12 @@ export interface X402Session {
   server: x402ResourceServer;
   requirements: PaymentRequirements[];
   terms: X402Terms;
+  /**
+   * What the 402 names as the resource, and its extensions: the Bazaar declaration (enriched for the method) when the
+   * paywall is discoverable, and `payment-identifier` (optional), so a buyer may retry a payment under an id of its own.
+   */
+  resource: ResourceInfo;
+  extensions: Record<string, unknown>;
 }
 
 /** Sessions kept per isolate, by everything they are built from (least recently used dropped first). */
@@ -112,15 +136,42 @@ async function buildSession(terms: X402Terms, facilitatorTimeoutMs: number): Pro
     })),
     undefined,
   );
-  return { sdk, server, requirements, terms };
+  const { resource, extensions } = discoveryOf(sdk, server, terms);
+  const retry = { [sdk.PAYMENT_IDENTIFIER]: sdk.declarePaymentIdentifierExtension(false) };
+  return { sdk, server, requirements, terms, resource, extensions: { ...extensions, ...retry } };
+}
+
+/**
+ * The 402's resource and Bazaar extension: `declareDiscoveryExtension` from the paywall's input and output, then
+ * enriched by the extension's own hook for the method (as `@x402/core`'s HTTP server does for each request).
+ * `serviceName` and `tags` only within the extension's limits: outside them a facilitator would refuse the payload.
+ */
+function discoveryOf(sdk: Lib, server: x402ResourceServer, terms: X402Terms) {
+  const resource: ResourceInfo = { url: terms.resourceUrl, description: terms.description, mimeType: "" };
+  const discovery = terms.discovery;
+  if (!discovery) return { resource, extensions: undefined };
+  server.registerExtension(sdk.bazaarResourceServerExtension);
+  const declared = sdk.declareDiscoveryExtension(discovery.declaration as Parameters<Lib["declareDiscoveryExtension"]>[0]);
+  const path = new URL(terms.resourceUrl).pathname;
+  const context = { method: discovery.method, path, adapter: { getPath: () => path, getMethod: () => discovery.method } };
+  const extensions = server.enrichExtensions(declared, context as never);
+  const tags = sdk.sanitizeTags(discovery.categories);
+  return {
+    resource: {
+      ...resource,
+      ...(sdk.isValidServiceName(discovery.serviceName) ? { serviceName: discovery.serviceName } : {}),
+      ...(tags ? { tags } : {}),
+    },
+    extensions,
+  };
 }
 
 async function paymentRequiredHeader(session: X402Session, error?: string, payload?: PaymentPayload): Promise<string> {
   const paymentRequired = await session.server.createPaymentRequiredResponse(
     session.requirements,
-    { url: session.terms.resourceUrl, description: session.terms.description, mimeType: "" },
+    session.resource,
     error,
-    undefined,
+    session.extensions,
     undefined,
     payload,
   );

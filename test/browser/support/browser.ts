@@ -8,7 +8,7 @@ import { OUTPUT_DIR } from "./worker.ts";
 export const SCREENSHOT_DIR = join(OUTPUT_DIR, "screenshots");
 
 export const DESKTOP = { width: 1280, height: 900 };
-export const PHONE = { width: 375, height: 812, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
+export const PHONE = { width: 390, height: 844, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
 
 export async function launchBrowser(): Promise<Browser> {
   return puppeteer.launch({

@@ -83,7 +83,10 @@ export async function startWorker(options: StartOptions): Promise<RunningWorker>
     compatibilityDate: "2026-11-01",
     compatibilityFlags: ["nodejs_compat"],
     d1Databases: { DB: "app-db" },
-    durableObjects: { RATE_LIMITER: { className: "RateLimiter", useSQLite: true } },
+    durableObjects: {
+      RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
+      PAYMENT_COORDINATOR: { className: "PaymentCoordinator", useSQLite: true },
+    },
     bindings: {
       ...(await readVars(ROOT)),
       ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY,
@@ -109,7 +112,10 @@ export async function startWorker(options: StartOptions): Promise<RunningWorker>
       compatibilityDate: app.compatibilityDate,
       compatibilityFlags: app.compatibilityFlags,
       d1Databases: app.d1Databases,
-      durableObjects: { RATE_LIMITER: { className: "RateLimiter", scriptName: "app", useSQLite: true } },
+      durableObjects: {
+        RATE_LIMITER: { className: "RateLimiter", scriptName: "app", useSQLite: true },
+        PAYMENT_COORDINATOR: { className: "PaymentCoordinator", scriptName: "app", useSQLite: true },
+      },
       bindings: { ...app.bindings, PAYMENT_BASE_URL: variantOrigin(i), ...vars },
       ...(app.outboundService ? { outboundService: app.outboundService } : {}),
       unsafeDirectSockets: [{ host: "127.0.0.1", port: options.port + 1 + i }],

@@ -1,154 +1,16 @@
 import { z } from "@hono/zod-openapi";
-import { isValidPrice, PRICE_PATTERN } from "../../../core/money/price.ts";
-import { isDotsOnly } from "../../../lib/url-rules.ts";
+import { HTTP_METHODS } from "../../../core/catalog/paywalls.ts";
 import { PageQuerySchema } from "../../paging.ts";
-import {
-  AllowedHeaderSchema,
-  BoundedJsonObjectSchema,
-  HeaderNameSchema,
-  HeaderValueSchema,
-  NetworkIdSchema,
-  NetworkListSchema,
-  ParamNameSchema,
-  RoutePathSchema,
-  TextSchema,
-  UrlSchema,
-  WalletSchema,
-} from "../schemas.ts";
+import { NetworkIdSchema } from "../schemas.ts";
 
-export const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH"] as const;
-
-const HeaderInputSchema = z.strictObject({
-  // `|` is a token character, but it separates the parts that bind the encrypted value to its row and field.
-  key: HeaderNameSchema.refine((key) => !key.includes("|"), { message: "Must not contain |" }).openapi({
-    description: "An HTTP header name the platform does not reserve (see the README), without `|`",
-  }),
-  value: HeaderValueSchema(1000),
-});
-
-const uniqueKeys = (list: { key: string }[] | null | undefined) =>
-  !list || new Set(list.map((h) => h.key.toLowerCase())).size === list.length;
-
-const HeadersInputSchema = z
-  .array(HeaderInputSchema)
-  .max(50)
-  .refine(uniqueKeys, { message: "Header keys must not repeat" })
-  .nullable()
-  .openapi({
-    description:
-      "Headers sent upstream. Values are encrypted at rest and returned as `***`; on update send `***` to keep a stored value.",
-    example: [{ key: "X-Upstream-Token", value: "secret" }],
-  });
-
-const QueryParamsSchema = z
-  .array(z.strictObject({ key: ParamNameSchema, value: TextSchema(1000) }))
-  .max(50)
-  .nullable();
-
-const MethodListSchema = z
-  .array(z.enum(HTTP_METHODS))
-  .min(1)
-  .refine((list) => new Set(list).size === list.length, { message: "Methods must not repeat" })
-  .openapi({ uniqueItems: true });
-
-const paywallFields = {
-  name: TextSchema(100).min(1).openapi({ example: "Forecast" }),
-  description: TextSchema(10_000, "multi-line").nullable(),
-  targetType: z.enum(["PROXY", "ROUTE"]),
-  targetUrl: UrlSchema.nullable(),
-  targetRoute: RoutePathSchema,
-  price: z
-    .string()
-    .refine(isValidPrice, {
-      message: "Integer micro-USDC as a decimal string: 1 to 1000000000000000, no sign, point or leading zero",
-    })
-    .openapi({
-      example: "10000",
-      pattern: PRICE_PATTERN.source,
-      maxLength: 16,
-      description: "USDC in micro-units (1000000 = 1.00 USDC): a whole number from 1 to 1000000000000000",
-    }),
-  currency: z.enum(["USDC"]),
-  networks: NetworkListSchema.openapi({ example: ["base-sepolia", "tempo-testnet"] }),
-  timeout: z.int().min(30_000).max(3_600_000).openapi({ description: "Upstream timeout in milliseconds", example: 60000 }),
-  headers: HeadersInputSchema,
-  allowedMethods: MethodListSchema,
-  allowedHeaders: z.array(AllowedHeaderSchema).max(50),
-  queryParams: QueryParamsSchema,
-  serviceId: z.string().min(1).max(64).nullable(),
-  enabled: z.boolean(),
-  fulfillmentMode: z.enum(["PROXY", "SIGNED_URL"]),
-};
-
-export const PaywallCreateSchema = z
-  .strictObject({
-    slug: z
-      .string()
-      .min(1)
-      .max(50)
-      .regex(/^[a-z0-9._-]+$/, "Lowercase letters, digits, '.', '_' and '-' only")
-      .refine((slug) => !isDotsOnly(slug), { message: "Must not be made of dots only" })
-      .openapi({ example: "forecast" }),
-    name: paywallFields.name,
-    targetType: paywallFields.targetType,
-    price: paywallFields.price,
-    currency: paywallFields.currency,
-    fulfillmentMode: paywallFields.fulfillmentMode,
-    networks: paywallFields.networks,
-    network: NetworkIdSchema.optional().openapi({ description: "If sent, must be one of `networks`" }),
-    description: paywallFields.description.optional(),
-    targetUrl: paywallFields.targetUrl.optional(),
-    targetRoute: paywallFields.targetRoute.optional(),
-    timeout: paywallFields.timeout.optional(),
-    headers: paywallFields.headers.optional(),
-    allowedMethods: paywallFields.allowedMethods.optional(),
-    queryParams: paywallFields.queryParams.optional(),
-    serviceId: paywallFields.serviceId.optional(),
-    enabled: paywallFields.enabled.optional(),
-    cacheRules: BoundedJsonObjectSchema({ maxDepth: 8, maxLength: 8192 })
-      .optional()
-      .openapi({ description: "Free-form caching rules: a JSON object at most 8 levels deep and 8192 characters long" }),
-  })
-  .superRefine((body, ctx) => {
-    if (body.network !== undefined && !body.networks.includes(body.network)) {
-      ctx.addIssue({ code: "custom", path: ["network"], message: "Must be one of networks" });
-    }
-  })
-  .openapi("PaywallCreate", {
-    example: {
-      slug: "forecast",
-      name: "Forecast",
-      targetType: "ROUTE",
-      targetRoute: "/v1/forecast",
-      serviceId: "svc_3f9a0c1d2e4b5a6978c0d1e2",
-      price: "10000",
-      currency: "USDC",
-      networks: ["base-sepolia"],
-      fulfillmentMode: "PROXY",
-    },
-  });
-
-export const PaywallUpdateSchema = z
-  .strictObject({
-    name: paywallFields.name,
-    description: paywallFields.description,
-    targetType: paywallFields.targetType,
-    targetUrl: paywallFields.targetUrl,
-    targetRoute: paywallFields.targetRoute.nullable(),
-    price: paywallFields.price,
-    currency: paywallFields.currency,
-    networks: paywallFields.networks,
-    merchantWallet: WalletSchema,
-    timeout: paywallFields.timeout,
-    headers: paywallFields.headers,
-    allowedMethods: paywallFields.allowedMethods,
-    allowedHeaders: paywallFields.allowedHeaders,
-    queryParams: paywallFields.queryParams,
-    serviceId: paywallFields.serviceId,
-    enabled: paywallFields.enabled,
-  })
-  .partial()
-  .openapi("PaywallUpdate", { example: { price: "20000", enabled: false } });
+// The request schemas are the catalog's own rules, shared with the dashboard.
+export {
+  HTTP_METHODS,
+  type PaywallCreate,
+  PaywallCreateSchema,
+  type PaywallUpdate,
+  PaywallUpdateSchema,
+} from "../../../core/catalog/paywalls.ts";
 
 export const PaywallSchema = z
   .object({
@@ -175,6 +37,9 @@ export const PaywallSchema = z
     headers: z.array(z.object({ key: z.string(), value: z.literal("***") })).nullable(),
     queryParams: z.array(z.object({ key: z.string(), value: z.string() })).nullable(),
     cacheRules: z.record(z.string(), z.unknown()).nullable(),
+    inputSchema: z.record(z.string(), z.unknown()).nullable(),
+    outputSchema: z.record(z.string(), z.unknown()).nullable(),
+    outputExample: z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]).nullable(),
     serviceId: z.string().nullable(),
     userId: z.string(),
     paymentUrls: z.object({
@@ -195,6 +60,4 @@ export const PaywallListQuerySchema = z.strictObject({
     .optional(),
 });
 
-export type PaywallCreate = z.infer<typeof PaywallCreateSchema>;
-export type PaywallUpdate = z.infer<typeof PaywallUpdateSchema>;
 export type Paywall = z.infer<typeof PaywallSchema>;

@@ -1,4 +1,5 @@
 import type { Config } from "../../../core/config.ts";
+import { discoveryUrls } from "../../../core/discovery/operations.ts";
 import type { NetworkId } from "../../../core/money/networks.ts";
 import { type AuthMethod, maskAuthConfig } from "../../../core/secrets/auth-config.ts";
 import type { PaywallRow, ServiceRow } from "../../../db/schema.ts";
@@ -28,5 +29,6 @@ export function toService(row: ServiceRow, paywalls: PaywallRow[], config: Confi
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
     Paywall: paywalls.map((p) => toPaywall(p, config)),
+    discovery: discoveryUrls(config.paymentBaseUrl, row),
   };
 }

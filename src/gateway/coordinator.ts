@@ -1,0 +1,59 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Context } from "hono";
+import type { GatewayEnv } from "./env.ts";
+
+/**
+ * One object per payment in flight (named by its transaction id): where copies of a payment wait for the request that
+ * owns it. The ledger's `start` decides the owner (one insert wins, in D1); the owner tells the object when it has
+ * recorded its outcome (`finished`), and every copy waiting (`wait`) wakes at once and reads that outcome from D1.
+ * Nothing is stored: the object only ever holds who waits, in memory, and one writer per payment means no copy polls
+ * D1. A copy whose owner never tells (an evicted isolate) waits until its bound, then reads D1 all the same.
+ */
+export class PaymentCoordinator extends DurableObject {
+  private finishedAt: number | undefined;
+  private readonly waiting = new Set<() => void>();
+
+  /** `true` once the owner finished (at once if it already has), `false` after `ms` without that. */
+  wait(ms: number): Promise<boolean> {
+    if (this.finishedAt !== undefined) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.waiting.delete(wake);
+        resolve(true);
+      };
+      const timer = setTimeout(
+        () => {
+          this.waiting.delete(wake);
+          resolve(false);
+        },
+        Math.max(0, ms),
+      );
+      this.waiting.add(wake);
+    });
+  }
+
+  /** The owner recorded the payment's outcome: every copy waiting reads it now. */
+  finished(): void {
+    this.finishedAt = Date.now();
+    for (const wake of [...this.waiting]) wake();
+  }
+}
+
+const coordinatorOf = (env: Env, transactionId: string) => env.PAYMENT_COORDINATOR.getByName(transactionId);
+
+/** Waits, at most `ms`, for the owner of a payment to record its outcome. `false` when the bound passed first. */
+export async function waitForOwner(env: Env, transactionId: string, ms: number): Promise<boolean> {
+  if (ms <= 0) return false;
+  try {
+    return await coordinatorOf(env, transactionId).wait(ms);
+  } catch {
+    return false; // the object could not be reached: the copy reads D1 as it would after its bound
+  }
+}
+
+/** The owner has recorded its payment's outcome: wakes the copies waiting (after the answer, under `waitUntil`). */
+export function ownerFinished(c: Context<GatewayEnv>, transactionId: string): void {
+  const told = (async () => coordinatorOf(c.env, transactionId).finished())();
+  c.executionCtx.waitUntil(told.catch(() => {})); // unreachable: the copies read D1 after their bound
+}

@@ -1,0 +1,164 @@
+import type { Context } from "hono";
+import { ApiError } from "../core/http/errors.ts";
+import { renderError } from "../core/http/render.ts";
+import { getDb } from "../db/client.ts";
+import { findKnownPayment, type KnownPayment } from "../db/paid-answers.ts";
+import { waitForOwner } from "./coordinator.ts";
+import type { GatewayEnv } from "./env.ts";
+import { openAnswer, SETTLEMENT_REFERENCE_HEADER, TRANSACTION_ID_HEADER } from "./paid-answer.ts";
+import { PaymentRefusal } from "./refusals.ts";
+
+// Exactly once, from the buyer's side: a payment presented again gets the answer it bought, never a second charge,
+// never a refusal of a payment that went through. The answer is the one the ledger stored with the payment's move
+// (src/db/paid-answers.ts); this module finds it, checks the credential is the payer's and the request the same, and
+// answers it, or waits for the request that owns a payment still in flight.
+
+type Ctx = Context<GatewayEnv>;
+
+/** A payment credential as presented, decoded locally: nothing here has been verified at a facilitator or a chain. */
+export interface PresentedPayment {
+  /** x402: the transaction id its payment has (payer, network and EIP-3009 nonce), when its network is known. */
+  transactionId?: string;
+  /** The retry key it carries (x402 `payment-identifier`, per payer; MPP: its challenge id). */
+  paymentKey?: string;
+  /** What identifies the credential itself (SHA-256 of the x402 signature; the MPP transaction's hash). */
+  credential: string;
+  /**
+   * Whether `payer` signed this credential, checked locally (an EIP-712 signature recovered): a retry under a retry
+   * key carries a new authorization. `false` when it cannot be told here (the payment is then verified as usual).
+   */
+  signedBy(payer: string): Promise<boolean>;
+  /** The standard's settlement header for a payment the sweep settled after its answer was stored. */
+  receiptHeaders(txHash: string, known: KnownPayment): Promise<Record<string, string>>;
+}
+
+/** The longest a copy waits for the request that owns its payment (which may take its upstream's and settlement's time). */
+export const MAX_OWNER_WAIT_MS = 60_000;
+
+const sameAddress = (a: string | null, b: string | null) => !!a && !!b && a.toLowerCase() === b.toLowerCase();
+
+/** `502 PAYMENT_OUTCOME_UNKNOWN`: the payment may have moved money; its transaction stays PENDING for the sweep. */
+export const outcomeUnknown = (transactionId: string, txHash: string | null | undefined, replay: boolean) =>
+  new ApiError(
+    "PAYMENT_OUTCOME_UNKNOWN",
+    (replay
+      ? "This payment is already being processed or its settlement's outcome is not known yet"
+      : "The payment was sent for settlement but its outcome is not known yet") +
+      ": do not pay again before checking this transaction on chain; send the same payment again later to get its answer",
+    { details: { transactionId, ...(txHash ? { txHash } : {}) }, headers: { [TRANSACTION_ID_HEADER]: transactionId } },
+  );
+
+/**
+ * The answer to a credential whose payment the gateway already knows (one D1 read), or `undefined` when it knows none
+ * (or the credential is not provably the payer's): the caller then verifies it as a new payment.
+ */
+export async function answerResend(c: Ctx, presented: PresentedPayment, fingerprint: string): Promise<Response | undefined> {
+  const known = await findKnownPayment(getDb(c.env.DB), presented, new Date());
+  return known && answerKnown(c, presented, known, fingerprint);
+}
+
+/**
+ * The answer to a known payment presented again:
+ *
+ * - the credential must be the payer's: the same credential (by its digest), or, under the same retry key, a new one
+ *   the payer signed (`verifiedPayer`: already verified by the standard; else `signedBy`, checked locally); and a
+ *   payment made under a retry key is answered only to credentials carrying it. Not provably the payer's →
+ *   `undefined`;
+ * - for another request (route, method, query or body) → `409 CONFLICT`, counted as a refused attempt;
+ * - COMPLETED → the stored answer: its status, headers (the settlement's included) and body, exactly as first sent;
+ *   not kept (over the size limit) → `409 CONFLICT` with `details.reason: "answer-not-kept"`;
+ * - PENDING with its owner finished (the settlement's outcome unknown) → `502 PAYMENT_OUTCOME_UNKNOWN`;
+ * - PENDING with its owner still at work → waits for it (bounded), then answers as above;
+ * - FAILED (nothing charged, its answer deleted with the move) → `undefined`: the standard refuses it as used.
+ */
+export async function answerKnown(
+  c: Ctx,
+  presented: PresentedPayment | undefined,
+  known: KnownPayment,
+  fingerprint: string,
+  verifiedPayer?: string,
+): Promise<Response | undefined> {
+  const { row } = known;
+  // A payment made under a retry key is answered only to credentials carrying it: an x402 authorization is public on
+  // chain once settled, its `payment-identifier` is not.
+  const keyed = !row.paymentKey || presented?.paymentKey === row.paymentKey;
+  const authentic = verifiedPayer
+    ? sameAddress(verifiedPayer, known.payer)
+    : !!presented &&
+      keyed &&
+      (presented.credential === row.credential || (!!known.payer && (await presented.signedBy(known.payer))));
+  if (!authentic) {
+    if (!verifiedPayer) return undefined;
+    throw conflict(c, row.transactionId, "key-taken", "This payment's retry key (its challenge) was paid by another payment");
+  }
+  if (row.fingerprint !== fingerprint) {
+    throw conflict(
+      c,
+      row.transactionId,
+      "other-request",
+      "This payment was made for another request (another route, method, query or body); it pays for that one only",
+    );
+  }
+  let current: KnownPayment | undefined = known;
+  if (current.status === "PENDING" && current.row.answeredAt === null) {
+    const waitMs = Math.min(current.row.ownerUntil.getTime() - Date.now(), MAX_OWNER_WAIT_MS);
+    await waitForOwner(c.env, row.transactionId, waitMs);
+    current = await findKnownPayment(getDb(c.env.DB), { transactionId: row.transactionId }, new Date());
+    // Its owner ended it FAILED (nothing charged, nothing kept): the standard's refusal, as for any used payment.
+    if (!current) return undefined;
+  }
+  if (current.status === "PENDING") throw outcomeUnknown(row.transactionId, current.txHash, true);
+  if (current.status !== "COMPLETED") return undefined;
+  if (current.row.answer === null) {
+    throw conflict(
+      c,
+      row.transactionId,
+      "answer-not-kept",
+      "This payment completed, but its answer was not kept (larger than the gateway keeps, or not recorded): it cannot be sent again",
+      current.txHash,
+    );
+  }
+  return served(c, presented, current);
+}
+
+/** A stored answer, as first sent; an answer stored before its settlement was known gets the settlement's headers. */
+async function served(c: Ctx, presented: PresentedPayment | undefined, known: KnownPayment): Promise<Response> {
+  const { row, txHash } = known;
+  const answer = await openAnswer(c.env, row.tenantId, row.transactionId, row.answer as string);
+  if (txHash && !answer.headers.has(SETTLEMENT_REFERENCE_HEADER)) {
+    for (const [name, value] of Object.entries((await presented?.receiptHeaders(txHash, known)) ?? {})) {
+      answer.headers.set(name, value);
+    }
+    answer.headers.set(SETTLEMENT_REFERENCE_HEADER, txHash);
+  }
+  return new Response(answer.body, { status: answer.status, headers: answer.headers });
+}
+
+function conflict(c: Ctx, transactionId: string, reason: string, message: string, txHash?: string | null) {
+  const error = new ApiError("CONFLICT", message, {
+    details: { transactionId, reason, ...(txHash ? { txHash } : {}) },
+    headers: { [TRANSACTION_ID_HEADER]: transactionId },
+  });
+  return new PaymentRefusal(renderError(error, c));
+}
+
+/**
+ * `attempt` (a payment verified and fulfilled as new), unless the standard refuses it because a copy of the same
+ * payment was recorded meanwhile (a facilitator that now sees the authorization used, a transaction already sent):
+ * then that payment's answer.
+ */
+export async function orKnownPayment(
+  c: Ctx,
+  presented: PresentedPayment | undefined,
+  fingerprint: string,
+  attempt: () => Promise<Response>,
+): Promise<Response> {
+  try {
+    return await attempt();
+  } catch (err) {
+    if (!(err instanceof PaymentRefusal) || !presented || err.response.status !== 402) throw err;
+    const answer = await answerResend(c, presented, fingerprint);
+    if (answer) return answer;
+    throw err;
+  }
+}

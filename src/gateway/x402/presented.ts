@@ -1,0 +1,102 @@
+/**
+ * A `PAYMENT-SIGNATURE` as presented, read before any session or facilitator is asked: which transaction it would be,
+ * its retry key, and a digest of the credential (src/gateway/resend.ts answers a payment presented again from them).
+ */
+import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
+import { paymentRecordIds, paymentRetryKey } from "../../core/ledger/ids.ts";
+import { caip2, type NetworkEntry, networkOfCaip2 } from "../../core/money/network-table.ts";
+import type { NetworkId } from "../../core/money/networks.ts";
+import { sha256Hex } from "../../lib/ids.ts";
+import type { PresentedPayment } from "../resend.ts";
+import { PAYMENT_RESPONSE, x402Lib } from "./sdk.ts";
+
+/** EIP-3009's `TransferWithAuthorization`, the typed data an `exact` EVM payment signs. */
+const TRANSFER_WITH_AUTHORIZATION = {
+  TransferWithAuthorization: [
+    { name: "from", type: "address" },
+    { name: "to", type: "address" },
+    { name: "value", type: "uint256" },
+    { name: "validAfter", type: "uint256" },
+    { name: "validBefore", type: "uint256" },
+    { name: "nonce", type: "bytes32" },
+  ],
+} as const;
+
+interface Authorization {
+  from: `0x${string}`;
+  to: `0x${string}`;
+  value: string;
+  validAfter: string;
+  validBefore: string;
+  nonce: `0x${string}`;
+}
+
+const isHex = (value: unknown, bytes?: number): value is `0x${string}` =>
+  typeof value === "string" && (bytes ? new RegExp(`^0x[0-9a-fA-F]{${bytes * 2}}$`) : /^0x[0-9a-fA-F]+$/).test(value);
+const isUint = (value: unknown): value is string => typeof value === "string" && /^[0-9]{1,78}$/.test(value);
+
+/**
+ * A `PAYMENT-SIGNATURE` as presented, decoded locally (no session, no facilitator): the transaction id its payment has,
+ * its `payment-identifier` retry key, and the signature's digest; `undefined` when it is not an `exact` EIP-3009
+ * payment on a network of the table. Nothing is verified here: `signedBy` recovers the EIP-712 signer when asked.
+ */
+export async function presentedX402(
+  header: string,
+  table: Record<NetworkId, NetworkEntry>,
+): Promise<PresentedPayment | undefined> {
+  const sdk = await x402Lib();
+  let payload: PaymentPayload;
+  try {
+    payload = sdk.decodePaymentSignatureHeader(header);
+  } catch {
+    return undefined;
+  }
+  if (!payload || typeof payload !== "object" || payload.x402Version !== 2) return undefined;
+  const { signature, authorization: a } = (payload.payload ?? {}) as {
+    signature?: unknown;
+    authorization?: Partial<Authorization>;
+  };
+  if (!isHex(signature) || !a || !isHex(a.from, 20) || !isHex(a.to, 20) || !isHex(a.nonce, 32)) return undefined;
+  if (!isUint(a.value) || !isUint(a.validAfter) || !isUint(a.validBefore)) return undefined;
+  const authorization = a as Authorization;
+  const accepted = payload.accepted as Partial<PaymentRequirements> | undefined;
+  const network = networkOfCaip2(table, Object.keys(table), String(accepted?.network ?? ""));
+  if (!network) return undefined;
+  const paymentId = sdk.extractPaymentIdentifier(payload);
+  const entry = table[network];
+  return {
+    transactionId: (await paymentRecordIds("x402", network, authorization.from, authorization.nonce)).transactionId,
+    ...(paymentId ? { paymentKey: await paymentRetryKey({ protocol: "x402", payer: authorization.from, paymentId }) } : {}),
+    credential: await x402CredentialDigest(signature),
+    async signedBy(payer) {
+      const extra = (accepted?.extra ?? {}) as { name?: unknown; version?: unknown };
+      if (!isHex(accepted?.asset, 20) || typeof extra.name !== "string" || typeof extra.version !== "string") return false;
+      try {
+        const signer = await sdk.recoverTypedDataAddress({
+          domain: { name: extra.name, version: extra.version, chainId: entry.chainId, verifyingContract: accepted.asset },
+          types: TRANSFER_WITH_AUTHORIZATION,
+          primaryType: "TransferWithAuthorization",
+          message: {
+            ...authorization,
+            value: BigInt(authorization.value),
+            validAfter: BigInt(authorization.validAfter),
+            validBefore: BigInt(authorization.validBefore),
+          },
+          signature,
+        });
+        return signer.toLowerCase() === payer.toLowerCase() && authorization.from.toLowerCase() === payer.toLowerCase();
+      } catch {
+        return false;
+      }
+    },
+    async receiptHeaders(transaction, known): Promise<Record<string, string>> {
+      const paid = table[known.network as NetworkId];
+      if (!paid) return {};
+      const result = { success: true, transaction, network: caip2(paid), payer: known.payer ?? undefined } as SettleResponse;
+      return { [PAYMENT_RESPONSE]: sdk.encodePaymentResponseHeader(result) };
+    },
+  };
+}
+
+/** What identifies an x402 credential: its signature (one authorization, one signature), hashed. */
+export const x402CredentialDigest = (signature: string) => sha256Hex(`x402|${signature.toLowerCase()}`);
