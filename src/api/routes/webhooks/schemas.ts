@@ -35,7 +35,6 @@ export const WebhookEndpointUpdateSchema = z
       description: "false pauses deliveries; true re-enables an endpoint (also one the platform disabled after failures)",
     }),
   })
-  .refine((patch) => Object.values(patch).some((v) => v !== undefined), { message: "Send at least one field to change" })
   .openapi("WebhookEndpointUpdate");
 
 export const WebhookEndpointSchema = z
