@@ -53,3 +53,32 @@ export async function findDailyStats(
   const byDay = new Map(rows.map((r) => [r.day, r]));
   return days.map((day) => byDay.get(day) ?? empty(day));
 }
+
+/** Paid answers (SUCCESS events) of paywalls whose answers are cached: from the edge cache, or from the upstream. */
+export interface CacheTotals {
+  hits: number;
+  misses: number;
+}
+
+/**
+ * The edge cache's totals over `days` (UTC dates, ascending), kept by migrations/0014's triggers: the same primary-key
+ * range read as `findDailyStats` (at most `days.length` rows).
+ */
+export async function findCacheTotals(
+  db: Db,
+  tenantId: string,
+  days: string[],
+  scope: StatsScope = "tenant",
+): Promise<CacheTotals> {
+  const first = days[0];
+  const last = days.at(-1);
+  if (first === undefined || last === undefined) return { hits: 0, misses: 0 };
+  const [row] = await db
+    .select({
+      hits: sql<number>`coalesce(sum(${dailyStats.cacheHits}), 0)`,
+      misses: sql<number>`coalesce(sum(${dailyStats.cacheMisses}), 0)`,
+    })
+    .from(dailyStats)
+    .where(and(eq(dailyStats.tenantId, tenantId), eq(dailyStats.scope, scope), between(dailyStats.day, first, last)));
+  return { hits: Number(row?.hits ?? 0), misses: Number(row?.misses ?? 0) };
+}

@@ -383,6 +383,9 @@ export const dailyStats = sqliteTable(
     requests: integer("requests").notNull().default(0),
     successes: integer("successes").notNull().default(0),
     errors: integer("errors").notNull().default(0),
+    /** SUCCESS events of paywalls whose answers are cached: answered from the edge cache / by the upstream (0014). */
+    cacheHits: integer("cache_hits").notNull().default(0),
+    cacheMisses: integer("cache_misses").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.scope, t.day] })],
 );

@@ -6,6 +6,7 @@ import {
   completePayment,
   failPayment,
   leavePaymentUnknown,
+  type Outcome,
   type PaymentRef,
   type PendingPayment,
   paymentStatus,
@@ -17,6 +18,7 @@ import { queueOutbox } from "../core/webhooks/outbox.ts";
 import { getDb } from "../db/client.ts";
 import type { PaymentTarget } from "../db/gateway.ts";
 import { findKnownPayment } from "../db/paid-answers.ts";
+import { answerCacheKey, CACHE_STATUS_HEADER, cachedAnswer, cacheRulesFor, isStorable, storeAnswer } from "./answer-cache.ts";
 import type { ChainOutcome } from "./chain-outcome.ts";
 import { ownerFinished } from "./coordinator.ts";
 import type { GatewayEnv } from "./env.ts";
@@ -24,6 +26,7 @@ import { type AnswerParts, SETTLEMENT_REFERENCE_HEADER, sealAnswer, TRANSACTION_
 import { PaymentRefusal } from "./refusals.ts";
 import { answerKnown, outcomeUnknown, type PresentedPayment } from "./resend.ts";
 import { issueSignedUrl } from "./signed-url.ts";
+import { buyerBody } from "./target.ts";
 import { callUpstream } from "./upstream/call.ts";
 import { buyerResponseHeaders, type UpstreamParts } from "./upstream/request.ts";
 
@@ -191,7 +194,7 @@ async function forwardAndSettle(
   // The webhook deliveries each move records go to the queue after its batch, never delaying the buyer's answer.
   const outbox = queueOutbox(c.env, c.executionCtx);
   let settlement: Settlement | undefined;
-  let upstream: { statusCode: number; responseTime: number | null } = { statusCode: 200, responseTime: null };
+  let upstream: Outcome = { statusCode: 200, responseTime: null };
 
   const seal = (answer: AnswerParts) => sealAnswer(c.env, ref.tenantId, ref.transactionId, answer);
   const named = (res: Response) => {
@@ -230,6 +233,28 @@ async function forwardAndSettle(
       return await close(settlement, (headers) => issueSignedUrl(c, target, ref.transactionId, headers));
     }
 
+    // The edge cache (answer-cache.ts): a fresh answer to the same request stands in for the upstream call; the
+    // payment is settled all the same, and the answer is served only once it is.
+    const rules = cacheRulesFor(target);
+    const cacheKey = rules && (await answerCacheKey(target, rules, c.req.raw, await buyerBody(c)));
+    const hit = rules && cacheKey ? await cachedAnswer(cacheKey, rules) : null;
+    if (hit) {
+      upstream = { statusCode: hit.answer.status, responseTime: null, cache: "hit" };
+      const headers = new Headers(hit.answer.headers);
+      headers.set(TRANSACTION_ID_HEADER, ref.transactionId);
+      headers.set(CACHE_STATUS_HEADER, "HIT");
+      headers.set("Age", String(hit.age));
+      settlement = await payment.settle();
+      return await close(
+        settlement,
+        async (settled) => {
+          for (const [name, value] of Object.entries(settled)) headers.set(name, value);
+          return new Response(hit.answer.body, { status: hit.answer.status, headers });
+        },
+        { status: hit.answer.status, headers, body: hit.answer.body },
+      );
+    }
+
     const outcome = await callUpstream(c.req.method, parts, upstreamTimeout);
     if (outcome.kind !== "answered") {
       const timedOut = outcome.kind === "timeout";
@@ -241,9 +266,13 @@ async function forwardAndSettle(
         : new ApiError("BAD_GATEWAY", "The upstream could not be reached; the payment was not charged");
       return named(renderError(error, c));
     }
-    upstream = { statusCode: outcome.status, responseTime: outcome.ms };
+    upstream = { statusCode: outcome.status, responseTime: outcome.ms, ...(rules ? { cache: "miss" as const } : {}) };
     const headers = buyerResponseHeaders(outcome.headers);
+    // What other buyers may be served: the upstream's answer as any buyer gets it, before this payment's own headers.
+    const shared =
+      rules && cacheKey && isStorable(rules, outcome) ? { status: outcome.status, headers: new Headers(headers) } : null;
     headers.set(TRANSACTION_ID_HEADER, ref.transactionId);
+    if (rules) headers.set(CACHE_STATUS_HEADER, "MISS");
     if (outcome.status >= 400) {
       await failPayment(db, ref, `upstream answered ${outcome.status}`, upstream, outbox);
       if (outcome.status >= 500) c.set("errorCode", "UPSTREAM_ERROR");
@@ -255,6 +284,10 @@ async function forwardAndSettle(
       settlement,
       async (settled) => {
         for (const [name, value] of Object.entries(settled)) headers.set(name, value);
+        // Stored once its payment settled, after the buyer's answer (waitUntil).
+        if (shared && rules && cacheKey) {
+          c.executionCtx.waitUntil(storeAnswer(cacheKey, rules, { ...shared, body: outcome.body }));
+        }
         return new Response(outcome.body, { status: outcome.status, headers });
       },
       { status: outcome.status, headers, body: outcome.body },

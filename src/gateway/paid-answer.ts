@@ -76,7 +76,8 @@ export async function requestFingerprint(method: string, url: string, body: Arra
   return sha256Hex(`${method}\n${pathname}${search}\n${bodyHash}`);
 }
 
-async function bytesSha256(bytes: ArrayBuffer): Promise<string> {
+/** The SHA-256 of bytes, as hex. */
+export async function bytesSha256(bytes: ArrayBuffer): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
 }

@@ -252,7 +252,7 @@ async function main(): Promise<number> {
     await runLoad(url, scenario, seeded, { connections, duration: warmup });
     phase("warm-up");
     // The paid scenario: the stand-ins' log of the measured slices only (prime and warm-up calls dropped).
-    if (seeded.tagOf || scenario.noStandIns) await stand.takeLog();
+    if (seeded.tagOf || scenario.noStandIns || scenario.noUpstream) await stand.takeLog();
     if (floor) {
       // Interleaved with the storage floor (and the companion), so all see the same machine: the ratios use these.
       const own: RawLoad[] = [];
@@ -284,6 +284,7 @@ async function main(): Promise<number> {
       report.load = summarize([await runLoad(url, scenario, seeded, { connections, duration, cpu })]);
     }
     if (scenario.noStandIns) report.standInCalls = (await stand.takeLog()).length;
+    if (scenario.noUpstream) report.standInCalls = (await stand.takeLog()).filter((e) => e.call === "upstream").length;
     phase("load");
     if (scenario.target === "app") {
       report.accounting = await account(workers.urls[payments ? "payments-timing" : "app-timing"], scenario, seeded);

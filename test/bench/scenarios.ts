@@ -29,7 +29,7 @@ import { lastUtcDays } from "../../src/lib/utc-days.ts";
 import { COOKIE_KEY } from "./load.ts";
 import { type ApiResponse, type BenchContext, cloneSeries, inPool } from "./seed.ts";
 import { STAND_IN_HOSTS } from "./stand-ins.ts";
-import { MPP_CHALLENGE, X402_CHALLENGE, X402_PAID, X402_RESEND } from "./targets.ts";
+import { MPP_CHALLENGE, X402_CACHED, X402_CHALLENGE, X402_PAID, X402_RESEND } from "./targets.ts";
 import { BENCH_CAPS, BENCH_ENCRYPTION_KEY, type WorkerName } from "./workers.ts";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -106,6 +106,8 @@ export interface Scenario {
   origin?: "payment";
   /** Its load must not reach the stand-in facilitator or upstream: the runner counts their calls during it. */
   noStandIns?: boolean;
+  /** Its load must not reach the stand-in upstream (the facilitator is called): the runner counts upstream calls. */
+  noUpstream?: boolean;
 }
 
 /**
@@ -387,8 +389,13 @@ const gatewayTenant = (ctx: BenchContext) =>
     const body = { ...serviceBody(0), baseUrl: `https://${STAND_IN_HOSTS.upstream}` };
     const serviceId = createdId(await ctx.api("POST", "/v1/services", keys[0]!, body), "the gateway service");
     await createPaywall(ctx, keys[0]!, serviceId, "quote");
+    const cached = { ...paywallBody(serviceId, CACHED_SLUG), cacheRules: { ttlSeconds: 3600, varyQuery: [] } };
+    createdId(await ctx.api("POST", "/v1/paywalls", keys[0]!, cached), "the cached paywall");
     return { tenantId: tenant.id, serviceId, slug: "quote" };
   });
+
+/** The gateway tenant's paywall whose answers are cached. */
+const CACHED_SLUG = "quote-cached";
 
 const payPath = (protocol: "x402" | "mpp", t: { serviceId: string; slug: string }) =>
   `/api/${protocol}/pay/${t.serviceId}/${t.slug}`;
@@ -414,8 +421,9 @@ const nonceOf = (vars: Vars) => `0x${RUN_NONCE}${seqHex(vars)}`;
  * signature, so the signature is a fixed 65-byte value). The terms come from the gateway's own 402 challenge, decoded
  * by @x402/core. The nonce also goes in the query (`n`), which the gateway forwards: the stand-in upstream logs it.
  */
-const paidX402 = async (ctx: BenchContext): Promise<Seeded> => {
-  const t = await gatewayTenant(ctx);
+const paidX402 = async (ctx: BenchContext, slug?: string): Promise<Seeded> => {
+  const tenant = await gatewayTenant(ctx);
+  const t = { ...tenant, slug: slug ?? tenant.slug };
   const path = payPath("x402", t);
   const res = await fetch(ctx.paymentUrl + path);
   const header = res.headers.get("PAYMENT-REQUIRED");
@@ -473,6 +481,20 @@ const resentX402 = async (ctx: BenchContext): Promise<Seeded> => {
     serviceId: paid.serviceId,
     steps: [{ method: "GET", path, headers: () => headers }],
   };
+};
+
+/**
+ * A paid x402 request per sequence on a paywall whose answers are cached (`cacheRules`: an hour, the query not in the
+ * key, so the nonce in `n` does not vary it), primed once while seeding: each request is verified and settled at the
+ * stand-in facilitator and answered from the edge cache, never forwarded.
+ */
+const cachedX402 = async (ctx: BenchContext): Promise<Seeded> => {
+  const paid = await paidX402(ctx, CACHED_SLUG);
+  const step = paid.steps![0]!;
+  const vars: Vars = { seq: String(2 ** 41 + Math.floor(Math.random() * 2 ** 20)) };
+  const res = await fetch(ctx.paymentUrl + (step.path as (v: Vars) => string)(vars), { headers: step.headers!(vars) });
+  if (res.status !== 200) throw new Error(`seeding the cached scenario: the payment answered ${res.status}`);
+  return { ...paid, tagOf: undefined };
 };
 
 /** The storage floors of the gateway's URLs (fixtures/storage-floor.ts): the same paywall, the same read. */
@@ -693,5 +715,17 @@ export const SCENARIOS: Scenario[] = [
     seed: resentX402,
     floor: PAYWALL_READ_FLOOR,
     noStandIns: true,
+  },
+  {
+    name: X402_CACHED,
+    target: "app",
+    origin: "payment",
+    method: "GET",
+    path: "/api/x402/pay/{serviceId}/{slug}",
+    pathFromSeed: true,
+    read: false,
+    seed: cachedX402,
+    floor: PAID_FLOOR,
+    noUpstream: true,
   },
 ];

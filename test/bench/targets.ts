@@ -8,6 +8,7 @@ export const X402_CHALLENGE = "GET /api/x402/pay (402 challenge)";
 export const MPP_CHALLENGE = "GET /api/mpp/pay (402 challenge)";
 export const X402_PAID = "GET /api/x402/pay (paid)";
 export const X402_RESEND = "GET /api/x402/pay (paid, sent again)";
+export const X402_CACHED = "GET /api/x402/pay (paid, edge cache hit)";
 
 export interface Verdict {
   status: "PASS" | "FAIL" | "SKIP";
@@ -137,6 +138,14 @@ export const TARGETS: { name: string; check: (input: TargetInput) => Verdict }[]
       const s = find(input, X402_RESEND);
       if (statements.status !== "PASS" || s?.standInCalls === undefined) return statements;
       return result(s.standInCalls === 0, `${statements.detail}; ${s.standInCalls} stand-in calls during the load`);
+    },
+  },
+  {
+    name: `${X402_CACHED}: no upstream call during the load (each request verified and settled)`,
+    check: (input) => {
+      const s = find(input, X402_CACHED);
+      if (s?.standInCalls === undefined) return { status: "SKIP", detail: "not measured" };
+      return result(s.standInCalls === 0, `${s.standInCalls} upstream calls during the load`);
     },
   },
   {

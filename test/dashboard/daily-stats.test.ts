@@ -5,14 +5,14 @@ import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { writeDemoData } from "../../src/admin/demo-data.ts";
-import type { PaymentRef } from "../../src/core/ledger/ledger.ts";
+import { completePayment, failPayment, type PaymentRef } from "../../src/core/ledger/ledger.ts";
 import { getDb } from "../../src/db/client.ts";
-import { findDailyStats, statsScope } from "../../src/db/daily-stats.ts";
+import { findCacheTotals, findDailyStats, statsScope } from "../../src/db/daily-stats.ts";
 import { type Tenant, tenants as tenantsTable } from "../../src/db/schema.ts";
 import { lastUtcDays } from "../../src/lib/utc-days.ts";
 import { createPaywallFor } from "../history/support.ts";
 import { createTenant, db } from "../support/factories.ts";
-import { address, completeRecorded, failRecorded, recordPayment } from "../support/payments.ts";
+import { address, completeRecorded, failRecorded, recordPayment, txHash } from "../support/payments.ts";
 
 interface RawRecord {
   tenant_id: string;
@@ -88,7 +88,10 @@ const pendingPayments = async (tenantId: string): Promise<PaymentRef[]> =>
   ).results;
 
 describe("daily roll-ups", () => {
-  it("agree with the raw rows through demo data, settlements (once, retries included) and deletes", async () => {
+  // Demo data writes a few thousand rows through the roll-up triggers: seconds on a loaded machine.
+  it("agree with the raw rows through demo data, settlements (once, retries included) and deletes", {
+    timeout: 30_000,
+  }, async () => {
     const tenant = await createTenant();
     const other = await createTenant();
     await writeDemoData(db(), tenant, 300);
@@ -180,6 +183,30 @@ describe("daily roll-ups", () => {
   });
 });
 
+describe("daily roll-ups: the edge cache", () => {
+  it("counts SUCCESS events by metadata.cache in each scope, and takes them back when they are deleted", async () => {
+    const tenant = await createTenant();
+    const paywall = await createPaywallFor(tenant);
+    const refs: PaymentRef[] = [];
+    for (const cache of ["hit", "hit", "miss", undefined] as const) {
+      const ref = await recordPayment(paywall, { network: "base-sepolia" });
+      await completePayment(db(), ref, txHash(), { statusCode: 200, responseTime: null, ...(cache ? { cache } : {}) });
+      refs.push(ref);
+    }
+    // An ERROR event carrying cache (a hit whose settlement was refused) is not a paid answer: not counted.
+    const refused = await recordPayment(paywall, { network: "base-sepolia" });
+    await failPayment(db(), refused, "settlement failed", { statusCode: 200, responseTime: null, cache: "hit" });
+    const days = lastUtcDays(new Date(), 30);
+    for (const scope of ["tenant", `paywall:${paywall.id}`, `service:${paywall.serviceId}`] as const) {
+      expect(await findCacheTotals(db(), tenant.id, days, scope)).toEqual({ hits: 2, misses: 1 });
+    }
+    await env.DB.prepare("DELETE FROM events WHERE tenant_id = ? AND json_extract(metadata, '$.cache') = 'hit'")
+      .bind(tenant.id)
+      .run();
+    expect(await findCacheTotals(db(), tenant.id, days)).toEqual({ hits: 0, misses: 1 });
+  });
+});
+
 describe("daily roll-ups: backfill", () => {
   it("the migration totals the records stored before it, and the triggers carry on from there", async () => {
     const d1 = (env as unknown as { BACKFILL_DB: D1Database }).BACKFILL_DB;
@@ -189,10 +216,11 @@ describe("daily roll-ups: backfill", () => {
     expect(
       (await d1.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'd1_migrations'").first<{ n: number }>())?.n,
     ).toBe(0);
-    // Every migration but the backfill's own, so that today's schema can write the records stored before it.
+    // Every migration but the backfill's own (and the edge cache's columns, which it adds to the roll-up table), so
+    // that today's schema can write the records stored before it.
     await applyD1Migrations(
       d1,
-      migrations.filter((_, i) => i !== at),
+      migrations.filter((m, i) => i !== at && !m.name.includes("_cache_stats")),
     );
 
     const old = getDb(d1);

@@ -315,6 +315,9 @@ describe("diagnostics", () => {
         paywall("b", { targetRoute: "/v1/a/", price: "20", networks: ["tempo-testnet"] }),
         paywall("c", { enabled: false }),
         paywall("d", { inputSchema: { type: "object", properties: { q: { type: "object" } } } }),
+        paywall("e", { cacheRules: { ttlSeconds: "60", ttl: 5 } }),
+        paywall("f", { cacheRules: { ttlSeconds: 60 }, fulfillmentMode: "SIGNED_URL" }),
+        paywall("g", { cacheRules: { ttlSeconds: 60, varyQuery: ["city"] } }),
       ],
       {
         paywallsWithoutService: 2,
@@ -346,9 +349,15 @@ describe("diagnostics", () => {
       "warn ROUTE_FREE_AND_PAID pw_a",
       "warn ROUTE_FREE_AND_SIWX",
       "warn LISTING_REJECTED pw_a",
+      "warn CACHE_RULES_NOT_ACTED_ON pw_e",
+      "info CACHE_RULES_NOT_APPLIED pw_f",
     ]) {
       expect(found).toContain(expected);
     }
+    expect(found.filter((f) => f.includes("CACHE_RULES"))).toHaveLength(2);
+    expect(codes(service({ authMethod: "bearer-customer" }), [paywall("h", { cacheRules: { ttlSeconds: 60 } })])).toContain(
+      "info CACHE_RULES_NOT_APPLIED pw_h",
+    );
     expect(codes(service({ xGuidance: null }), [])).toEqual(
       expect.arrayContaining(["warn NO_PAID_ROUTES", "info GUIDANCE_MISSING"]),
     );

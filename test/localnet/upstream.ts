@@ -9,6 +9,7 @@
  * - a path segment `html`            → answers 200 `text/html`: a page whose `<script>` is the `js` query parameter
  *                                      (default: it sets the title to "script ran"), with every header an upstream
  *                                      could use against a page's origin (UPSTREAM_HOSTILE_HEADERS)
+ * - a path segment `header/<name>/<value>` → as below, plus that response header (URL-decoded; e.g. `Set-Cookie`)
  * - anything else                    → answers 200 with a JSON echo: `{ method, path, query, headers, body }`
  *
  * Every answer carries `x-upstream-request-id` (the recorded request's id) and `x-upstream-secret: upstream-only`
@@ -144,7 +145,11 @@ export async function startUpstream(options: { port?: number } = {}): Promise<Lo
       return;
     }
     const { id: _id, at: _at, ...echo } = recorded;
-    return sendJson(res, 200, echo, common);
+    const header = after("header");
+    const extra = header
+      ? { [decodeURIComponent(header)]: decodeURIComponent(segments[segments.indexOf("header") + 2] ?? "") }
+      : {};
+    return sendJson(res, 200, echo, { ...common, ...extra });
   }, options.port ?? 0);
 
   return { ...server, requests, requestsUnder };

@@ -21,6 +21,7 @@ import { ApiError, invalid } from "../http/errors.ts";
 import { commonMode, networksOutsideMode } from "../money/networks.ts";
 import { isValidPrice, PRICE_PATTERN } from "../money/price.ts";
 import { headersMaskedWithoutValue, sealHeaders } from "../secrets/secret-fields.ts";
+import { cacheRulesProblems } from "./cache-rules.ts";
 import {
   AllowedHeaderSchema,
   BoundedJsonObjectSchema,
@@ -167,8 +168,17 @@ export const PaywallCreateSchema = z
     serviceId: paywallFields.serviceId.optional(),
     enabled: paywallFields.enabled.optional(),
     cacheRules: BoundedJsonObjectSchema({ maxDepth: 8, maxLength: 8192 })
+      .superRefine((rules, ctx) => {
+        for (const { key, message } of cacheRulesProblems(rules)) ctx.addIssue({ code: "custom", path: [key], message });
+      })
       .optional()
-      .openapi({ description: "Free-form caching rules: a JSON object at most 8 levels deep and 8192 characters long" }),
+      .openapi({
+        description:
+          "Caching rules, create-only: a JSON object at most 8 levels deep and 8192 characters long. The gateway acts on " +
+          "`ttlSeconds` (0 to 86400; 0 or absent: no caching), `varyQuery`, `varyHeaders`, `varyBody` and `statuses` " +
+          "(a known key of the wrong shape is refused); other keys are kept and not acted on.",
+        example: { ttlSeconds: 60, varyQuery: ["city"] },
+      }),
     inputSchema: discoveryFields.inputSchema.optional(),
     outputSchema: discoveryFields.outputSchema.optional(),
     outputExample: discoveryFields.outputExample.optional(),

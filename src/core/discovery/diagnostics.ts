@@ -1,5 +1,6 @@
 import type { DiscoveryListingRow, PaywallRow, ServiceRow } from "../../db/schema.ts";
 import { normalizeRoute } from "../../lib/route-pattern.ts";
+import { cacheRulesOf } from "../catalog/cache-rules.ts";
 import type { NetworkEntry } from "../money/network-table.ts";
 import type { NetworkId } from "../money/networks.ts";
 import { inputExampleOf, outputExampleOf } from "./bazaar.ts";
@@ -114,6 +115,36 @@ function schemaDiagnostics(paywall: PaywallRow, ops: PaidOperation[]): Diagnosti
   return out;
 }
 
+/** What the gateway does not do of a paywall's `cacheRules`: keys it does not act on, or rules it cannot apply. */
+function cacheRulesDiagnostics(paywall: PaywallRow, service: ServiceRow): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const { rules, notActedOn } = cacheRulesOf(paywall.cacheRules);
+  if (notActedOn.length > 0) {
+    const keys = notActedOn.map(({ key, problem }) => (problem ? `${key} (${problem})` : key)).join(", ");
+    out.push({
+      severity: "warn",
+      code: "CACHE_RULES_NOT_ACTED_ON",
+      message: `Paywall "${paywall.slug}": cacheRules keys not acted on: ${keys}.`,
+      paywallId: paywall.id,
+    });
+  }
+  const why =
+    paywall.fulfillmentMode !== "PROXY"
+      ? "a SIGNED_URL paywall answers with a one-time URL"
+      : service.authMethod === "bearer-customer"
+        ? "the service forwards each buyer's own credential (bearer-customer), so its answers are the buyer's"
+        : null;
+  if (rules && why) {
+    out.push({
+      severity: "info",
+      code: "CACHE_RULES_NOT_APPLIED",
+      message: `Paywall "${paywall.slug}" has a ttlSeconds, but its answers are never cached: ${why}.`,
+      paywallId: paywall.id,
+    });
+  }
+  return out;
+}
+
 export function discoveryDiagnostics(input: DiagnosticsInput): Diagnostic[] {
   const { service, table, paymentBaseUrl } = input;
   const out: Diagnostic[] = [];
@@ -217,6 +248,7 @@ export function discoveryDiagnostics(input: DiagnosticsInput): Diagnostic[] {
         paywallId: p.id,
       });
     }
+    out.push(...cacheRulesDiagnostics(p, service));
     const networks = protocolNetworks(p, table);
     if (networks.x402.length === 0) {
       out.push({

@@ -96,6 +96,8 @@ export interface Outcome {
   responseTime: number | null;
   /** Who read the outcome: the request itself, or the sweep from the chain. */
   settledBy?: "request" | "sweep";
+  /** For a paywall whose answers are cached: whether this one came from the edge cache (no upstream call) or not. */
+  cache?: "hit" | "miss";
   at?: Date;
 }
 
@@ -108,7 +110,11 @@ const eventBase = (p: PaymentRef, id: string, eventType: EventType, at: Date): N
   createdAt: at,
 });
 
-const settledBy = (o: Outcome) => (o.settledBy === "sweep" ? { settledBy: "sweep" } : {});
+/** What an outcome event adds to its metadata: who settled it (the sweep), and the edge cache's part. */
+const outcomeMetadata = (o: Outcome) => ({
+  ...(o.settledBy === "sweep" ? { settledBy: "sweep" } : {}),
+  ...(o.cache ? { cache: o.cache } : {}),
+});
 
 /** The rows of a `start`: the PENDING transaction, its REQUEST event, and what settles it from the chain. */
 function startRows(p: PaymentStart) {
@@ -146,7 +152,7 @@ function completeRows(p: PaymentRef, txHash: string, o: Outcome) {
       statusCode: o.statusCode,
       responseTime: o.responseTime,
       amount: p.amount,
-      metadata: { protocol: p.protocol, network: p.network, ...settledBy(o) },
+      metadata: { protocol: p.protocol, network: p.network, ...outcomeMetadata(o) },
     },
   ] as const;
 }
@@ -160,7 +166,7 @@ function failRows(p: PaymentRef, reason: string, o: Outcome) {
       ...eventBase(p, outcomeEventIdOf(p.transactionId), PAYMENT_MOVES.fail.event, at),
       statusCode: o.statusCode,
       responseTime: o.responseTime,
-      metadata: { protocol: p.protocol, reason, ...settledBy(o) },
+      metadata: { protocol: p.protocol, reason, ...outcomeMetadata(o) },
     },
   ] as const;
 }

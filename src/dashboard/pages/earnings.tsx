@@ -11,7 +11,7 @@ import { z } from "zod";
 import { NETWORK_TABLE } from "../../core/money/network-table.ts";
 import { NETWORK_IDS, type NetworkId } from "../../core/money/networks.ts";
 import { formatUsdc } from "../../core/money/usdc.ts";
-import { findDailyStats, statsScope } from "../../db/daily-stats.ts";
+import { type CacheTotals, findCacheTotals, findDailyStats, statsScope } from "../../db/daily-stats.ts";
 import { findEventsPage } from "../../db/events.ts";
 import { findPaywall, listPaywallNames } from "../../db/paywalls.ts";
 import { PROTOCOLS, TRANSACTION_STATUSES } from "../../db/schema.ts";
@@ -200,6 +200,19 @@ function Pager({ label, page, total, href }: { label: string; page: number; tota
   );
 }
 
+/** The edge cache's part of the window's paid answers (paywalls with cacheRules only), when there is one. */
+function EdgeCache({ counts }: { counts: CacheTotals }) {
+  const total = counts.hits + counts.misses;
+  if (total === 0) return null;
+  const ratio = Math.round((counts.hits * 1000) / total) / 10;
+  return (
+    <p id="edge-cache">
+      <strong>Edge cache:</strong> {count(counts.hits)} of {count(total)} paid answers of cached paywalls came from the cache (
+      {ratio}% hit ratio): {count(counts.hits)} upstream calls saved. Each buyer still paid.
+    </p>
+  );
+}
+
 const short = (value: string | null) => (value ? `${value.slice(0, 8)}…${value.slice(-4)}` : "—");
 
 /** Why a paywall or service filter names nothing of the tenant's (then nothing is shown for it), or `undefined`. */
@@ -254,7 +267,7 @@ async function earningsPage(c: Ctx) {
   };
   const days = lastUtcDays(c.var.now, CHART_DAYS);
   const since = WINDOWS.map((w) => new Date(`${lastUtcDays(c.var.now, w.days)[0]}T00:00:00.000Z`));
-  const [totals, stats, txs, evs] = await Promise.all([
+  const [totals, stats, txs, evs, cached] = await Promise.all([
     findTokenTotals(
       db,
       tenant.id,
@@ -279,6 +292,7 @@ async function earningsPage(c: Ctx) {
         eventType: q.status ? EVENT_OF_STATUS[q.status] : undefined,
       },
     ),
+    findCacheTotals(db, tenant.id, days, statsScope(history)),
   ]);
   const scopeName = q.paywall
     ? `paywall ${choices.paywalls.find((p) => p.id === q.paywall)?.name ?? q.paywall}`
@@ -335,6 +349,7 @@ async function earningsPage(c: Ctx) {
           <RevenueChart id="revenue-chart" days={stats} />
           <TrafficChart id="traffic-chart" days={stats} />
         </div>
+        <EdgeCache counts={cached} />
       </section>
       <section aria-labelledby="filters-title">
         <h2 id="filters-title">Filters</h2>

@@ -25,6 +25,7 @@ describe("network table", () => {
       token: "USDC",
       eip712: { name: "USDC", version: "2" },
       rpcUrl: "https://sepolia.base.org",
+      explorerUrl: "https://sepolia.basescan.org",
     });
     expect(table.base).toEqual(NETWORK_TABLE.base);
     expect(networkTable(env)).toBe(table);
