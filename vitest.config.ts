@@ -1,5 +1,7 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { outboundService, Unreachable } from "./test/localnet/outbound.ts";
+import { webhookReceiver } from "./test/support/webhook-receiver.ts";
 
 /** A fixed test key ring (never used outside tests). */
 const TEST_ENCRYPTION_KEY = "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
@@ -8,6 +10,14 @@ const TEST_ENCRYPTION_KEY = "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 // environment when it reads the config for the test runtime, and warns once per runtime without it. The runtime
 // gets the test key ring from `bindings` below either way.
 process.env.ENCRYPTION_KEY ??= TEST_ENCRYPTION_KEY;
+
+/** Outbound fetch in the workerd suite: the webhook receiver stand-in, and nothing else. */
+const receiver = webhookReceiver();
+const outbound = async (request: Request): Promise<Response> => {
+  const answer = await receiver(request);
+  if (!answer) throw new Unreachable(`${new URL(request.url).host} is not routed in tests`);
+  return answer;
+};
 
 /** The Worker under test, inside workerd with real D1 and Durable Objects. */
 const worker = async () =>
@@ -28,6 +38,9 @@ const worker = async () =>
       durableObjects: {
         RACY_RATE_LIMITER: { className: "RacyRateLimiter", useSQLite: true },
       },
+      // The Worker's outbound fetch: webhook deliveries to `hooks.receiver.test` reach a local receiver stand-in
+      // (test/support/webhook-receiver.ts); any other host is unreachable, as without a network.
+      outboundService: outboundService(outbound) as never,
     },
   });
 

@@ -1,3 +1,5 @@
+import { handleWebhookBatch } from "./core/webhooks/deliver.ts";
+import { queueOutbox, resendOverdueDeliveries, type WebhookMessage } from "./core/webhooks/outbox.ts";
 import { getDb } from "./db/client.ts";
 import { deleteExpiredSignInRows } from "./db/dashboard.ts";
 import { deleteExpiredIdempotencyKeys } from "./db/idempotency.ts";
@@ -14,13 +16,19 @@ export default {
   fetch: worker.fetch,
   /**
    * The Cron Triggers of wrangler.toml. Every five minutes: settles the gateway's PENDING payments from the chain
-   * (src/gateway/sweep.ts). Hourly: deletes idempotency records past their 24 hours, the dashboard's expired
+   * (src/gateway/sweep.ts), then sends the webhook deliveries that are overdue (their queue message was never sent,
+   * or lost) to the queue again. Hourly: deletes idempotency records past their 24 hours, the dashboard's expired
    * SIWE nonces, sign-in links and sessions, and paid answers past their window (src/db/paid-answers.ts).
    */
   async scheduled(controller, env) {
     if (controller.cron === PAYMENT_SWEEP_CRON) {
-      const swept = await sweepPendingPayments(env, new Date(controller.scheduledTime));
-      console.log(JSON.stringify({ cron: controller.cron, task: "payment-sweep", ...swept }));
+      const now = new Date(controller.scheduledTime);
+      // The deliveries the sweep's moves record are sent before the run ends.
+      const sends: Promise<unknown>[] = [];
+      const swept = await sweepPendingPayments(env, now, undefined, queueOutbox(env, { waitUntil: (p) => sends.push(p) }));
+      await Promise.all(sends);
+      const resent = await resendOverdueDeliveries(env, now);
+      console.log(JSON.stringify({ cron: controller.cron, task: "payment-sweep", ...swept, webhooksResent: resent }));
       return;
     }
     const db = getDb(env.DB);
@@ -32,4 +40,8 @@ export default {
     const answers = await deleteExpiredPaidAnswers(db, now);
     console.log(JSON.stringify({ cron: controller.cron, task: "paid-answer-cleanup", deleted: answers }));
   },
-} satisfies ExportedHandler<Env>;
+  /** The webhooks queue and its dead-letter queue (wrangler.toml): src/core/webhooks/deliver.ts. */
+  async queue(batch, env) {
+    await handleWebhookBatch(batch, env);
+  },
+} satisfies ExportedHandler<Env, WebhookMessage>;

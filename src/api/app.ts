@@ -16,6 +16,7 @@ import { meRouter } from "./routes/me.ts";
 import { paywallsRouter } from "./routes/paywalls/index.ts";
 import { servicesRouter } from "./routes/services/index.ts";
 import { transactionsRouter } from "./routes/transactions/index.ts";
+import { webhooksRouter } from "./routes/webhooks/index.ts";
 
 export const API_INFO = {
   title: "Paywall Management API",
@@ -44,6 +45,10 @@ const DOCUMENT = {
     { name: "Paywalls", description: "Priced routes of a service (or proxied URLs), and where buyers pay for them." },
     { name: "Transactions", description: "Payments buyers made, as the payment gateway recorded them." },
     { name: "Events", description: "What happened to buyers' requests: requests, successes and errors." },
+    {
+      name: "Webhooks",
+      description: "Endpoints that receive signed events (Standard Webhooks) when payments end, and their delivery log.",
+    },
   ],
 };
 
@@ -86,6 +91,7 @@ export function createApi() {
   app.route("/v1", paywallsRouter);
   app.route("/v1", transactionsRouter);
   app.route("/v1", eventsRouter);
+  app.route("/v1", webhooksRouter);
 
   registerComponents(app.openAPIRegistry);
   app.doc31("/openapi.json", DOCUMENT);

@@ -127,7 +127,15 @@ async function main(): Promise<void> {
   }
 
   // Two origins on one port: the API and dashboard on `localhost`, the payment URLs on `127.0.0.1`.
-  const vars = ["--var", "DASHBOARD_SIGNUP:open", "--var", `PAYMENT_BASE_URL:http://127.0.0.1:${port}`];
+  // WEBHOOKS_ALLOW_LOOPBACK: webhook endpoints on this machine (`npm run webhooks:listen`), for this run only.
+  const vars = [
+    "--var",
+    "DASHBOARD_SIGNUP:open",
+    "--var",
+    `PAYMENT_BASE_URL:http://127.0.0.1:${port}`,
+    "--var",
+    "WEBHOOKS_ALLOW_LOOPBACK:on",
+  ];
   const child = spawn(WRANGLER_BIN, ["dev", ...vars, ...args], {
     cwd: PROJECT_ROOT,
     env: wranglerEnv(),

@@ -33,6 +33,8 @@ const ConfigSchema = z.object({
   ENCRYPTION_KEY: z.string().optional(),
   SERVER_TIMING: z.enum(["on", "off"]).default("off"),
   CORS_ALLOWED_ORIGINS: OriginListSchema,
+  // Dev only: `npm run dev` passes it (never wrangler.toml). Honoured only with a loopback PAYMENT_BASE_URL.
+  WEBHOOKS_ALLOW_LOOPBACK: z.enum(["on", "off"]).default("off"),
 });
 
 export interface Config {
@@ -49,7 +51,18 @@ export interface Config {
   serverTiming: boolean;
   /** Origins whose browser pages may call the API; empty: no cross-origin access. */
   corsAllowedOrigins: string[];
+  /**
+   * Webhook endpoints on this machine (`http://localhost…`, `127.0.0.1`, `[::1]`) are allowed: only when
+   * `WEBHOOKS_ALLOW_LOOPBACK=on` (set by `npm run dev` alone) and the payment origin itself is on loopback, which a
+   * deployed Worker's never is.
+   */
+  webhooksAllowLoopback: boolean;
 }
+
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/** Whether `url` names this machine: `localhost`, `127.0.0.1` or `[::1]`. */
+export const isLoopbackUrl = (url: string): boolean => LOOPBACK_HOSTS.has(URL.parse(url)?.hostname ?? "");
 
 const cache = new WeakMap<object, Config>();
 
@@ -72,6 +85,7 @@ export function getConfig(env: object): Config {
       encryptionKey: v.ENCRYPTION_KEY,
       serverTiming: v.SERVER_TIMING === "on",
       corsAllowedOrigins: v.CORS_ALLOWED_ORIGINS,
+      webhooksAllowLoopback: v.WEBHOOKS_ALLOW_LOOPBACK === "on" && isLoopbackUrl(v.PAYMENT_BASE_URL),
     };
     cache.set(env, config);
   }

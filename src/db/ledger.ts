@@ -7,6 +7,7 @@ import { isUniqueViolation } from "./errors.ts";
 import type { NewEvent } from "./events.ts";
 import { events, pendingPayments, type TransactionRow, transactions } from "./schema.ts";
 import type { NewTransaction } from "./transactions.ts";
+import type { webhookFanOutStatement } from "./webhooks.ts";
 
 export type PendingPayment = Pick<typeof pendingPayments.$inferInsert, "reference" | "validBefore" | "asset" | "payTo">;
 
@@ -55,7 +56,8 @@ export function paymentStartStatements(db: Db, transaction: NewTransaction, even
 /**
  * A payment's outcome in one atomic batch: PENDING → COMPLETED or FAILED, its SUCCESS or ERROR event (one per
  * payment: the event id derives from it), its `pending_payments` row gone, and `extras` (its paid answer kept or
- * deleted, each guarded by the status this batch leaves). Returns whether the transaction was still PENDING.
+ * deleted, each guarded by the status this batch leaves) and `webhook` (the move's webhook deliveries). Returns whether
+ * the transaction was still PENDING, and the deliveries written.
  */
 export async function closePendingPayment(
   db: Db,
@@ -63,15 +65,28 @@ export async function closePendingPayment(
   change: PaymentClose,
   event: NewEvent,
   extras: MoveExtras = [],
-): Promise<boolean> {
-  const [settled] = await db.batch([...paymentCloseStatements(db, id, change, event), ...extras]);
-  return settled.length === 1;
+  webhook?: WebhookStatement,
+): Promise<MoveResult> {
+  const results = await db.batch([...paymentCloseStatements(db, id, change, event, webhook), ...extras]);
+  return { moved: results[0].length === 1, deliveries: webhook ? (results[3] as { id: string }[]) : [] };
+}
+
+/** The webhook statement a move adds to its batch (`webhookFanOutStatement`): it returns the deliveries it wrote. */
+export type WebhookStatement = ReturnType<typeof webhookFanOutStatement>;
+
+/** Whether a move happened, and the webhook deliveries its batch wrote. */
+export interface MoveResult {
+  moved: boolean;
+  deliveries: { id: string }[];
 }
 
 export type PaymentClose = Pick<TransactionRow, "status" | "txHash" | "settledAt" | "failureReason">;
 
-/** The statements of a payment's outcome (see `closePendingPayment`), for a batch of one payment or of many. */
-export function paymentCloseStatements(db: Db, id: string, change: PaymentClose, event: NewEvent) {
+/**
+ * The statements of a payment's outcome (see `closePendingPayment`), for a batch of one payment or of many; the
+ * move's webhook deliveries fourth (`webhookFanOutStatement`: only if the move happened).
+ */
+export function paymentCloseStatements(db: Db, id: string, change: PaymentClose, event: NewEvent, webhook?: WebhookStatement) {
   return [
     db
       .update(transactions)
@@ -80,27 +95,29 @@ export function paymentCloseStatements(db: Db, id: string, change: PaymentClose,
       .returning({ id: transactions.id }),
     db.insert(events).values(event).onConflictDoNothing({ target: events.id }),
     db.delete(pendingPayments).where(eq(pendingPayments.transactionId, id)),
+    ...(webhook ? [webhook] : []),
   ] as const;
 }
 
 /**
  * A PENDING transaction whose settlement outcome is unknown (sent, not seen on chain yet): its hash, when known,
- * is kept on the transaction so the tenant sees it, in one batch with `extras` (its paid answer held). Returns
- * whether the transaction was still PENDING.
+ * is kept on the transaction so the tenant sees it, in one batch with `extras` (its paid answer held) and `webhook`
+ * (its `transaction.pending` deliveries). Returns whether the transaction was still PENDING, and the deliveries.
  */
 export async function notePendingPaymentHash(
   db: Db,
   id: string,
   txHash: string | undefined,
   extras: MoveExtras = [],
-): Promise<boolean> {
+  webhook?: WebhookStatement,
+): Promise<MoveResult> {
   const still = and(eq(transactions.id, id), eq(transactions.status, "PENDING"));
   const statement =
     txHash === undefined
       ? db.select({ id: transactions.id }).from(transactions).where(still)
       : db.update(transactions).set({ txHash }).where(still).returning({ id: transactions.id });
-  const [rows] = await db.batch([statement, ...extras]);
-  return rows.length === 1;
+  const results = await db.batch([statement, ...(webhook ? [webhook] : []), ...extras]);
+  return { moved: results[0].length === 1, deliveries: webhook ? (results[1] as { id: string }[]) : [] };
 }
 
 /** A transaction's status and hash (a replayed payment's answer depends on them). */

@@ -529,3 +529,91 @@ export const paidAnswers = sqliteTable(
 );
 
 export type PaidAnswerRow = typeof paidAnswers.$inferSelect;
+// Webhooks: tenants' endpoints, the outbox of deliveries (one row per event and endpoint), and each attempt
+
+/** The events an endpoint can subscribe to. A `test` event is sent on demand only. */
+export const WEBHOOK_EVENT_TYPES = ["transaction.completed", "transaction.failed", "transaction.pending"] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/**
+ * A tenant's webhook endpoint. `secret` is the signing secret (`whsec_…`) sealed with the secret box; after a roll
+ * the previous one stays valid (deliveries are signed with both) until `previousSecretExpiresAt`. The platform
+ * disables an endpoint after a run of failed attempts (`consecutiveFailures`, `disabledReason`); the tenant
+ * re-enables it.
+ */
+export const webhookEndpoints = sqliteTable(
+  "webhook_endpoints",
+  {
+    id: text("id").primaryKey(),
+    tenantId: tenantId(),
+    url: text("url").notNull(),
+    description: text("description"),
+    events: text("events", { mode: "json" }).$type<WebhookEventType[]>().notNull(),
+    enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+    disabledReason: text("disabled_reason"),
+    secret: text("secret").notNull(),
+    previousSecret: text("previous_secret"),
+    previousSecretExpiresAt: integer("previous_secret_expires_at", { mode: "timestamp_ms" }),
+    consecutiveFailures: integer("consecutive_failures").notNull().default(0),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index("webhook_endpoints_tenant_created_idx").on(t.tenantId, t.createdAt, t.id)],
+);
+
+export const WEBHOOK_DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
+export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
+
+/**
+ * The outbox and the delivery log: one row per event and endpoint, written in the same batch as the ledger move that
+ * causes the event (or by a test send). `id` is the `webhook-id` every attempt carries. `payload` is the body as first
+ * sent (every retry sends the same bytes); `nextAttemptAt` is when the next attempt is due (null: at once).
+ */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: text("id").primaryKey(),
+    tenantId: tenantId(),
+    endpointId: text("endpoint_id")
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: "cascade" }),
+    eventType: text("event_type").notNull(),
+    transactionId: text("transaction_id"),
+    payload: text("payload"),
+    status: text("status", { enum: WEBHOOK_DELIVERY_STATUSES }).notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    lastAttemptAt: integer("last_attempt_at", { mode: "timestamp_ms" }),
+    nextAttemptAt: integer("next_attempt_at", { mode: "timestamp_ms" }),
+    responseStatus: integer("response_status"),
+    latencyMs: integer("latency_ms"),
+    responseBody: text("response_body"),
+    error: text("error"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("webhook_deliveries_endpoint_created_idx").on(t.endpointId, t.createdAt, t.id),
+    index("webhook_deliveries_status_due_idx").on(t.status, t.nextAttemptAt),
+  ],
+);
+
+/** Every attempt of a delivery: when, how long, what the endpoint answered (first bytes), or why it failed. */
+export const webhookAttempts = sqliteTable(
+  "webhook_attempts",
+  {
+    deliveryId: text("delivery_id")
+      .notNull()
+      .references(() => webhookDeliveries.id, { onDelete: "cascade" }),
+    attempt: integer("attempt").notNull(),
+    ok: integer("ok", { mode: "boolean" }).notNull(),
+    responseStatus: integer("response_status"),
+    latencyMs: integer("latency_ms"),
+    responseBody: text("response_body"),
+    error: text("error"),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.deliveryId, t.attempt] })],
+);
+
+export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect;
+export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
+export type WebhookAttemptRow = typeof webhookAttempts.$inferSelect;

@@ -14,6 +14,7 @@ import {
 } from "../core/ledger/ledger.ts";
 import { networkTable } from "../core/money/network-table.ts";
 import type { NetworkId } from "../core/money/networks.ts";
+import { queueOutbox } from "../core/webhooks/outbox.ts";
 import { getDb } from "../db/client.ts";
 import type { PaymentTarget } from "../db/gateway.ts";
 import { findKnownPayment } from "../db/paid-answers.ts";
@@ -190,6 +191,8 @@ async function forwardAndSettle(
   upstreamTimeout: number,
 ): Promise<Response> {
   const db = getDb(c.env.DB);
+  // The webhook deliveries each move records go to the queue after its batch, never delaying the buyer's answer.
+  const outbox = queueOutbox(c.env, c.executionCtx);
   let settlement: Settlement | undefined;
   let upstream: Outcome = { statusCode: 200, responseTime: null };
 
@@ -212,14 +215,14 @@ async function forwardAndSettle(
     if (s.kind === "settled") {
       const res = named(await paid({ ...s.headers, [SETTLEMENT_REFERENCE_HEADER]: s.txHash }));
       const body = await res.clone().arrayBuffer();
-      await completePayment(db, ref, s.txHash, upstream, await seal({ status: res.status, headers: res.headers, body }));
+      await completePayment(db, ref, s.txHash, upstream, await seal({ status: res.status, headers: res.headers, body }), outbox);
       return res;
     }
     if (s.kind === "refused") {
-      await failPayment(db, ref, s.reason, upstream);
+      await failPayment(db, ref, s.reason, upstream, outbox);
       return named(s.response);
     }
-    await leavePaymentUnknown(db, ref, s.txHash, unpaid ? await seal(unpaid) : { sealed: null, at: new Date() });
+    await leavePaymentUnknown(db, ref, s.txHash, unpaid ? await seal(unpaid) : { sealed: null, at: new Date() }, outbox);
     console.warn(JSON.stringify({ gateway: "settlement-unknown", transactionId: ref.transactionId, reason: s.reason }));
     return renderError(outcomeUnknown(ref.transactionId, s.txHash, false), c);
   };
@@ -256,7 +259,7 @@ async function forwardAndSettle(
     if (outcome.kind !== "answered") {
       const timedOut = outcome.kind === "timeout";
       const reason = timedOut ? `upstream timed out after ${upstreamTimeout} ms` : "upstream unreachable";
-      await failPayment(db, ref, reason, { statusCode: timedOut ? 504 : 502, responseTime: outcome.ms });
+      await failPayment(db, ref, reason, { statusCode: timedOut ? 504 : 502, responseTime: outcome.ms }, outbox);
       c.set("errorCode", timedOut ? "UPSTREAM_TIMEOUT" : "UPSTREAM_UNREACHABLE");
       const error = timedOut
         ? new ApiError("GATEWAY_TIMEOUT", "The upstream did not answer in time; the payment was not charged")
@@ -271,7 +274,7 @@ async function forwardAndSettle(
     headers.set(TRANSACTION_ID_HEADER, ref.transactionId);
     if (rules) headers.set(CACHE_STATUS_HEADER, "MISS");
     if (outcome.status >= 400) {
-      await failPayment(db, ref, `upstream answered ${outcome.status}`, upstream);
+      await failPayment(db, ref, `upstream answered ${outcome.status}`, upstream, outbox);
       if (outcome.status >= 500) c.set("errorCode", "UPSTREAM_ERROR");
       return new Response(outcome.body, { status: outcome.status, headers });
     }
@@ -292,9 +295,10 @@ async function forwardAndSettle(
   } catch (err) {
     // Not closed yet: the money moved → COMPLETED (one more try); unknown → stays PENDING; else nothing moved → FAILED.
     // A move that already happened is a no-op (each is guarded by PENDING).
-    if (settlement?.kind === "settled") await completePayment(db, ref, settlement.txHash, upstream).catch(() => {});
+    if (settlement?.kind === "settled")
+      await completePayment(db, ref, settlement.txHash, upstream, undefined, outbox).catch(() => {});
     else if (settlement?.kind !== "unknown") {
-      await failPayment(db, ref, "the request failed inside the gateway", { statusCode: 500, responseTime: null }).catch(
+      await failPayment(db, ref, "the request failed inside the gateway", { statusCode: 500, responseTime: null }, outbox).catch(
         () => {},
       );
     }

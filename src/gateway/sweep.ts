@@ -1,6 +1,7 @@
 import { completePayment, failPayment, type PaymentRef } from "../core/ledger/ledger.ts";
 import { networkTable } from "../core/money/network-table.ts";
 import type { NetworkId } from "../core/money/networks.ts";
+import type { Outbox } from "../core/webhooks/outbox.ts";
 import { getDb } from "../db/client.ts";
 import { findPendingPayments, notePaymentsChecked } from "../db/ledger.ts";
 import { CHAIN_UNREACHABLE, type ChainOutcome, tempoChainOutcome, x402ChainOutcome } from "./chain-outcome.ts";
@@ -46,7 +47,12 @@ export interface SweepResult {
  * queue (`checked_at`, `attempts`), so payments that stay unknown cannot starve newer ones. It stops taking payments
  * after `deadlineMs` of wall time, and skips a network whose RPC failed `SWEEP_RPC_FAILURES` times in the run.
  */
-export async function sweepPendingPayments(env: Env, now: Date, deadlineMs = SWEEP_DEADLINE_MS): Promise<SweepResult> {
+export async function sweepPendingPayments(
+  env: Env,
+  now: Date,
+  deadlineMs = SWEEP_DEADLINE_MS,
+  outbox?: Outbox,
+): Promise<SweepResult> {
   const started = Date.now();
   const db = getDb(env.DB);
   const table = networkTable(env);
@@ -113,8 +119,8 @@ export async function sweepPendingPayments(env: Env, now: Date, deadlineMs = SWE
     try {
       const moved =
         outcome.status === "COMPLETED"
-          ? await completePayment(db, ref, outcome.txHash, bySweep)
-          : await failPayment(db, ref, outcome.reason, bySweep);
+          ? await completePayment(db, ref, outcome.txHash, bySweep, undefined, outbox)
+          : await failPayment(db, ref, outcome.reason, bySweep, outbox);
       if (moved) result[outcome.status === "COMPLETED" ? "completed" : "failed"]++;
     } catch {
       result.errors++;

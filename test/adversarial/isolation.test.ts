@@ -8,10 +8,15 @@
 // - Every allowed response is checked not to mention the other tenant's ids.
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getConfig } from "../../src/core/config.ts";
+import { getConfig, keyRing } from "../../src/core/config.ts";
 import { SCOPES, type Scope } from "../../src/core/keys/scopes.ts";
 import { requestEventIdOf } from "../../src/core/ledger/ids.ts";
+import { sealWebhookSecret } from "../../src/core/webhooks/secrets.ts";
+import { getDb } from "../../src/db/client.ts";
 import type { PaywallRow, Tenant } from "../../src/db/schema.ts";
+import { insertWebhookDelivery, insertWebhookEndpointWithinCap } from "../../src/db/webhooks.ts";
+import { randomHex } from "../../src/lib/ids.ts";
+import { newWebhookSecret } from "../../src/lib/standard-webhooks.ts";
 import { ALL_SCOPES, GRANTED_BY } from "../fixtures/spec.ts";
 import { createPaywallFor } from "../history/support.ts";
 import { canary } from "../support/canaries.ts";
@@ -97,12 +102,14 @@ const ROUTES: Route[] = Object.entries(doc.paths).flatMap(([template, item]) =>
 // holds), `@unique` (a fresh slug or name), `@canary:<label>` (a registered secret canary).
 
 type Owner = "A" | "B";
-type Kind = "service" | "paywall" | "transaction" | "event";
+type Kind = "service" | "paywall" | "transaction" | "event" | "endpoint" | "delivery";
 type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
 
 interface RequestTemplate {
   /** Path parameter `{id}`. */
   id?: string;
+  /** Path parameter `{deliveryId}`. */
+  deliveryId?: string;
   query?: Record<string, string>;
   body?: Json;
   /** For a list or read that succeeds: the caller's resource that must be in the answer. */
@@ -152,6 +159,27 @@ const REQUESTS: Record<string, RequestTemplate> = {
   "GET /v1/transactions/{id}": { id: "@A.transaction", includes: "transaction" },
   "GET /v1/events": { query: { limit: "100" }, includes: "event" },
   "GET /v1/events/{id}": { id: "@A.event", includes: "event" },
+  "POST /v1/webhook-endpoints": {
+    body: { url: "https://hooks.receiver.test/inbox/isolation", events: ["transaction.completed"] },
+  },
+  "GET /v1/webhook-endpoints": { query: { limit: "100" }, includes: "endpoint" },
+  "GET /v1/webhook-endpoints/{id}": { id: "@A.endpoint", includes: "endpoint" },
+  "PATCH /v1/webhook-endpoints/{id}": { id: "@A.endpoint", body: { description: "patched by the isolation matrix" } },
+  "DELETE /v1/webhook-endpoints/{id}": { id: "@A.endpoint" },
+  "POST /v1/webhook-endpoints/{id}/secret/roll": { id: "@A.endpoint", body: { gracePeriodSeconds: 60 } },
+  "POST /v1/webhook-endpoints/{id}/test": { id: "@A.endpoint" },
+  "GET /v1/webhook-endpoints/{id}/deliveries": { id: "@A.endpoint", includes: "delivery" },
+  "POST /v1/webhook-endpoints/{id}/deliveries/{deliveryId}/retry": { id: "@A.endpoint", deliveryId: "@A.delivery" },
+};
+
+/** Where another tenant's id in the path is answered 404, as an id nobody holds (webhooks reveal no existence). */
+const HIDES_FOREIGN = (template: string) => template.startsWith("/v1/webhook-endpoints/");
+
+/** The success status of an allowed request. */
+const SUCCESS_STATUS: Record<string, number> = {
+  "POST /v1/webhook-endpoints/{id}/secret/roll": 200,
+  "POST /v1/webhook-endpoints/{id}/test": 202,
+  "POST /v1/webhook-endpoints/{id}/deliveries/{deliveryId}/retry": 202,
 };
 
 /**
@@ -232,6 +260,19 @@ const REFERENCES: Reference[] = [
     field: "serviceId",
     caller: "B",
     request: { id: "@B.paywall", body: { serviceId: "@A.service", targetRoute: "/moved", networks: ["base-sepolia"] } },
+  },
+  // A delivery of another tenant through the caller's own endpoint: as unknown.
+  {
+    route: "POST /v1/webhook-endpoints/{id}/deliveries/{deliveryId}/retry",
+    field: "deliveryId",
+    caller: "B",
+    request: { id: "@B.endpoint", deliveryId: "@A.delivery" },
+  },
+  {
+    route: "POST /v1/webhook-endpoints/{id}/deliveries/{deliveryId}/retry",
+    field: "deliveryId",
+    caller: "A",
+    request: { id: "@A.endpoint", deliveryId: "@none" },
   },
   // An id nobody holds: 404 in the path, INVALID_SERVICE in a body.
   ...ROUTES.filter((r) => r.template.endsWith("{id}")).map(
@@ -399,10 +440,12 @@ const ownersIn = (value: unknown): (Owner | "none")[] => {
  * 400 INVALID_SERVICE in a body. (A filter naming an id nobody holds differs by route by design: 404 on paywalls,
  * an empty page on history, whose records outlive their paywall; the table has no such case.)
  */
-function ownership(caller: Owner, request: RequestTemplate): Outcome {
-  const pathOwner = request.id ? tokenOwner(request.id) : null;
-  if (pathOwner === "none") return deny(404, "NOT_FOUND", true);
-  if (pathOwner && pathOwner !== caller) return deny(403, "FORBIDDEN", true);
+function ownership(caller: Owner, request: RequestTemplate, route: Route): Outcome {
+  const pathOwners = [request.id, request.deliveryId].map((id) => (id ? tokenOwner(id) : null));
+  if (pathOwners.includes("none")) return deny(404, "NOT_FOUND", true);
+  if (pathOwners.some((o) => o && o !== caller)) {
+    return HIDES_FOREIGN(route.template) ? deny(404, "NOT_FOUND", true) : deny(403, "FORBIDDEN", true);
+  }
   if (ownersIn(request.query).some((o) => o !== caller && o !== "none")) return deny(403, "FORBIDDEN", true);
   if (ownersIn(request.body).some((o) => o !== caller)) return deny(400, "INVALID_SERVICE", true);
   return ALLOW;
@@ -410,7 +453,7 @@ function ownership(caller: Owner, request: RequestTemplate): Outcome {
 
 function expected(route: Route, identity: Identity, request: RequestTemplate): Outcome {
   if (route.public) return PUBLIC;
-  return identity.verdict(route) ?? ownership(identity.tenant, request);
+  return identity.verdict(route) ?? ownership(identity.tenant, request, route);
 }
 
 const describeOutcome = (o: Outcome) => (o.kind === "deny" ? `${o.status} ${o.code}` : "success");
@@ -446,6 +489,7 @@ const byCaller: Record<Owner, Identity> = {
 function refSummary(request: RequestTemplate): string {
   const parts: string[] = [];
   if (request.id) parts.push(`id=${request.id}`);
+  if (request.deliveryId) parts.push(`deliveryId=${request.deliveryId}`);
   for (const [k, v] of Object.entries(request.query ?? {})) if (tokenOwner(v)) parts.push(`query ${k}=${v}`);
   if (request.body && typeof request.body === "object" && !Array.isArray(request.body)) {
     for (const [k, v] of Object.entries(request.body)) if (typeof v === "string" && tokenOwner(v)) parts.push(`body ${k}=${v}`);
@@ -476,6 +520,8 @@ interface TenantFixture {
   paywall: string;
   transaction: string;
   event: string;
+  endpoint: string;
+  delivery: string;
   /** Everything that identifies this tenant or its data: must never appear in an answer to the other tenant. */
   ids: Set<string>;
 }
@@ -505,7 +551,36 @@ async function tenantFixture(): Promise<TenantFixture> {
     event,
   ]);
   if (tenant.tempoWalletAddress) ids.add(tenant.tempoWalletAddress);
-  return { tenant, service: paywall.serviceId as string, paywall: paywall.id, transaction, event, ids };
+  const { endpoint, delivery } = await webhookFixture(tenant);
+  ids.add(endpoint).add(delivery);
+  return { tenant, service: paywall.serviceId as string, paywall: paywall.id, transaction, event, endpoint, delivery, ids };
+}
+
+/** A webhook endpoint of the tenant and one delivery of it, written directly (the webhook API has its own tests). */
+async function webhookFixture(tenant: Tenant): Promise<{ endpoint: string; delivery: string }> {
+  const endpoint = `we_${randomHex(12)}`;
+  const now = new Date();
+  const secret = await sealWebhookSecret(keyRing(env), tenant.id, endpoint, "secret", newWebhookSecret());
+  const row = {
+    id: endpoint,
+    tenantId: tenant.id,
+    url: "https://hooks.receiver.test/inbox/isolation",
+    events: ["transaction.completed" as const],
+    secret,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await insertWebhookEndpointWithinCap(getDb(env.DB), row, 1000);
+  const delivery = `msg_test_${randomHex(12)}`;
+  await insertWebhookDelivery(getDb(env.DB), {
+    id: delivery,
+    tenantId: tenant.id,
+    endpointId: endpoint,
+    eventType: "test",
+    payload: JSON.stringify({ type: "test", timestamp: now.toISOString(), data: {} }),
+    createdAt: now,
+  });
+  return { endpoint, delivery };
 }
 
 async function keyFor(fixture: TenantFixture, options: Parameters<typeof createApiKey>[0] = {}): Promise<string> {
@@ -559,7 +634,12 @@ afterAll(() => {
 let unique = 0;
 
 /** A fresh service and paywall of the caller, for a write that is expected to succeed (the shared ones stay). */
-async function freshTargets(owner: TenantFixture): Promise<Pick<TenantFixture, "service" | "paywall">> {
+async function freshTargets(owner: TenantFixture, route: Route): Promise<Partial<TenantFixture>> {
+  if (route.template.startsWith("/v1/webhook-endpoints")) {
+    const { endpoint } = await webhookFixture(owner.tenant);
+    owner.ids.add(endpoint);
+    return { endpoint };
+  }
   const paywall = await createPaywallFor(owner.tenant, ["base-sepolia", "tempo-testnet"]);
   owner.ids.add(paywall.id).add(paywall.serviceId as string);
   return { service: paywall.serviceId as string, paywall: paywall.id };
@@ -570,7 +650,7 @@ function resolve(value: Json, fixtures: Record<Owner, Pick<TenantFixture, Kind>>
     if (value === "@none") return "id_that_nobody_holds";
     if (value === "@unique") return `iso-${Date.now().toString(36)}-${(unique++).toString(36)}`;
     if (value.startsWith("@canary:")) return canary(value.slice("@canary:".length));
-    const m = /^@([AB])\.(service|paywall|transaction|event)$/.exec(value);
+    const m = /^@([AB])\.(service|paywall|transaction|event|endpoint|delivery)$/.exec(value);
     if (m) return fixtures[m[1] as Owner][m[2] as Kind];
     if (value.startsWith("@")) throw new Error(`unknown token ${value}`);
     return value;
@@ -588,6 +668,8 @@ async function snapshot(): Promise<string> {
       ["services", "id"],
       ["paywalls", "id"],
       ["idempotency_keys", "key"],
+      ["webhook_endpoints", "id"],
+      ["webhook_deliveries", "id"],
     ].map(([table, order]) =>
       env.DB.prepare(`SELECT * FROM ${table} WHERE tenant_id IN (?, ?) ORDER BY tenant_id, ${order}`)
         .bind(A.tenant.id, B.tenant.id)
@@ -629,11 +711,16 @@ async function runCase({ route, identity, request, outcome }: Case): Promise<voi
   const writes = route.method !== "GET";
   // A write expected to succeed works on fresh resources, so the shared ones stay for the other cases.
   const targets =
-    outcome.kind === "allow" && (route.method === "PATCH" || route.method === "DELETE") ? await freshTargets(caller) : {};
+    outcome.kind === "allow" && (route.method === "PATCH" || route.method === "DELETE") ? await freshTargets(caller, route) : {};
   const fixtures = { A, B, [identity.tenant]: { ...caller, ...targets } } as Record<Owner, TenantFixture>;
-  const resolved = resolve(request as unknown as Json, fixtures) as { id?: string; query?: Record<string, string>; body?: Json };
+  const resolved = resolve(request as unknown as Json, fixtures) as {
+    id?: string;
+    deliveryId?: string;
+    query?: Record<string, string>;
+    body?: Json;
+  };
 
-  const path = route.template.replace("{id}", resolved.id ?? "");
+  const path = route.template.replace("{id}", resolved.id ?? "").replace("{deliveryId}", resolved.deliveryId ?? "");
   const query = resolved.query ? `?${new URLSearchParams(resolved.query)}` : "";
   const { headers: sent, ip } = identity.send(keys, route);
   // Conditional headers never change who may do what: a refusal carries the tag that would trigger 412 or 304 if it
@@ -677,7 +764,7 @@ async function runCase({ route, identity, request, outcome }: Case): Promise<voi
     return;
   }
 
-  expect(res.status, context).toBe(route.method === "POST" ? 201 : 200);
+  expect(res.status, context).toBe(SUCCESS_STATUS[route.key] ?? (route.method === "POST" ? 201 : 200));
   expect(body.data, context).toBeDefined();
   if (route.public) return;
   // Nothing of the other tenant, ever.
@@ -687,14 +774,18 @@ async function runCase({ route, identity, request, outcome }: Case): Promise<voi
   if (route.template === "/v1/me") expect(body.data.user.id, context).toBe(caller.tenant.id);
   if (request.includes && subject)
     expect(text.includes(subject), `${context}\nmisses the caller's ${request.includes}`).toBe(true);
-  if (route.method === "POST") {
+  if (route.method === "POST" && !route.template.startsWith("/v1/webhook-endpoints")) {
     expect(body.data.userId, context).toBe(caller.tenant.id);
-    caller.ids.add(body.data.id);
   }
+  if (route.method === "POST") caller.ids.add(body.data.id);
   if (route.method === "PATCH") expect(body.data.id, context).toBe(resolved.id);
   if (route.method === "DELETE") {
     expect(body.data, context).toEqual({ id: resolved.id, deleted: true });
-    const table = route.template.startsWith("/v1/services") ? "services" : "paywalls";
+    const table = route.template.startsWith("/v1/services")
+      ? "services"
+      : route.template.startsWith("/v1/webhook-endpoints")
+        ? "webhook_endpoints"
+        : "paywalls";
     expect(await env.DB.prepare(`SELECT id FROM ${table} WHERE id = ?`).bind(resolved.id).first(), context).toBeNull();
   }
 }
@@ -725,7 +816,7 @@ describe("the matrix is complete", () => {
         (p) => p.in === "header" && p.name.toLowerCase() === "idempotency-key",
       );
     const writes = ROUTES.filter((r) => r.method !== "GET");
-    expect(writes.map((r) => r.key)).toHaveLength(6);
+    expect(writes.map((r) => r.key)).toHaveLength(12);
     expect(writes.filter((r) => !takesKey(r)).map((r) => r.key)).toEqual([]);
     expect(ROUTES.filter((r) => r.method === "GET" && takesKey(r)).map((r) => r.key)).toEqual([]);
   });
@@ -767,6 +858,15 @@ describe("the matrix is complete", () => {
       "GET /v1/transactions/{id}": "transactions:read",
       "GET /v1/events": "events:read",
       "GET /v1/events/{id}": "events:read",
+      "POST /v1/webhook-endpoints": "webhooks:write",
+      "GET /v1/webhook-endpoints": "webhooks:read",
+      "GET /v1/webhook-endpoints/{id}": "webhooks:read",
+      "PATCH /v1/webhook-endpoints/{id}": "webhooks:write",
+      "DELETE /v1/webhook-endpoints/{id}": "webhooks:write",
+      "POST /v1/webhook-endpoints/{id}/secret/roll": "webhooks:write",
+      "POST /v1/webhook-endpoints/{id}/test": "webhooks:write",
+      "GET /v1/webhook-endpoints/{id}/deliveries": "webhooks:read",
+      "POST /v1/webhook-endpoints/{id}/deliveries/{deliveryId}/retry": "webhooks:write",
     });
   });
 });

@@ -226,7 +226,8 @@ async function sampleValue(
   row: Row,
 ): Promise<unknown> {
   const tag = `${table}-v${version}-${i}`;
-  if (c.pk && /INT/i.test(c.type)) return undefined; // rowid: SQLite numbers it
+  // A lone INTEGER key is the rowid: SQLite numbers it. In a composite key it is a plain column.
+  if (c.pk && /INT/i.test(c.type)) return c.pk === 1 ? undefined : i + 1;
   if (c.pk) return `${table.slice(0, 3)}_v${version}_${i}`;
   if (table === "api_keys" && c.name === "key_hash") {
     const { key, keyHash } = await generateApiKey();
@@ -494,6 +495,10 @@ describe("drizzle/check-migrations.ts", () => {
       "signed_urls.tenant_id -> tenants CASCADE",
       "tenant_counts.tenant_id -> tenants CASCADE",
       "transactions.tenant_id -> tenants CASCADE",
+      "webhook_attempts.delivery_id -> webhook_deliveries CASCADE",
+      "webhook_deliveries.endpoint_id -> webhook_endpoints CASCADE",
+      "webhook_deliveries.tenant_id -> tenants CASCADE",
+      "webhook_endpoints.tenant_id -> tenants CASCADE",
     ]);
   });
 

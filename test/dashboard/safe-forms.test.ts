@@ -79,7 +79,8 @@ describe("Post/Redirect/Get", () => {
       { name: "custom", scopes: '["events:read","paywalls:read"]' },
       {
         name: "full",
-        scopes: '["services:read","services:write","paywalls:read","paywalls:write","transactions:read","events:read"]',
+        scopes:
+          '["services:read","services:write","paywalls:read","paywalls:write","transactions:read","events:read","webhooks:read","webhooks:write"]',
       },
     ]);
   });

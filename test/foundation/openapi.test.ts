@@ -129,6 +129,15 @@ describe("the document's promises (operation ids, tags, headers, details, format
       "GET /v1/transactions/{id}": "getTransaction",
       "GET /v1/events": "listEvents",
       "GET /v1/events/{id}": "getEvent",
+      "POST /v1/webhook-endpoints": "createWebhookEndpoint",
+      "GET /v1/webhook-endpoints": "listWebhookEndpoints",
+      "GET /v1/webhook-endpoints/{id}": "getWebhookEndpoint",
+      "PATCH /v1/webhook-endpoints/{id}": "updateWebhookEndpoint",
+      "DELETE /v1/webhook-endpoints/{id}": "deleteWebhookEndpoint",
+      "POST /v1/webhook-endpoints/{id}/secret/roll": "rollWebhookSecret",
+      "POST /v1/webhook-endpoints/{id}/test": "sendTestWebhook",
+      "GET /v1/webhook-endpoints/{id}/deliveries": "listWebhookDeliveries",
+      "POST /v1/webhook-endpoints/{id}/deliveries/{deliveryId}/retry": "retryWebhookDelivery",
     });
   });
 
@@ -227,7 +236,7 @@ describe("the document's promises (operation ids, tags, headers, details, format
         expect({ op, status: res.status }).toEqual({ op, status: 200 });
       }
     }
-    expect(checked.length).toBe(15);
+    expect(checked.length).toBe(24);
   });
 });
 

@@ -171,8 +171,11 @@ describe("the scope comes before the body", () => {
     expect(operations.map((o) => `${o.method} ${o.template}`).sort()).toEqual([
       "PATCH /v1/paywalls/{id}",
       "PATCH /v1/services/{id}",
+      "PATCH /v1/webhook-endpoints/{id}",
       "POST /v1/paywalls",
       "POST /v1/services",
+      "POST /v1/webhook-endpoints",
+      "POST /v1/webhook-endpoints/{id}/secret/roll",
     ]);
     const outcomes: string[] = [];
     for (const { method, template, scope } of operations) {

@@ -128,11 +128,12 @@ export async function send(actor: Actor | null, req: Req): Promise<Answer> {
 
 /** The tenant's services and paywalls rows, every column as stored. */
 export async function snapshot(tenantId: string): Promise<string> {
-  const [services, paywalls] = await env.DB.batch([
+  const [services, paywalls, hooks] = await env.DB.batch([
     env.DB.prepare("SELECT * FROM services WHERE tenant_id = ? ORDER BY id").bind(tenantId),
     env.DB.prepare("SELECT * FROM paywalls WHERE tenant_id = ? ORDER BY id").bind(tenantId),
+    env.DB.prepare("SELECT * FROM webhook_endpoints WHERE tenant_id = ? ORDER BY id").bind(tenantId),
   ]);
-  return JSON.stringify([services?.results, paywalls?.results]);
+  return JSON.stringify([services?.results, paywalls?.results, hooks?.results]);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -483,8 +484,15 @@ export async function expectReadBack(actor: Actor, path: string, data: Json) {
 
 export let reader: Actor;
 export let stranger: Actor;
-export let strangerIds: { services: string[]; paywalls: string[]; transactions: string[]; events: string[] };
-export let readerIds: { services: string[]; paywalls: string[]; transactions: string[]; events: string[] };
+export let strangerIds: SeededIds;
+type SeededIds = {
+  services: string[];
+  paywalls: string[];
+  transactions: string[];
+  events: string[];
+  "webhook-endpoints": string[];
+};
+export let readerIds: SeededIds;
 export let writer: Actor;
 
 export const serviceBody = (mode: Mode, authMethod = "none", values = ["secret"]) =>
@@ -557,7 +565,9 @@ export async function seedReadable(actor: Actor) {
     fulfillmentMode: "SIGNED_URL",
     headers: [{ key: "X-K", value: "v" }],
   });
-  return idsOf(actor.tenant.id);
+  const hook = await send(actor, json("POST", "/v1/webhook-endpoints", { url: HOOK_URL, events: ["transaction.completed"] }));
+  expect(hook.status).toBe(201);
+  return { ...(await idsOf(actor.tenant.id)), "webhook-endpoints": [hook.body.data.id as string] };
 }
 
 /** Reads the document and seeds the reader, the stranger and the first writer (call in `beforeAll`). */
@@ -1004,7 +1014,79 @@ export const DRIVERS: Record<string, Driver> = {
   "GET /v1/events/{id}": {
     build: async (g) => ({ actor: reader, req: { method: "GET", path: `/v1/events/${pick(readerIds.events, g.aux.picks[0])}` } }),
   },
+  // Webhooks: valid requests only (their bodies are small and fixed); every created endpoint is deleted again, so a
+  // tenant never reaches the endpoint cap.
+  "POST /v1/webhook-endpoints": {
+    build: async () => {
+      const actor = await currentWriter();
+      const body = { url: HOOK_URL, events: ["transaction.completed"], description: "fuzz" };
+      return {
+        actor,
+        body,
+        req: json("POST", "/v1/webhook-endpoints", body),
+        verify: async (ans) => {
+          expect(ans.body.data).toMatchObject({ url: HOOK_URL, enabled: true, secret: expect.stringMatching(/^whsec_/) });
+          await send(actor, { method: "DELETE", path: `/v1/webhook-endpoints/${ans.body.data.id}` });
+        },
+      };
+    },
+  },
+  "GET /v1/webhook-endpoints": {
+    build: async (g) => ({ actor: reader, req: { method: "GET", path: `/v1/webhook-endpoints${queryString(listParams(g))}` } }),
+  },
+  "GET /v1/webhook-endpoints/{id}": {
+    build: async () => ({ actor: reader, req: { method: "GET", path: `/v1/webhook-endpoints/${await readerEndpoint()}` } }),
+  },
+  "GET /v1/webhook-endpoints/{id}/deliveries": {
+    build: async () => ({
+      actor: reader,
+      req: { method: "GET", path: `/v1/webhook-endpoints/${await readerEndpoint()}/deliveries` },
+    }),
+  },
+  "PATCH /v1/webhook-endpoints/{id}": { build: async () => onFreshEndpoint("PATCH", "", { description: "patched" }) },
+  "DELETE /v1/webhook-endpoints/{id}": { build: async () => onFreshEndpoint("DELETE", "", undefined, false) },
+  "POST /v1/webhook-endpoints/{id}/secret/roll": {
+    build: async () => onFreshEndpoint("POST", "/secret/roll", { gracePeriodSeconds: 60 }),
+  },
+  "POST /v1/webhook-endpoints/{id}/test": { build: async () => onFreshEndpoint("POST", "/test") },
+  "POST /v1/webhook-endpoints/{id}/deliveries/{deliveryId}/retry": {
+    build: async () => {
+      const actor = await currentWriter();
+      const id = await newEndpoint(actor);
+      const delivery = (await send(actor, { method: "POST", path: `/v1/webhook-endpoints/${id}/test` })).body.data.id;
+      return {
+        actor,
+        req: { method: "POST", path: `/v1/webhook-endpoints/${id}/deliveries/${delivery}/retry` },
+        verify: async () => void (await send(actor, { method: "DELETE", path: `/v1/webhook-endpoints/${id}` })),
+      };
+    },
+  },
 };
+
+const HOOK_URL = "https://hooks.receiver.test/inbox/fuzz";
+
+async function newEndpoint(actor: Actor): Promise<string> {
+  const res = await send(actor, json("POST", "/v1/webhook-endpoints", { url: HOOK_URL, events: ["transaction.completed"] }));
+  return res.body.data.id;
+}
+
+/** The reader's webhook endpoint (seeded). */
+const readerEndpoint = async () => readerIds["webhook-endpoints"][0] as string;
+
+/** A request on a fresh endpoint of the current writer, deleted afterwards (unless the request deletes it). */
+async function onFreshEndpoint(method: string, suffix: string, body?: Json, cleanUp = true): Promise<Prepared> {
+  const actor = await currentWriter();
+  const id = await newEndpoint(actor);
+  const path = `/v1/webhook-endpoints/${id}${suffix}`;
+  return {
+    actor,
+    ...(body === undefined ? {} : { body }),
+    req: body === undefined ? { method, path } : json(method, path, body),
+    verify: async () => {
+      if (cleanUp) await send(actor, { method: "DELETE", path: `/v1/webhook-endpoints/${id}` });
+    },
+  };
+}
 
 /** History lists: filters from the schema; ids sometimes replaced by existing ones, `from` ≤ `to`. */
 export async function historyList(g: Generated, table: "transactions" | "events"): Promise<Prepared> {

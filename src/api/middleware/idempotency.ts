@@ -94,7 +94,8 @@ export function idempotent<H extends (c: never, next: () => Promise<void>) => un
     const fingerprint: RequestFingerprint = {
       method: c.req.method,
       path: c.req.path,
-      bodyHash: await bodyHash(BODY_METHODS.has(c.req.method) ? await c.req.json() : undefined),
+      // A write without a body (a POST that triggers an action) hashes as no body.
+      bodyHash: await bodyHash(BODY_METHODS.has(c.req.method) && (await c.req.text()) !== "" ? await c.req.json() : undefined),
     };
     // A record released or expired between the claim and the read is claimed again.
     for (let attempt = 0; ; attempt++) {

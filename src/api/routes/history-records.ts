@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { type TransactionJson, toTransactionJson } from "../../core/transactions.ts";
 import type { EventWithPaywall } from "../../db/events.ts";
 import { EVENT_TYPES, PROTOCOLS, TOKENS, TRANSACTION_STATUSES } from "../../db/schema.ts";
 import type { TransactionWithPaywall } from "../../db/transactions.ts";
@@ -48,23 +49,12 @@ export const EventSchema = z
 export type Transaction = z.infer<typeof TransactionSchema>;
 export type Event = z.infer<typeof EventSchema>;
 
-/** The response form of a transaction, with the summary of its paywall (null once the paywall is deleted). */
-export const toTransaction = (row: TransactionWithPaywall): Transaction => ({
-  id: row.id,
-  paywallId: row.paywallId,
-  serviceId: row.serviceId,
-  protocol: row.protocol,
-  network: row.network as Transaction["network"],
-  amount: row.amount,
-  currency: row.currency,
-  status: row.status,
-  payerAddress: row.payerAddress,
-  txHash: row.txHash,
-  failureReason: row.failureReason,
-  createdAt: row.createdAt.toISOString(),
-  settledAt: row.settledAt?.toISOString() ?? null,
-  Paywall: row.paywallSlug === null ? null : { id: row.paywallId, slug: row.paywallSlug, name: row.paywallName ?? "" },
-});
+/** The response form of a transaction (the one serializer, shared with webhook events). */
+export const toTransaction = toTransactionJson as (row: TransactionWithPaywall) => Transaction;
+// The shared form and this schema's must stay one: each must be assignable to the other.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const sameForm: Same<Omit<Transaction, "network">, Omit<TransactionJson, "network">> = true;
+void sameForm;
 
 /** The response form of an event, with the summary of its paywall (null once the paywall is deleted). */
 export const toEvent = (row: EventWithPaywall): Event => ({

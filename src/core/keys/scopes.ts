@@ -5,6 +5,8 @@ export const SCOPES = [
   "paywalls:write",
   "transactions:read",
   "events:read",
+  "webhooks:read",
+  "webhooks:write",
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

@@ -21,9 +21,12 @@ import {
   type PaidAnswerClaim,
   type StoredAnswer,
 } from "../../db/paid-answers.ts";
-import type { EventType, Token, TransactionStatus } from "../../db/schema.ts";
+import type { EventType, Token, TransactionStatus, WebhookEventType } from "../../db/schema.ts";
+import { webhookFanOutStatement } from "../../db/webhooks.ts";
 import type { NetworkId } from "../money/networks.ts";
 import { PAID_ANSWER_KEEP_SECONDS } from "../payments.ts";
+import { transactionDeliveryIdPrefix } from "../webhooks/events.ts";
+import type { Outbox } from "../webhooks/outbox.ts";
 import { outcomeEventIdOf, requestEventIdOf } from "./ids.ts";
 
 export type { PendingPayment } from "../../db/ledger.ts";
@@ -42,13 +45,21 @@ export type { PaidAnswerClaim, StoredAnswer } from "../../db/paid-answers.ts";
  * A gateway payment's paid answer (`paid_answers`, src/db/paid-answers.ts) moves in the same batches: `start` claims
  * it, `complete` stores it (or, from the sweep, keeps the one stored) and makes it servable, `leaveUnknown` stores it
  * unservable, `fail` deletes it. So an answer is served exactly while its payment is COMPLETED.
+ *
+ * `webhook`: the event the move records for the tenant's webhook endpoints, in the move's own batch (one statement:
+ * a delivery row per subscribed endpoint, only if the move happened; src/db/webhooks.ts). Its ids derive from the
+ * payment, so a move repeated records no second event. The deliveries are then handed to the `outbox` (the queue),
+ * never awaited by the move.
  */
 export const PAYMENT_MOVES = {
-  start: { from: null, to: "PENDING", event: "REQUEST" },
-  complete: { from: "PENDING", to: "COMPLETED", event: "SUCCESS" },
-  fail: { from: "PENDING", to: "FAILED", event: "ERROR" },
-  leaveUnknown: { from: "PENDING", to: "PENDING", event: null },
-} as const satisfies Record<string, { from: TransactionStatus | null; to: TransactionStatus; event: EventType | null }>;
+  start: { from: null, to: "PENDING", event: "REQUEST", webhook: null },
+  complete: { from: "PENDING", to: "COMPLETED", event: "SUCCESS", webhook: "transaction.completed" },
+  fail: { from: "PENDING", to: "FAILED", event: "ERROR", webhook: "transaction.failed" },
+  leaveUnknown: { from: "PENDING", to: "PENDING", event: null, webhook: "transaction.pending" },
+} as const satisfies Record<
+  string,
+  { from: TransactionStatus | null; to: TransactionStatus; event: EventType | null; webhook: WebhookEventType | null }
+>;
 
 export type PaymentMove = keyof typeof PAYMENT_MOVES;
 
@@ -174,18 +185,68 @@ export const startPayment = (db: Db, p: PaymentStart): Promise<boolean> =>
 /** Until when a COMPLETED payment's answer stays servable, from when it became so. */
 const keptUntil = (at: Date) => new Date(at.getTime() + PAID_ANSWER_KEEP_SECONDS * 1000);
 
+/** The webhook statement of a move (see `PAYMENT_MOVES`). */
+function webhookOf(db: Db, p: PaymentRef, move: "complete" | "fail" | "leaveUnknown", at: Date) {
+  const type = PAYMENT_MOVES[move].webhook;
+  return webhookFanOutStatement(db, {
+    transactionId: p.transactionId,
+    tenantId: p.tenantId,
+    type,
+    status: PAYMENT_MOVES[move].to,
+    idPrefix: transactionDeliveryIdPrefix(p.transactionId, type),
+    at,
+  });
+}
+
+/** Hands the deliveries a move recorded to the outbox, and says whether the move happened. */
+function notify(outbox: Outbox | undefined, { moved, deliveries }: { moved: boolean; deliveries: { id: string }[] }) {
+  if (outbox && deliveries.length > 0) outbox.deliveries(deliveries.map((d) => d.id));
+  return moved;
+}
+
 /**
  * `complete`: COMPLETED with the hash of the transfer, and its SUCCESS event; the request's `answer` stored (from the
- * sweep: the one `leaveUnknown` stored), servable for `PAID_ANSWER_KEEP_SECONDS`. `false` if it was no longer PENDING.
+ * sweep: the one `leaveUnknown` stored), servable for `PAID_ANSWER_KEEP_SECONDS`; its `transaction.completed` webhook
+ * deliveries, handed to `outbox`. `false` if it was no longer PENDING.
  */
-export const completePayment = (db: Db, p: PaymentRef, txHash: string, o: Outcome, answer?: StoredAnswer): Promise<boolean> =>
-  closePendingPayment(db, p.transactionId, ...completeRows(p, txHash, o), [
-    keepAnswerStatement(db, p.transactionId, keptUntil(answer?.at ?? o.at ?? new Date()), answer),
-  ]);
+export async function completePayment(
+  db: Db,
+  p: PaymentRef,
+  txHash: string,
+  o: Outcome,
+  answer?: StoredAnswer,
+  outbox?: Outbox,
+): Promise<boolean> {
+  const [change, event] = completeRows(p, txHash, o);
+  const keep = keepAnswerStatement(db, p.transactionId, keptUntil(answer?.at ?? o.at ?? new Date()), answer);
+  const result = await closePendingPayment(
+    db,
+    p.transactionId,
+    change,
+    event,
+    [keep],
+    webhookOf(db, p, "complete", change.settledAt),
+  );
+  return notify(outbox, result);
+}
 
-/** `fail`: FAILED with the reason, and its ERROR event; its answer deleted. `false` if it was no longer PENDING. */
-export const failPayment = (db: Db, p: PaymentRef, reason: string, o: Outcome): Promise<boolean> =>
-  closePendingPayment(db, p.transactionId, ...failRows(p, reason, o), [dropAnswerStatement(db, p.transactionId)]);
+/**
+ * `fail`: FAILED with the reason, and its ERROR event; its answer deleted; its `transaction.failed` webhook
+ * deliveries, handed to `outbox`. `false` if it was no longer PENDING.
+ */
+export async function failPayment(db: Db, p: PaymentRef, reason: string, o: Outcome, outbox?: Outbox): Promise<boolean> {
+  const [change, event] = failRows(p, reason, o);
+  const drop = dropAnswerStatement(db, p.transactionId);
+  const result = await closePendingPayment(
+    db,
+    p.transactionId,
+    change,
+    event,
+    [drop],
+    webhookOf(db, p, "fail", change.settledAt),
+  );
+  return notify(outbox, result);
+}
 
 /**
  * The statements of these moves, for writing many payments in one batch (demo data): the same rows the moves write,
@@ -193,28 +254,31 @@ export const failPayment = (db: Db, p: PaymentRef, reason: string, o: Outcome): 
  */
 export const moveStatements = {
   start: (db: Db, p: PaymentStart) => paymentStartStatements(db, ...startRows(p)),
-  complete: (db: Db, p: PaymentRef, txHash: string, o: Outcome) =>
-    paymentCloseStatements(db, p.transactionId, ...completeRows(p, txHash, o)),
-  fail: (db: Db, p: PaymentRef, reason: string, o: Outcome) =>
-    paymentCloseStatements(db, p.transactionId, ...failRows(p, reason, o)),
+  complete: (db: Db, p: PaymentRef, txHash: string, o: Outcome) => {
+    const [change, event] = completeRows(p, txHash, o);
+    return paymentCloseStatements(db, p.transactionId, change, event, webhookOf(db, p, "complete", change.settledAt));
+  },
+  fail: (db: Db, p: PaymentRef, reason: string, o: Outcome) => {
+    const [change, event] = failRows(p, reason, o);
+    return paymentCloseStatements(db, p.transactionId, change, event, webhookOf(db, p, "fail", change.settledAt));
+  },
 };
 
 /**
  * `leaveUnknown`: still PENDING, its settlement's hash kept when known (the tenant sees it), for the sweep to settle
- * from the chain; the request's `answer` stored, unservable until the payment is COMPLETED. `false` if it was no
- * longer PENDING.
+ * from the chain; the request's `answer` stored, unservable until the payment is COMPLETED; its `transaction.pending`
+ * webhook deliveries (once per payment), handed to `outbox`. `false` if it was no longer PENDING.
  */
 export async function leavePaymentUnknown(
   db: Db,
   p: PaymentRef,
   txHash: string | undefined,
   answer?: StoredAnswer,
+  outbox?: Outbox,
 ): Promise<boolean> {
   const extras = answer ? [holdAnswerStatement(db, p.transactionId, answer)] : [];
-  if (txHash === undefined && extras.length === 0) {
-    return (await findPaymentStatus(db, p.transactionId))?.status === PAYMENT_MOVES.leaveUnknown.to;
-  }
-  return notePendingPaymentHash(db, p.transactionId, txHash, extras);
+  const webhook = webhookOf(db, p, "leaveUnknown", new Date());
+  return notify(outbox, await notePendingPaymentHash(db, p.transactionId, txHash, extras, webhook));
 }
 
 /** Where a recorded payment stands (a resent payment's answer depends on it), or `undefined` if never recorded. */
