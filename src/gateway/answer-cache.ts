@@ -1,5 +1,5 @@
-import { type CacheRules, cacheRulesOf } from "../core/catalog/cache-rules.ts";
 import type { PaymentTarget } from "../db/gateway.ts";
+import { type CacheRules, cacheRulesOf } from "../lib/cache-rules.ts";
 import { sha256Hex } from "../lib/ids.ts";
 import { type AnswerParts, bytesSha256, decodeAnswer, encodeAnswer } from "./paid-answer.ts";
 import { forwardableHeaders } from "./upstream/request.ts";

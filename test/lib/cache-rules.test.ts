@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { cacheRulesOf, cacheRulesProblems, MAX_CACHE_TTL_SECONDS } from "../../src/core/catalog/cache-rules.ts";
 import { cachedAnswer, isStorable, storeAnswer, varyingParts } from "../../src/gateway/answer-cache.ts";
+import { cacheRulesOf, cacheRulesProblems, MAX_CACHE_TTL_SECONDS } from "../../src/lib/cache-rules.ts";
 
 describe("cacheRulesOf", () => {
   it("no rules, an empty object, ttlSeconds 0: never cached, nothing to report", () => {

@@ -12,6 +12,7 @@ import { type ResponseRecorder, rowAfterUpdate } from "../../db/idempotency.ts";
 import { deletePaywallRow, findPaywall, insertPaywallWithinCap, setPaywallEnabled, updatePaywallRow } from "../../db/paywalls.ts";
 import type { PaywallRow, ServiceRow } from "../../db/schema.ts";
 import { findService } from "../../db/services.ts";
+import { cacheRulesProblems } from "../../lib/cache-rules.ts";
 import { newId } from "../../lib/ids.ts";
 import type { Issue } from "../../lib/issues.ts";
 import { jsonShapeProblem } from "../../lib/json-shape.ts";
@@ -21,7 +22,6 @@ import { ApiError, invalid } from "../http/errors.ts";
 import { commonMode, networksOutsideMode } from "../money/networks.ts";
 import { isValidPrice, PRICE_PATTERN } from "../money/price.ts";
 import { headersMaskedWithoutValue, sealHeaders } from "../secrets/secret-fields.ts";
-import { cacheRulesProblems } from "./cache-rules.ts";
 import {
   AllowedHeaderSchema,
   BoundedJsonObjectSchema,

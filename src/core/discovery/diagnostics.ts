@@ -1,6 +1,6 @@
 import type { DiscoveryListingRow, PaywallRow, ServiceRow } from "../../db/schema.ts";
+import { cacheRulesOf } from "../../lib/cache-rules.ts";
 import { normalizeRoute } from "../../lib/route-pattern.ts";
-import { cacheRulesOf } from "../catalog/cache-rules.ts";
 import type { NetworkEntry } from "../money/network-table.ts";
 import type { NetworkId } from "../money/networks.ts";
 import { inputExampleOf, outputExampleOf } from "./bazaar.ts";

@@ -1,4 +1,4 @@
-import { HTTP_TOKEN } from "../../lib/header-rules.ts";
+import { HTTP_TOKEN } from "./header-rules.ts";
 
 /**
  * What a paywall's free-form `cacheRules` means to the gateway (docs/gateway.md, "Cache rules"): a pure reading of
