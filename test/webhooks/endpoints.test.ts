@@ -73,6 +73,27 @@ describe("webhook endpoints", () => {
     expect(row!.secret).not.toContain(endpoint.secret.slice(6));
   });
 
+  it("lists endpoints and deliveries with an ETag: 304 while nothing changed, a new tag after a change", async () => {
+    const who = await hookTenant();
+    const endpoint = await createEndpoint(who, inboxUrl(newInbox()));
+    for (const path of ["/v1/webhook-endpoints", `/v1/webhook-endpoints/${endpoint.id}/deliveries`]) {
+      const first = await api(path, { key: who.key });
+      const etag = first.headers.get("etag");
+      expect(etag, path).toMatch(/^"[^"]+"$/);
+      const again = await api(path, { key: who.key, headers: { "if-none-match": etag as string } });
+      expect(again.status, path).toBe(304);
+      expect(again.text, path).toBe("");
+    }
+    const list = await api("/v1/webhook-endpoints", { key: who.key });
+    await api(`/v1/webhook-endpoints/${endpoint.id}`, { key: who.key, method: "PATCH", body: { enabled: false } });
+    const changed = await api("/v1/webhook-endpoints", {
+      key: who.key,
+      headers: { "if-none-match": list.headers.get("etag") as string },
+    });
+    expect(changed.status).toBe(200);
+    expect(changed.headers.get("etag")).not.toBe(list.headers.get("etag"));
+  });
+
   it("rolls the secret: both sign during the grace period, the old one is dropped without one", async () => {
     const who = await hookTenant();
     const inbox = newInbox();

@@ -23,6 +23,7 @@ import {
 } from "../../../db/webhooks.ts";
 import { randomHex } from "../../../lib/ids.ts";
 import { newWebhookSecret, SECRET_PREFIX } from "../../../lib/standard-webhooks.ts";
+import { listNotModified, rowsState } from "../../conditional.ts";
 import type { ApiEnv } from "../../env.ts";
 import { meta } from "../../envelope.ts";
 import { recordResponse } from "../../middleware/idempotency.ts";
@@ -86,6 +87,7 @@ export const createWebhookEndpoint: RouteHandler<typeof routes.createWebhookEndp
 export const listWebhookEndpoints: RouteHandler<typeof routes.listWebhookEndpoints, ApiEnv> = async (c) => {
   const { limit, offset } = c.req.valid("query");
   const page = await findWebhookEndpointsPage(c.var.db, c.var.auth.tenant.id, { limit, offset });
+  if (await listNotModified(c, rowsState(page.total, page.rows))) return c.body(null, 304);
   return c.json(
     { data: page.rows.map(toWebhookEndpoint), meta: { ...meta(c), pagination: pagination(page.total, limit, offset) } },
     200,
@@ -183,6 +185,7 @@ export const listWebhookDeliveries: RouteHandler<typeof routes.listWebhookDelive
   const { limit, offset, status } = c.req.valid("query");
   const endpoint = await ownEndpoint(c, c.req.valid("param").id);
   const page = await findWebhookDeliveriesPage(c.var.db, endpoint.id, { limit, offset }, { status });
+  if (await listNotModified(c, rowsState(page.total, page.rows))) return c.body(null, 304);
   return c.json(
     {
       data: page.rows.map(({ row, attempts }) => toWebhookDelivery(row, attempts)),

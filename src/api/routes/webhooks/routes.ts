@@ -1,6 +1,6 @@
 import { DeletedSchema, envelope, listEnvelope } from "../../envelope.ts";
 import { IDEMPOTENCY_ERRORS, IdempotencyHeadersSchema, REPLAYED_HEADERS } from "../../middleware/idempotency.ts";
-import { json, scopedRoute } from "../../openapi.ts";
+import { json, LIST_ETAG_HEADERS, LIST_NOT_MODIFIED, ListIfNoneMatchHeadersSchema, scopedRoute } from "../../openapi.ts";
 import { PageQuerySchema } from "../../paging.ts";
 import { IdParamSchema } from "../schemas.ts";
 import {
@@ -43,8 +43,11 @@ export const listWebhookEndpoints = scopedRoute("webhooks:read", {
   tags,
   summary: "List webhook endpoints",
   description: "Newest first.",
-  request: { query: PageQuerySchema.strict() },
-  responses: { 200: { description: "A page of endpoints", ...json(listEnvelope(WebhookEndpointSchema)) } },
+  request: { query: PageQuerySchema.strict(), headers: ListIfNoneMatchHeadersSchema },
+  responses: {
+    200: { description: "A page of endpoints", headers: LIST_ETAG_HEADERS, ...json(listEnvelope(WebhookEndpointSchema)) },
+    ...LIST_NOT_MODIFIED,
+  },
   errors: ["VALIDATION_ERROR"],
 });
 
@@ -129,8 +132,11 @@ export const listWebhookDeliveries = scopedRoute("webhooks:read", {
   summary: "List an endpoint's deliveries",
   description:
     "The delivery log, newest first: each event sent to the endpoint, its status (`pending`, `delivered`, `failed`), its attempts with latency, response status and the first bytes of the answer, and when the next attempt is due.",
-  request: { params: IdParamSchema, query: DeliveryListQuerySchema },
-  responses: { 200: { description: "A page of deliveries", ...json(listEnvelope(WebhookDeliverySchema)) } },
+  request: { params: IdParamSchema, query: DeliveryListQuerySchema, headers: ListIfNoneMatchHeadersSchema },
+  responses: {
+    200: { description: "A page of deliveries", headers: LIST_ETAG_HEADERS, ...json(listEnvelope(WebhookDeliverySchema)) },
+    ...LIST_NOT_MODIFIED,
+  },
   errors: ["VALIDATION_ERROR", "NOT_FOUND"],
 });
 
