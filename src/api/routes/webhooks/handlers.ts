@@ -124,8 +124,14 @@ export const listWebhookDeliveries: RouteHandler<typeof routes.listWebhookDelive
 export const retryWebhookDelivery: RouteHandler<typeof routes.retryWebhookDelivery, ApiEnv> = async (c) => {
   const { id, deliveryId } = c.req.valid("param");
   const endpoint = await ownEndpoint(c, id);
-  const { row, attempts } = await retryDelivery(c.var.db, c.env, c.executionCtx, endpoint, deliveryId, new Date(), (expected, log) =>
-    recordResponse(c, 202, { data: toWebhookDelivery(expected, log), meta: meta(c) }),
+  const { row, attempts } = await retryDelivery(
+    c.var.db,
+    c.env,
+    c.executionCtx,
+    endpoint,
+    deliveryId,
+    new Date(),
+    (expected, log) => recordResponse(c, 202, { data: toWebhookDelivery(expected, log), meta: meta(c) }),
   );
   return c.json({ data: toWebhookDelivery(row, attempts), meta: meta(c) }, 202);
 };
