@@ -22,6 +22,7 @@ import { keyPages } from "./pages/keys.tsx";
 import { profilePages } from "./pages/profile.tsx";
 import { servicesPages } from "./pages/services.tsx";
 import { signInPages } from "./pages/sign-in.tsx";
+import { webhookPages } from "./pages/webhooks.tsx";
 import { contentSecurityPolicy, sameOriginForms } from "./security.ts";
 import { currentSession, requireSession } from "./session.ts";
 
@@ -71,6 +72,7 @@ export function createDashboard(options: DashboardOptions = {}) {
   dashboard.route("/", servicesPages);
   dashboard.route("/", discoveryPages);
   dashboard.route("/", earningsPages);
+  dashboard.route("/", webhookPages);
   dashboard.route("/", profilePages);
 
   // Last: any other dashboard path is the dashboard's own 404 page (a mounted app's notFound is not used by Hono,

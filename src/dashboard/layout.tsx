@@ -1,18 +1,19 @@
 /**
- * The dashboard's page frame: navigation (Keys, Activity, Services, Earnings, Profile, Sign out), the stylesheet,
+ * The dashboard's page frame: navigation (Keys, Activity, Services, Earnings, Webhooks, Profile, Sign out), the stylesheet,
  * and optional same-origin scripts. Every page renders inside `<Layout>`; pages of other modules pass `active`
  * with their own nav id.
  */
 import type { Child } from "hono/jsx";
 import { ASSET_URL, type AssetId } from "./assets.ts";
 
-export type NavId = "keys" | "activity" | "services" | "earnings" | "profile";
+export type NavId = "keys" | "activity" | "services" | "earnings" | "webhooks" | "profile";
 
 export const NAV: { id: NavId; label: string; href: string }[] = [
   { id: "keys", label: "Keys", href: "/dashboard/keys" },
   { id: "activity", label: "Activity", href: "/dashboard/activity" },
   { id: "services", label: "Services", href: "/dashboard/services" },
   { id: "earnings", label: "Earnings", href: "/dashboard/earnings" },
+  { id: "webhooks", label: "Webhooks", href: "/dashboard/webhooks" },
   { id: "profile", label: "Profile", href: "/dashboard/profile" },
 ];
 

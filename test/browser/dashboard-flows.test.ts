@@ -386,6 +386,7 @@ describe("keyboard and accessibility", () => {
       ["earnings", "/dashboard/earnings"],
       ["earnings-filtered", "/dashboard/earnings?protocol=mpp&status=COMPLETED"],
       ["earnings-bad-filter", "/dashboard/earnings?from=2026-11-10&to=2026-11-01"],
+      ["webhooks", "/dashboard/webhooks"],
       ["profile", "/dashboard/profile"],
       ["not-found", "/dashboard/no-such-page"],
       ["forbidden", "/dashboard/keys/key_doesnotexist/edit"],

@@ -1,41 +1,14 @@
 import { z } from "@hono/zod-openapi";
-import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES } from "../../../db/schema.ts";
+import { WebhookEventTypeSchema } from "../../../core/webhooks/endpoints.ts";
+import { WEBHOOK_DELIVERY_STATUSES } from "../../../db/schema.ts";
 import { PageQuerySchema } from "../../paging.ts";
-import { TextSchema, UrlSchema } from "../schemas.ts";
 
-export const WebhookEventTypeSchema = z.enum(WEBHOOK_EVENT_TYPES).openapi("WebhookEventType");
-
-const EventListSchema = z
-  .array(WebhookEventTypeSchema)
-  .min(1)
-  .max(WEBHOOK_EVENT_TYPES.length)
-  .refine((list) => new Set(list).size === list.length, { message: "Event types must not repeat" })
-  .openapi({ uniqueItems: true, description: "The event types sent to this endpoint" });
-
-const UrlField = UrlSchema.openapi({
-  description:
-    "Where events are POSTed: a public http(s) URL (the rules of upstream URLs; private and internal addresses are refused, at creation and before every attempt). Redirects are not followed.",
-  example: "https://hooks.example.com/paywall",
-});
-
-export const WebhookEndpointCreateSchema = z
-  .strictObject({
-    url: UrlField,
-    events: EventListSchema,
-    description: TextSchema(500).optional(),
-  })
-  .openapi("WebhookEndpointCreate");
-
-export const WebhookEndpointUpdateSchema = z
-  .strictObject({
-    url: UrlField.optional(),
-    events: EventListSchema.optional(),
-    description: TextSchema(500).nullable().optional(),
-    enabled: z.boolean().optional().openapi({
-      description: "false pauses deliveries; true re-enables an endpoint (also one the platform disabled after failures)",
-    }),
-  })
-  .openapi("WebhookEndpointUpdate");
+// The request bodies live beside the rules that use them (src/core/webhooks/endpoints.ts), shared with the dashboard.
+export {
+  WebhookEndpointCreateSchema,
+  WebhookEndpointUpdateSchema,
+  WebhookEventTypeSchema,
+} from "../../../core/webhooks/endpoints.ts";
 
 export const WebhookEndpointSchema = z
   .object({
