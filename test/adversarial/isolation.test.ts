@@ -801,6 +801,8 @@ describe("the matrix is complete", () => {
       "GET /v1/paywalls": ["if-none-match"],
       "GET /v1/transactions": ["if-none-match"],
       "GET /v1/events": ["if-none-match"],
+      "GET /v1/webhook-endpoints": ["if-none-match"],
+      "GET /v1/webhook-endpoints/{id}/deliveries": ["if-none-match"],
       "GET /v1/services/{id}": ["if-none-match"],
       "PATCH /v1/services/{id}": ["if-match"],
       "DELETE /v1/services/{id}": ["if-match"],
