@@ -22,7 +22,7 @@ import { keyPages } from "./pages/keys.tsx";
 import { profilePages } from "./pages/profile.tsx";
 import { servicesPages } from "./pages/services.tsx";
 import { signInPages } from "./pages/sign-in.tsx";
-import { webhookPages } from "./pages/webhooks.tsx";
+import { webhookPages } from "./pages/webhook-endpoints.tsx";
 import { contentSecurityPolicy, sameOriginForms } from "./security.ts";
 import { currentSession, requireSession } from "./session.ts";
 
