@@ -1,4 +1,4 @@
-import { and, count, eq, getTableColumns, inArray, lt, or, type SQL, sql } from "drizzle-orm";
+import { and, count, eq, getTableColumns, lt, or, type SQL, sql } from "drizzle-orm";
 import type { Db } from "./client.ts";
 import { selectCountOf } from "./counts.ts";
 import { type HistoryFilter, historyWhere, newestFirst } from "./history.ts";
@@ -59,25 +59,6 @@ export async function insertTransactions(db: Db, rows: NewTransaction[]): Promis
   );
   const results = await db.batch([first!, ...rest]);
   return results.flat().map((r) => r.id);
-}
-
-export async function findTransactionsByIds(db: Db, ids: string[]): Promise<TransactionRow[]> {
-  if (ids.length === 0) return [];
-  return db.select().from(transactions).where(inArray(transactions.id, ids));
-}
-
-/** Moves a PENDING transaction to its final state; returns the row only if it was PENDING. */
-export async function settlePending(
-  db: Db,
-  id: string,
-  change: { status: "COMPLETED" | "FAILED"; txHash: string | null; settledAt: Date; failureReason: string | null },
-): Promise<TransactionRow | undefined> {
-  const [row] = await db
-    .update(transactions)
-    .set(change)
-    .where(and(eq(transactions.id, id), eq(transactions.status, "PENDING")))
-    .returning();
-  return row;
 }
 
 /** Completed revenue per token over the windows that start at each of `since` (integer micro-units, read as text). */

@@ -30,6 +30,13 @@ afterAll(async () => {
 });
 
 const inPage = <T>(page: Page, fn: string): Promise<T> => page.evaluate(`(${fn})()`) as Promise<T>;
+/** The id of the focused element once `autofocus` has run: Chromium applies it at a rendering step after `load`. */
+async function focusedId(page: Page, expected: string) {
+  await page
+    .waitForFunction(`document.activeElement && document.activeElement.id === ${JSON.stringify(expected)}`, { timeout: 3000 })
+    .catch(() => undefined);
+  return inPage<string>(page, "() => document.activeElement.id");
+}
 const textOf = (page: Page, selector: string) =>
   page.$eval(selector, (el) => ((el as unknown as { textContent: string }).textContent ?? "").replace(/\s+/g, " ").trim());
 
@@ -210,7 +217,7 @@ describe("services and paywalls in the browser", () => {
     await page.type("#svc-baseUrl", "not a url");
     await page.click("#svc-net-base");
     await click(page, "Create service");
-    expect(await inPage<string>(page, "() => document.activeElement.id")).toBe("svc-name");
+    expect(await focusedId(page, "svc-name")).toBe("svc-name");
     expect(await textOf(page, "#svc-name-error")).toMatch(/^Name: /);
     expect(await textOf(page, "#svc-baseUrl-error")).toMatch(/^Base URL: /);
     expect(await textOf(page, "#svc-networks-error")).toContain('Networks: "base" is not a testnet network');
@@ -297,7 +304,7 @@ describe("services and paywalls in the browser", () => {
     await fill(page, "#pw-price", "0.0000001");
     await click(page, "Save paywall");
     expect(await textOf(page, "#pw-price-error")).toMatch(/^Price \(USDC\): Must be a decimal amount/);
-    expect(await inPage<string>(page, "() => document.activeElement.id")).toBe("pw-price");
+    expect(await focusedId(page, "pw-price")).toBe("pw-price");
     await fill(page, "#pw-price", "0.25");
     await click(page, "Save paywall");
     expect((await api(`/v1/paywalls/${pwId}`)).body.data.price).toBe("250000");
@@ -403,7 +410,7 @@ describe("keyboard and accessibility", () => {
     expect(ipErrors).toContain("IP allowlist:");
     expect(ipErrors).toContain("10.0.0.300");
     expect(ipErrors).toContain("192.168.1.1/40");
-    expect(await inPage<string>(page, "() => document.activeElement.id")).toBe("new-name");
+    expect(await focusedId(page, "new-name")).toBe("new-name");
     await checkPage(page, "keys-errors");
     // Without JavaScript the wallet form says so, and posting it anyway gives a page, not JSON.
     await page.setJavaScriptEnabled(false);
