@@ -8,7 +8,7 @@ import { z } from "zod";
 import { listLiveKeyHashesOfTenant } from "../db/api-keys.ts";
 import type { Db } from "../db/client.ts";
 import type { Tenant } from "../db/schema.ts";
-import { insertTenantIfEmailFree, updateTenantProfile, updateTenantWallet } from "../db/tenants.ts";
+import { insertTenant, insertTenantIfEmailFree, updateTenantProfile, updateTenantWallet } from "../db/tenants.ts";
 import { newId } from "../lib/ids.ts";
 import { ApiError } from "./http/errors.ts";
 import type { KeyStore } from "./keys/key-object.ts";
@@ -19,7 +19,7 @@ const Wallet = z
   .trim()
   .regex(/^0x[a-fA-F0-9]{40}$/, "Must be an address: 0x followed by 40 hex characters");
 
-/** Emails are compared case-insensitively: stored trimmed and lowercased, so the unique index catches `A@x` vs `a@x`. */
+/** E-mails are stored trimmed and lowercased, so the operator's duplicate check catches `A@x` vs `a@x`. */
 const Email = z.string().trim().toLowerCase().pipe(z.email("Must be an email address").max(320));
 
 export const TenantCreateInput = z.strictObject({
@@ -48,15 +48,25 @@ export const tenantOutput = (t: Tenant): TenantOutput => ({
   createdAt: t.createdAt.toISOString(),
 });
 
-export async function createTenant(db: Db, input: TenantCreateInput): Promise<TenantOutput> {
+/**
+ * Creates a tenant. An e-mail is a contact, not an identity, so two tenants may share one; the operator CLI still
+ * refuses an e-mail another tenant has (`CONFLICT`: most likely the same customer twice), while dashboard sign-up
+ * accepts it (`takenEmail: "accept"`) so that a stranger holding a wallet learns nothing of which e-mails have accounts.
+ */
+export async function createTenant(
+  db: Db,
+  input: TenantCreateInput,
+  { takenEmail }: { takenEmail: "refuse" | "accept" } = { takenEmail: "refuse" },
+): Promise<TenantOutput> {
   const v = parse(TenantCreateInput, input);
-  const tenant = await insertTenantIfEmailFree(db, {
+  const row = {
     id: newId("ten"),
     email: v.email,
     name: v.name,
     walletAddress: v.wallet,
     tempoWalletAddress: v.tempoWallet ?? null,
-  });
+  };
+  const tenant = takenEmail === "accept" ? await insertTenant(db, row) : await insertTenantIfEmailFree(db, row);
   if (!tenant) throw new ApiError("CONFLICT", `A tenant with the email ${v.email} already exists`);
   return tenantOutput(tenant);
 }
@@ -71,7 +81,7 @@ async function forgetTenantKeys(store: KeyStore, tenantId: string): Promise<void
   await store.cache.forget(await listLiveKeyHashesOfTenant(store.db, tenantId));
 }
 
-/** Sets the tenant's name and e-mail; `undefined` when the e-mail belongs to another tenant. */
+/** Sets the tenant's name and e-mail. */
 export async function changeTenantProfile(
   store: KeyStore,
   id: string,

@@ -14,15 +14,18 @@ export const tenants = sqliteTable(
   "tenants",
   {
     id: text("id").primaryKey(),
-    email: text("email").notNull().unique(),
+    // A contact address, not an identity (sign-in is by wallet or by a link the operator makes for the tenant): two
+    // accounts may share one, so sign-up never tells a stranger that an e-mail has an account here.
+    email: text("email").notNull(),
     name: text("name").notNull(),
     walletAddress: text("wallet_address").notNull(),
     tempoWalletAddress: text("tempo_wallet_address"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  // Dashboard sign-in finds the tenant by either wallet, compared case-insensitively.
+  // Dashboard sign-in finds the tenant by either wallet, compared case-insensitively; the operator CLI looks e-mails up.
   (t) => [
+    index("tenants_email_idx").on(t.email),
     index("tenants_wallet_idx").on(sql`lower(${t.walletAddress})`),
     index("tenants_tempo_wallet_idx").on(sql`lower(${t.tempoWalletAddress})`),
   ],

@@ -1,7 +1,6 @@
-import { desc, eq } from "drizzle-orm";
+import { desc, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "./client.ts";
-import { isUniqueViolation } from "./errors.ts";
 import { type Tenant, tenants } from "./schema.ts";
 
 export type NewTenant = typeof tenants.$inferInsert;
@@ -16,9 +15,20 @@ export async function listTenants(db: Db): Promise<Tenant[]> {
   return db.select().from(tenants).orderBy(desc(tenants.createdAt), desc(tenants.id));
 }
 
-/** Inserts the tenant unless its email is taken: `undefined` on a duplicate email (the unique index decides, race-free). */
+/**
+ * Inserts the tenant unless another tenant has its e-mail: `undefined` then. One statement (an INSERT … SELECT whose
+ * WHERE NOT EXISTS reads the table it writes), so two concurrent creations cannot both pass the check.
+ */
 export async function insertTenantIfEmailFree(db: Db, row: NewTenant): Promise<Tenant | undefined> {
-  const [inserted] = await db.insert(tenants).values(row).onConflictDoNothing({ target: tenants.email }).returning();
+  const now = new Date();
+  const [inserted] = await db
+    .insert(tenants)
+    .select(
+      sql`select ${row.id}, ${row.email}, ${row.name}, ${row.walletAddress}, ${row.tempoWalletAddress ?? null},
+        ${(row.createdAt ?? now).getTime()}, ${(row.updatedAt ?? now).getTime()}
+        where not exists (select 1 from ${tenants} where ${tenants.email} = ${row.email})`,
+    )
+    .returning();
   return inserted;
 }
 
@@ -32,7 +42,7 @@ export async function hasAnyTenant(db: Db): Promise<boolean> {
   return rows.length > 0;
 }
 
-/** Sets the tenant's name and e-mail; `undefined` when the e-mail belongs to another tenant (the unique index decides). */
+/** Sets the tenant's name and e-mail (an e-mail may be another tenant's too: it is a contact, not an identity). */
 export async function updateTenantProfile(
   db: Db,
   id: string,
@@ -40,18 +50,13 @@ export async function updateTenantProfile(
   now: Date,
   audit?: BatchItem<"sqlite">,
 ): Promise<Tenant | undefined> {
-  try {
-    const update = db
-      .update(tenants)
-      .set({ ...profile, updatedAt: now })
-      .where(eq(tenants.id, id))
-      .returning();
-    const [[row]] = audit ? await db.batch([update, audit]) : [await update];
-    return row;
-  } catch (err) {
-    if (isUniqueViolation(err)) return undefined;
-    throw err;
-  }
+  const update = db
+    .update(tenants)
+    .set({ ...profile, updatedAt: now })
+    .where(eq(tenants.id, id))
+    .returning();
+  const [[row]] = audit ? await db.batch([update, audit]) : [await update];
+  return row;
 }
 
 /** Sets the primary (`walletAddress`) or the tempo wallet. */

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { createDashboard } from "../../src/dashboard/app.tsx";
 import { createSignInLink } from "../../src/dashboard/sign-in-links.ts";
 import { findTenantByWallet } from "../../src/db/dashboard.ts";
+import { findTenantById } from "../../src/db/tenants.ts";
 import worker from "../../src/index.ts";
 import { sha256Hex } from "../../src/lib/ids.ts";
 import { useTestClock } from "../support/clock.ts";
@@ -481,17 +482,28 @@ describe("the hourly cleanup", () => {
 });
 
 describe("what a stranger learns", () => {
-  it("sign-up with an e-mail in use is refused like a bad e-mail: nothing says it has an account", async () => {
+  it("sign-up with an e-mail in use answers exactly as with a fresh one: the account is created", async () => {
     const taken = await createTenant();
-    const client = new DashboardClient(dashboardApp({ signup: "open" }));
-    expect((await siweSignIn(client, newWallet())).res.status).toBe(200);
-    const res = await client.post("/dashboard/sign-up", { name: "Stranger", email: taken.email.toUpperCase() });
-    const bad = await client.post("/dashboard/sign-up", { name: "Stranger", email: "not-an-email" });
-    expect(res.status).toBe(bad.status);
-    const html = await res.text();
-    expect(html).toMatch(/cannot be used/);
-    expect(html).not.toMatch(/already|exists|belongs to|in use|taken|registered|has an account/i);
-    expect(html).not.toContain(taken.name);
+    const signUp = async (email: string) => {
+      const client = new DashboardClient(dashboardApp({ signup: "open" }));
+      const wallet = newWallet();
+      expect((await siweSignIn(client, wallet)).res.status).toBe(200);
+      const res = await client.post("/dashboard/sign-up", { name: "Stranger", email });
+      return { res, wallet, keys: await client.get("/dashboard/keys") };
+    };
+    const fresh = await signUp(`fresh-${crypto.randomUUID()}@example.com`);
+    const reused = await signUp(taken.email.toUpperCase());
+    for (const { res, keys } of [fresh, reused]) {
+      expect(res.status).toBe(303);
+      expect(res.headers.get("location")).toBe("/dashboard/keys");
+      expect(keys.status).toBe(200);
+    }
+    const owner = await findTenantByWallet(db(), reused.wallet.address);
+    expect(owner).toMatchObject({ name: "Stranger", email: taken.email.toLowerCase() });
+    expect(owner!.id).not.toBe(taken.id);
+    // The first account is untouched, and the newcomer sees nothing of it.
+    expect(await findTenantById(db(), taken.id)).toMatchObject({ name: taken.name, email: taken.email });
+    expect(await reused.keys.text()).not.toContain(taken.name);
   });
 
   it("the sign-in page shows customers no operator command", async () => {

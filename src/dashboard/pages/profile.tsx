@@ -111,7 +111,7 @@ profilePages.post("/profile", async (c) => {
     c.var.now,
     accountEvent(c, t.id, { action: "profile-changed", detail: changed || "nothing" }),
   );
-  if (!updated) return c.html(profilePage(c, { error: "This e-mail already belongs to another account.", values }), 409);
+  if (!updated) return c.redirect("/dashboard/sign-in", 303); // the account was deleted meanwhile
   return c.redirect("/dashboard/profile?done=profile", 303);
 });
 

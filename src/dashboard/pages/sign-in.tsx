@@ -1,7 +1,6 @@
 /** Sign-in (wallet or one-time link), sign-up of a new wallet, and sign-out. */
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { getAddress, isAddress } from "viem/utils";
-import { ApiError } from "../../core/http/errors.ts";
 import { countClient } from "../../core/rate-limit/limiter.ts";
 import { createTenant, TenantCreateInput } from "../../core/tenants.ts";
 import { bindSessionToTenantQuery, findTenantByWallet } from "../../db/dashboard.ts";
@@ -190,8 +189,6 @@ signInPages.post("/sign-in/link", countedPerAddress, async (c) => {
   return c.redirect("/dashboard/keys", 303);
 });
 
-const EMAIL_REFUSED = "email: This e-mail cannot be used for a new account; enter another one.";
-
 function signUpPage(wallet: string, values: { name?: string; email?: string }, error?: string) {
   return (
     <Layout title="Create your account">
@@ -240,17 +237,10 @@ signInPages.post("/sign-up", countedPerAddress, async (c) => {
       400,
     );
   }
-  try {
-    const tenant = await createTenant(c.var.db, { ...parsed.data, wallet: pending.wallet });
-    await bindSessionToTenantQuery(c.var.db, pending.idHash, tenant.id);
-  } catch (err) {
-    // Said as a plain refusal of this e-mail, never "it has an account": whoever holds a wallet could otherwise learn
-    // which e-mails have accounts here.
-    if (err instanceof ApiError && err.code === "CONFLICT") {
-      return c.html(signUpPage(pending.wallet, values, EMAIL_REFUSED), 400);
-    }
-    throw err;
-  }
+  // An e-mail another account has is accepted like any other: refusing it would tell whoever holds a wallet which
+  // e-mails have accounts here.
+  const tenant = await createTenant(c.var.db, { ...parsed.data, wallet: pending.wallet }, { takenEmail: "accept" });
+  await bindSessionToTenantQuery(c.var.db, pending.idHash, tenant.id);
   return c.redirect("/dashboard/keys", 303);
 });
 
