@@ -1,5 +1,6 @@
 import { handleWebhookBatch } from "./core/webhooks/deliver.ts";
 import { queueOutbox, resendOverdueDeliveries, type WebhookMessage } from "./core/webhooks/outbox.ts";
+import { SESSION_IDLE_MS } from "./dashboard/session.ts";
 import { getDb } from "./db/client.ts";
 import { deleteExpiredSignInRows } from "./db/dashboard.ts";
 import { deleteExpiredIdempotencyKeys } from "./db/idempotency.ts";
@@ -35,7 +36,7 @@ export default {
     const now = new Date(controller.scheduledTime);
     const deleted = await deleteExpiredIdempotencyKeys(db, now);
     console.log(JSON.stringify({ cron: controller.cron, task: "idempotency-cleanup", deleted }));
-    const signIn = await deleteExpiredSignInRows(db, now);
+    const signIn = await deleteExpiredSignInRows(db, now, new Date(now.getTime() - SESSION_IDLE_MS));
     console.log(JSON.stringify({ cron: controller.cron, task: "sign-in-cleanup", deleted: signIn }));
     const answers = await deleteExpiredPaidAnswers(db, now);
     console.log(JSON.stringify({ cron: controller.cron, task: "paid-answer-cleanup", deleted: answers }));

@@ -1,7 +1,9 @@
 /**
  * Dashboard sessions: a server-side row per session (revocable), found by the SHA-256 of a random id that only
  * the cookie holds. The cookie is `HttpOnly`, `Secure`, `SameSite=Lax`, `__Host-` prefixed (so no subdomain can
- * set it). A session idles out 12 hours after it was last seen and ends 7 days after sign-in, or at sign-out.
+ * set it). A session idles out 12 hours after it was last seen and ends 7 days after sign-in, or at sign-out. A
+ * wallet's sign-up session (no tenant yet) ends 30 minutes after it began unless the sign-up completes, so what
+ * strangers can make the table hold stays small; the hourly cron deletes ended and idle sessions.
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
@@ -14,6 +16,7 @@ import type { DashboardEnv } from "./env.ts";
 export const SESSION_COOKIE = "__Host-dashboard_session";
 export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
 export const SESSION_MAX_MS = 7 * 24 * 60 * 60 * 1000;
+export const SIGNUP_SESSION_MS = 30 * 60 * 1000;
 /** `lastSeenAt` is written at most once a minute per session. */
 const TOUCH_INTERVAL_MS = 60 * 1000;
 
@@ -49,7 +52,7 @@ export async function startSession(
       tenantId: "tenantId" in owner ? owner.tenantId : null,
       signupWallet: "signupWallet" in owner ? owner.signupWallet : null,
       now,
-      expiresAt: new Date(now.getTime() + SESSION_MAX_MS),
+      expiresAt: new Date(now.getTime() + ("signupWallet" in owner ? SIGNUP_SESSION_MS : SESSION_MAX_MS)),
       ip: clientIp(c),
       userAgent,
       signedInWith: via,

@@ -87,10 +87,10 @@ export async function revokeSession(db: Db, idHash: string, now: Date, audit?: B
 }
 
 /** Binds a sign-up session to the tenant it just created. */
-export const bindSessionToTenantQuery = (db: Db, idHash: string, tenantId: string) =>
+export const bindSessionToTenantQuery = (db: Db, idHash: string, tenantId: string, expiresAt: Date) =>
   db
     .update(dashboardSessions)
-    .set({ tenantId, signupWallet: null })
+    .set({ tenantId, signupWallet: null, expiresAt })
     .where(and(eq(dashboardSessions.id, idHash), isNull(dashboardSessions.tenantId)));
 
 // ---- SIWE nonces
@@ -147,14 +147,18 @@ export async function findTenantByWallet(db: Db, address: string): Promise<Tenan
 
 /**
  * Deletes what sign-in leaves behind once it can no longer be used: SIWE nonces and sign-in links past their expiry
- * (used or not), and sessions past theirs (revoked or not). Run by the hourly Cron Trigger (src/index.ts); nonces are
- * also dropped on every insert. Each table has an index on `expires_at`.
+ * (used or not), and sessions past theirs or idle since `idleSince` (revoked or not). Run by the hourly Cron Trigger
+ * (src/index.ts); nonces are also dropped on every insert. Each table has an index on `expires_at`.
  */
-export async function deleteExpiredSignInRows(db: Db, now: Date): Promise<{ nonces: number; links: number; sessions: number }> {
+export async function deleteExpiredSignInRows(
+  db: Db,
+  now: Date,
+  idleSince: Date,
+): Promise<{ nonces: number; links: number; sessions: number }> {
   const [nonces, links, sessions] = await db.batch([
     db.delete(siweNonces).where(lte(siweNonces.expiresAt, now)),
     db.delete(signInLinks).where(lte(signInLinks.expiresAt, now)),
-    db.delete(dashboardSessions).where(lte(dashboardSessions.expiresAt, now)),
+    db.delete(dashboardSessions).where(or(lte(dashboardSessions.expiresAt, now), lte(dashboardSessions.lastSeenAt, idleSince))),
   ]);
   return { nonces: nonces.meta.changes ?? 0, links: links.meta.changes ?? 0, sessions: sessions.meta.changes ?? 0 };
 }

@@ -466,7 +466,11 @@ describe("the hourly cleanup", () => {
       ).bind(`${tag}f`, tenant.id, null, at(-8e8), at(-8e8), at(-1), null),
       env.DB.prepare(
         "INSERT INTO dashboard_sessions (id, tenant_id, signup_wallet, created_at, last_seen_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      ).bind(`${tag}g`, null, "0xabc", at(-1), at(-1), at(6e8), null),
+      ).bind(`${tag}g`, null, "0xabc", at(-1), at(-1), at(18e5), null),
+      // Idle for 12 hours: it can no longer be used though its 7 days are not over.
+      env.DB.prepare(
+        "INSERT INTO dashboard_sessions (id, tenant_id, signup_wallet, created_at, last_seen_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      ).bind(`${tag}h`, tenant.id, null, at(-5e7), at(-432e5), at(5e8), null),
     ]);
     await worker.scheduled(createScheduledController({ scheduledTime: now, cron: "17 * * * *" }), env);
     const left = async (table: string, key: string) =>
@@ -504,6 +508,23 @@ describe("what a stranger learns", () => {
     // The first account is untouched, and the newcomer sees nothing of it.
     expect(await findTenantById(db(), taken.id)).toMatchObject({ name: taken.name, email: taken.email });
     expect(await reused.keys.text()).not.toContain(taken.name);
+  });
+
+  it("a sign-up left unfinished ends after 30 minutes; a finished one lives as long as any session", async () => {
+    const clock = useTestClock();
+    const app = dashboardApp({ signup: "open" });
+    const idle = new DashboardClient(app);
+    const done = new DashboardClient(app);
+    expect((await siweSignIn(idle, newWallet())).res.status).toBe(200);
+    expect((await siweSignIn(done, newWallet())).res.status).toBe(200);
+    expect((await done.post("/dashboard/sign-up", { name: "Finished", email: "finished@example.com" })).status).toBe(303);
+    clock.advance(29 * 60 * 1000);
+    expect((await idle.get("/dashboard/sign-up")).status).toBe(200);
+    clock.advance(2 * 60 * 1000);
+    const expired = await idle.get("/dashboard/sign-up");
+    expect(expired.status).toBe(303);
+    expect(expired.headers.get("location")).toBe("/dashboard/sign-in");
+    expect((await done.get("/dashboard/keys")).status).toBe(200);
   });
 
   it("the sign-in page shows customers no operator command", async () => {

@@ -6,7 +6,7 @@ import { createTenant, TenantCreateInput } from "../../core/tenants.ts";
 import { bindSessionToTenantQuery, findTenantByWallet } from "../../db/dashboard.ts";
 import type { DashboardEnv } from "../env.ts";
 import { Layout, Notice } from "../layout.tsx";
-import { currentSession, endSession, startSession } from "../session.ts";
+import { currentSession, endSession, SESSION_MAX_MS, startSession } from "../session.ts";
 import { redeemSignInLink } from "../sign-in-links.ts";
 import { issueSiweMessage, SiweError, verifySiweMessage } from "../siwe.ts";
 
@@ -240,7 +240,7 @@ signInPages.post("/sign-up", countedPerAddress, async (c) => {
   // An e-mail another account has is accepted like any other: refusing it would tell whoever holds a wallet which
   // e-mails have accounts here.
   const tenant = await createTenant(c.var.db, { ...parsed.data, wallet: pending.wallet }, { takenEmail: "accept" });
-  await bindSessionToTenantQuery(c.var.db, pending.idHash, tenant.id);
+  await bindSessionToTenantQuery(c.var.db, pending.idHash, tenant.id, new Date(c.var.now.getTime() + SESSION_MAX_MS));
   return c.redirect("/dashboard/keys", 303);
 });
 
