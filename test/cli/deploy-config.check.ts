@@ -1,0 +1,21 @@
+/**
+ * What the deployed Worker's configuration promises about credentials, read the way wrangler reads it: Workers traces
+ * stay off (their fetch spans keep every subrequest's URL whole, and an upstream URL may carry a tenant's `query-param`
+ * credential), and the request URLs of logs lose their query strings (a client may send a key there before the API
+ * refuses it). docs/security.md, "Traces and logs", explains both. Runs on Node (`npm run test:cli`).
+ */
+import assert from "node:assert/strict";
+import { resolve } from "node:path";
+import { test } from "node:test";
+import { unstable_readConfig } from "wrangler";
+
+const config = unstable_readConfig({ config: resolve(import.meta.dirname, "../../wrangler.toml") });
+
+test("traces are off in production and nothing turns them on for a route", () => {
+  assert.equal(config.observability?.traces?.enabled, false);
+});
+
+test("logs are kept, with query strings redacted from request URLs", () => {
+  assert.equal(config.observability?.enabled, true);
+  assert.equal(config.observability?.redact_query_string, true);
+});
