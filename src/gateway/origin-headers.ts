@@ -15,15 +15,14 @@ export const PAYMENT_ORIGIN_HEADERS = {
 export function paymentOriginHeaders(): MiddlewareHandler {
   return async function paymentOriginHeaders(c, next) {
     await next();
-    let res = c.res;
-    try {
-      res.headers.delete("Set-Cookie");
-    } catch {
-      // Immutable headers (a response passed through as it came): copy it.
-      res = new Response(res.body, res);
-      res.headers.delete("Set-Cookie");
-    }
-    for (const [name, value] of Object.entries(PAYMENT_ORIGIN_HEADERS)) res.headers.set(name, value);
+    // A fresh response with its own headers: the one answered may have immutable headers (as a `fetch` or Cache API
+    // response does), and assigning over `c.res` would merge the old headers (its cookies too) back in, so it is
+    // cleared first.
+    const headers = new Headers(c.res.headers);
+    headers.delete("Set-Cookie");
+    for (const [name, value] of Object.entries(PAYMENT_ORIGIN_HEADERS)) headers.set(name, value);
+    const res = new Response(c.res.body, { status: c.res.status, statusText: c.res.statusText, headers });
+    c.res = undefined;
     c.res = res;
   };
 }

@@ -3,8 +3,9 @@
 // is the API origin and never answers a payment path. A path on the wrong origin is a 404 in the error envelope, and
 // every answer of the payment origin carries its headers (a sandboxing CSP, nosniff, CORP, no cookie).
 import fc from "fast-check";
+import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
-import { PAYMENT_ORIGIN_HEADERS } from "../../src/gateway/origin-headers.ts";
+import { PAYMENT_ORIGIN_HEADERS, paymentOriginHeaders } from "../../src/gateway/origin-headers.ts";
 import { api, read, send } from "../support/client.ts";
 import { createApiKey } from "../support/factories.ts";
 
@@ -190,5 +191,51 @@ describe("the API origin never answers a payment path", () => {
       expectNotFoundEnvelope(res, "GET", origin);
       expect(res.headers.get("content-security-policy") ?? "", origin).not.toMatch(/^sandbox/);
     }
+  });
+});
+
+describe("the payment origin's headers over any answer a handler gives", () => {
+  /** A response whose headers refuse every change, as a `fetch` or Cache API response's do. */
+  function immutable(res: Response): Response {
+    const locked = new Proxy(res.headers, {
+      get(target, name) {
+        if (name === "set" || name === "append" || name === "delete") {
+          return () => {
+            throw new TypeError("Can't modify immutable headers.");
+          };
+        }
+        const value = Reflect.get(target, name, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    Object.defineProperty(res, "headers", { value: locked });
+    return res;
+  }
+
+  it.each([
+    ["mutable", (r: Response) => r],
+    ["immutable", immutable],
+  ])("%s headers: its cookies and security headers are replaced, its body and status kept", async (_, wrap) => {
+    const app = new Hono();
+    app.use("*", paymentOriginHeaders());
+    app.get("/", () =>
+      wrap(
+        new Response("<script>steal()</script>", {
+          status: 203,
+          headers: {
+            "content-type": "text/html",
+            "set-cookie": "session=stolen; Path=/",
+            "content-security-policy": "script-src *",
+            "cross-origin-resource-policy": "cross-origin",
+          },
+        }),
+      ),
+    );
+    const res = await app.request("/");
+    expect(res.status).toBe(203);
+    expect(await res.text()).toBe("<script>steal()</script>");
+    expect(res.headers.get("content-type")).toBe("text/html");
+    expect(res.headers.getSetCookie()).toEqual([]);
+    expectPaymentHeaders(res.headers, "handler's answer");
   });
 });
