@@ -10,13 +10,16 @@ export interface EventFilter extends HistoryFilter {
   /** The payment's protocol and network, as the ledger records them in each event's metadata. */
   protocol?: string | undefined;
   network?: string | undefined;
+  /** Only these events (one payment's request and outcome). */
+  ids?: string[] | undefined;
 }
 
-/** The conditions on an event's metadata (the protocol and network of the payment it belongs to). */
+/** The conditions beyond the history's: the payment's protocol and network (in each event's metadata), its ids. */
 function metadataWhere(filter: EventFilter): SQL[] {
   const conditions: SQL[] = [];
   if (filter.protocol) conditions.push(sql`json_extract(${events.metadata}, '$.protocol') = ${filter.protocol}`);
   if (filter.network) conditions.push(sql`json_extract(${events.metadata}, '$.network') = ${filter.network}`);
+  if (filter.ids) conditions.push(inArray(events.id, filter.ids));
   return conditions;
 }
 

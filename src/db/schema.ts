@@ -190,6 +190,8 @@ export const transactions = sqliteTable(
     index("transactions_tenant_service_idx").on(t.tenantId, t.serviceId, t.createdAt, t.id),
     index("transactions_tenant_network_idx").on(t.tenantId, t.network, t.createdAt, t.id),
     index("transactions_tenant_protocol_idx").on(t.tenantId, t.protocol, t.createdAt, t.id),
+    // The dashboard finds a payment by its transfer's hash (the Payment-Reference a buyer holds).
+    index("transactions_tenant_hash_idx").on(t.tenantId, t.txHash),
   ],
 );
 

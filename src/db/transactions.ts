@@ -1,4 +1,5 @@
 import { and, count, eq, getTableColumns, lt, or, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db } from "./client.ts";
 import { selectCountOf } from "./counts.ts";
 import { type HistoryFilter, historyWhere, newestFirst } from "./history.ts";
@@ -9,7 +10,19 @@ export interface TransactionFilter extends HistoryFilter {
   status?: TransactionStatus | undefined;
   network?: string | undefined;
   protocol?: "x402" | "mpp" | undefined;
+  /** One payment: its transaction id, or the hash of its transfer on chain (its `Payment-Reference`). */
+  id?: string | undefined;
+  txHash?: string | undefined;
 }
+
+/** The filter's own columns, beside the history ones: every list of transactions applies all of them. */
+const filterColumns = (filter: TransactionFilter): [SQLiteColumn, unknown][] => [
+  [transactions.status, filter.status],
+  [transactions.network, filter.network],
+  [transactions.protocol, filter.protocol],
+  [transactions.id, filter.id],
+  [transactions.txHash, filter.txHash],
+];
 
 export type NewTransaction = typeof transactions.$inferInsert;
 
@@ -18,11 +31,7 @@ export type TransactionWithPaywall = TransactionRow & { paywallSlug: string | nu
 
 /** A page of a tenant's transactions with their paywall summary, and the filtered total: one batch of two statements. */
 export async function findTransactionsPage(db: Db, tenantId: string, page: Page, filter: TransactionFilter = {}) {
-  const where = historyWhere(transactions, tenantId, filter, [
-    [transactions.status, filter.status],
-    [transactions.network, filter.network],
-    [transactions.protocol, filter.protocol],
-  ]);
+  const where = historyWhere(transactions, tenantId, filter, filterColumns(filter));
   const unfiltered = Object.values(filter).every((v) => v === undefined);
   const [[total], rows] = await db.batch([
     unfiltered ? selectCountOf(db, tenantId, "transactions") : db.select({ n: count() }).from(transactions).where(where),
@@ -36,6 +45,16 @@ export async function findTransactionsPage(db: Db, tenantId: string, page: Page,
       .offset(page.offset),
   ]);
   return { total: total?.n ?? 0, rows: rows as TransactionWithPaywall[] };
+}
+
+/** The id of the tenant's transaction whose transfer on chain has this hash (hex, any letter case), if any. */
+export async function findTransactionIdByHash(db: Db, tenantId: string, txHash: string): Promise<string | undefined> {
+  const [row] = await db
+    .select({ id: transactions.id })
+    .from(transactions)
+    .where(and(eq(transactions.tenantId, tenantId), eq(transactions.txHash, txHash.toLowerCase())))
+    .limit(1);
+  return row?.id;
 }
 
 export async function findTransaction(db: Db, id: string): Promise<TransactionWithPaywall | undefined> {
@@ -74,7 +93,7 @@ export interface TokenTotals {
 export async function findTokenTotals(
   db: Db,
   tenantId: string,
-  filter: Omit<TransactionFilter, "status" | "from" | "to">,
+  filter: Omit<TransactionFilter, "status" | "from" | "to" | "id" | "txHash">,
   since: Date[],
 ): Promise<TokenTotals[]> {
   const oldest = new Date(Math.min(...since.map((d) => d.getTime())));
@@ -111,11 +130,7 @@ export async function findTransactionsAfter(
   after: { createdAt: Date; id: string } | undefined,
   limit: number,
 ): Promise<TransactionWithPaywall[]> {
-  const where = historyWhere(transactions, tenantId, filter, [
-    [transactions.status, filter.status],
-    [transactions.network, filter.network],
-    [transactions.protocol, filter.protocol],
-  ]);
+  const where = historyWhere(transactions, tenantId, filter, filterColumns(filter));
   const before: SQL | undefined = after
     ? or(
         lt(transactions.createdAt, after.createdAt),

@@ -230,6 +230,45 @@ describe("earnings a merchant can use", () => {
     );
   });
 
+  it("finds one payment by the receipt a buyer holds: its transaction id or its transfer's hash", async () => {
+    const { tenant, cookie } = await demoTenant(60);
+    const other = await demoTenant(5);
+    const tx = await one<{ id: string; tx_hash: string }>(
+      "SELECT id, tx_hash FROM transactions WHERE tenant_id = ? AND status = 'COMPLETED' LIMIT 1",
+      tenant.id,
+    );
+    const eventsMatch = (html: string) => Number(/([\d,]+) events? match/.exec(text(html))?.[1]?.replaceAll(",", ""));
+    for (const payment of [tx.id, tx.tx_hash, tx.tx_hash.toUpperCase().replace("0X", "0x")]) {
+      const found = await page(cookie, `/dashboard/earnings?payment=${payment}`);
+      expect(found.status, payment).toBe(200);
+      expect(matches(found.html), payment).toBe(1);
+      expect(found.html).toContain(`>${tx.tx_hash}</code>`);
+      // Its request and its outcome, and no other event.
+      expect(eventsMatch(found.html), payment).toBe(2);
+      const csv = await page(cookie, `/dashboard/earnings/transactions.csv?payment=${payment}`);
+      expect(
+        csv.html
+          .trimEnd()
+          .split("\r\n")
+          .map((l) => l.split(",")[0]),
+      ).toEqual(["id", tx.id]);
+    }
+    // Another tenant's payment, or a hash of none, finds nothing.
+    const theirs = await one<{ id: string; tx_hash: string }>(
+      "SELECT id, tx_hash FROM transactions WHERE tenant_id = ? AND tx_hash IS NOT NULL LIMIT 1",
+      other.tenant.id,
+    );
+    for (const payment of [theirs.id, theirs.tx_hash, `0x${"ab".repeat(32)}`]) {
+      const none = await page(cookie, `/dashboard/earnings?payment=${payment}`);
+      expect(none.status).toBe(200);
+      expect(matches(none.html), payment).toBe(0);
+      expect(eventsMatch(none.html), payment).toBe(0);
+    }
+    const bad = await page(cookie, "/dashboard/earnings?payment=0x1234");
+    expect(bad.status).toBe(400);
+    expect(text(bad.html)).toContain("a transaction id (txn_…) or a transaction hash");
+  });
+
   it("hashes and payers in full with copy buttons and explorer links of their network", async () => {
     const { tenant, cookie } = await demoTenant(40);
     const tx = await one<{ tx_hash: string; payer_address: string; network: string }>(

@@ -2,24 +2,28 @@
  * Earnings and traffic: the last 30 days as two charts (revenue per day, requests / successes / errors per day),
  * read from the daily roll-ups (migrations/0005: at most 30 rows, whatever the size of the history), then the
  * tenant's transactions and events with the API's filters (status, network, protocol, paywall, service, date
- * range) and paging, through the same history queries as `/v1/transactions` and `/v1/events`.
+ * range) and paging, through the same history queries as `/v1/transactions` and `/v1/events`, and one payment found
+ * by the receipt a buyer holds (its transaction id or transfer hash).
  */
 import type { Context } from "hono";
 import { Hono } from "hono";
 import type { Child } from "hono/jsx";
 import { z } from "zod";
+import { outcomeEventIdOf, requestEventIdOf } from "../../core/ledger/ids.ts";
 import { NETWORK_TABLE } from "../../core/money/network-table.ts";
 import { NETWORK_IDS, type NetworkId } from "../../core/money/networks.ts";
 import { formatUsdc } from "../../core/money/usdc.ts";
 import { type CacheTotals, findCacheTotals, findDailyStats, statsScope } from "../../db/daily-stats.ts";
-import { findEventsPage } from "../../db/events.ts";
+import { type EventFilter, findEventsPage } from "../../db/events.ts";
 import { findPaywall, listPaywallNames } from "../../db/paywalls.ts";
 import { PROTOCOLS, TRANSACTION_STATUSES } from "../../db/schema.ts";
 import { findService, listServiceNames } from "../../db/services.ts";
 import {
   findTokenTotals,
+  findTransactionIdByHash,
   findTransactionsAfter,
   findTransactionsPage,
+  type TransactionFilter,
   type TransactionWithPaywall,
 } from "../../db/transactions.ts";
 import { formatCount as count } from "../../lib/digits.ts";
@@ -52,6 +56,15 @@ export const EarningsQuerySchema = z
     service: optional(z.string().max(64)),
     from: optional(Day),
     to: optional(Day),
+    payment: optional(
+      z
+        .string()
+        .trim()
+        .regex(
+          /^(txn_[a-z0-9_]{1,60}|0x[0-9a-fA-F]{64})$/,
+          "a transaction id (txn_…) or a transaction hash (0x… , 64 hex digits)",
+        ),
+    ),
     tpage: PageNumber,
     epage: PageNumber,
   })
@@ -171,6 +184,10 @@ function Filters({ q, choices }: { q: Partial<EarningsQuery>; choices: Choices }
         options={choices.services.map((s) => ({ value: s.id, label: s.name }))}
       />
       <div>
+        <label for="f-payment">Transaction id or hash</label>
+        <input id="f-payment" type="text" name="payment" value={q.payment ?? ""} placeholder="txn_… or 0x…" spellcheck={false} />
+      </div>
+      <div>
         <label for="f-from">From (UTC day)</label>
         <input id="f-from" type="date" name="from" value={q.from ?? ""} />
       </div>
@@ -214,6 +231,31 @@ function EdgeCache({ counts }: { counts: CacheTotals }) {
 }
 
 const short = (value: string | null) => (value ? `${value.slice(0, 8)}…${value.slice(-4)}` : "—");
+
+/**
+ * The page's filters as the lists' filters. `payment` (a transaction id, or the hash of its transfer: the
+ * `Payment-Transaction-Id` or `Payment-Reference` a buyer holds) narrows the transactions to that one and the events to
+ * its request and outcome; a hash of none of the tenant's payments finds nothing.
+ */
+async function listFilters(c: Ctx, q: EarningsQuery): Promise<{ transactions: TransactionFilter; events: EventFilter }> {
+  const history = {
+    paywallId: q.paywall,
+    serviceId: q.service,
+    from: q.from ? new Date(`${q.from}T00:00:00.000Z`) : undefined,
+    to: q.to ? new Date(`${q.to}T23:59:59.999Z`) : undefined,
+  };
+  const common = { ...history, network: q.network, protocol: q.protocol };
+  const transactions: TransactionFilter = { ...common, status: q.status };
+  const events: EventFilter = { ...common, eventType: q.status ? EVENT_OF_STATUS[q.status] : undefined };
+  if (q.payment) {
+    const id = q.payment.startsWith("0x")
+      ? await findTransactionIdByHash(c.var.db, c.var.session.tenant.id, q.payment)
+      : q.payment;
+    transactions.id = id ?? "";
+    events.ids = id ? [requestEventIdOf(id), outcomeEventIdOf(id)] : [];
+  }
+  return { transactions, events };
+}
 
 /** Why a paywall or service filter names nothing of the tenant's (then nothing is shown for it), or `undefined`. */
 async function foreignFilter(c: Ctx, q: EarningsQuery): Promise<string | undefined> {
@@ -259,12 +301,8 @@ async function earningsPage(c: Ctx) {
   }
   const q = parsed.data;
   const foreign = await foreignFilter(c, q);
-  const history = {
-    paywallId: q.paywall,
-    serviceId: q.service,
-    from: q.from ? new Date(`${q.from}T00:00:00.000Z`) : undefined,
-    to: q.to ? new Date(`${q.to}T23:59:59.999Z`) : undefined,
-  };
+  const filters = await listFilters(c, q);
+  const history = filters.transactions;
   const days = lastUtcDays(c.var.now, CHART_DAYS);
   const since = WINDOWS.map((w) => new Date(`${lastUtcDays(c.var.now, w.days)[0]}T00:00:00.000Z`));
   const [totals, stats, txs, evs, cached] = await Promise.all([
@@ -275,23 +313,8 @@ async function earningsPage(c: Ctx) {
       since,
     ),
     findDailyStats(db, tenant.id, days, statsScope(history)),
-    findTransactionsPage(
-      db,
-      tenant.id,
-      { limit: PAGE_SIZE, offset: (q.tpage - 1) * PAGE_SIZE },
-      { ...history, status: q.status, network: q.network, protocol: q.protocol },
-    ),
-    findEventsPage(
-      db,
-      tenant.id,
-      { limit: PAGE_SIZE, offset: (q.epage - 1) * PAGE_SIZE },
-      {
-        ...history,
-        protocol: q.protocol,
-        network: q.network,
-        eventType: q.status ? EVENT_OF_STATUS[q.status] : undefined,
-      },
-    ),
+    findTransactionsPage(db, tenant.id, { limit: PAGE_SIZE, offset: (q.tpage - 1) * PAGE_SIZE }, filters.transactions),
+    findEventsPage(db, tenant.id, { limit: PAGE_SIZE, offset: (q.epage - 1) * PAGE_SIZE }, filters.events),
     findCacheTotals(db, tenant.id, days, statsScope(history)),
   ]);
   const scopeName = q.paywall
@@ -543,15 +566,7 @@ async function transactionsCsv(c: Ctx) {
   if (!parsed.success) return earningsPage(c);
   const q = parsed.data;
   if (await foreignFilter(c, q)) return earningsPage(c);
-  const filter = {
-    paywallId: q.paywall,
-    serviceId: q.service,
-    from: q.from ? new Date(`${q.from}T00:00:00.000Z`) : undefined,
-    to: q.to ? new Date(`${q.to}T23:59:59.999Z`) : undefined,
-    status: q.status,
-    network: q.network,
-    protocol: q.protocol,
-  };
+  const filter = (await listFilters(c, q)).transactions;
   const db = c.var.db;
   const tenantId = c.var.session.tenant.id;
   const encoder = new TextEncoder();

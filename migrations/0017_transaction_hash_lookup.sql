@@ -1,0 +1,1 @@
+CREATE INDEX `transactions_tenant_hash_idx` ON `transactions` (`tenant_id`,`tx_hash`);
