@@ -40,6 +40,10 @@ describe("the discovery page of a service", () => {
     expect(seen).toContain("What agents see: Weather Pro");
     expect(html).toContain(`<code id="discovery-openapi">${svc.discovery.openapiUrl}</code>`);
     expect(html).toContain('aria-label="Copy the llms.txt URL"');
+    // Copy buttons wait for the script that makes them work: without JavaScript none shows.
+    const copyButtons = html.match(/<button[^>]*data-copy=[^>]*>/g) ?? [];
+    expect(copyButtons).toHaveLength(2);
+    for (const button of copyButtons) expect(button).toMatch(/\shidden(=""|\s|>)/);
     expect(seen).toContain(`GET ${new URL(forecast.paymentUrls.x402 as string).pathname} x402 0.01 USD base-sepolia`);
     expect(seen).toContain(`GET ${new URL(forecast.paymentUrls.mpp as string).pathname} MPP 0.01 USD tempo-testnet`);
     expect(seen).toContain(`GET /api/public/${svc.id}/status Free`);

@@ -32,7 +32,14 @@ function CopyUrl({ id, label, url }: { id: string; label: string; url: string })
   return (
     <div class="payurl">
       <code id={id}>{url}</code>
-      <button type="button" class="secondary" data-copy={`#${id}`} aria-label={`Copy the ${label} URL`}>
+      <button
+        type="button"
+        class="secondary"
+        data-copy={`#${id}`}
+        data-copy-what={`the ${label} URL`}
+        aria-label={`Copy the ${label} URL`}
+        hidden
+      >
         Copy
       </button>
     </div>
