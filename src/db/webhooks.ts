@@ -2,7 +2,7 @@
 import { and, asc, count, desc, eq, exists, inArray, isNull, lt, or, type SQL, sql } from "drizzle-orm";
 import type { Db } from "./client.ts";
 import { batchRecording, type ResponseRecorder } from "./idempotency.ts";
-import type { Page } from "./page.ts";
+import { type Audit, changedJustNow, type Page } from "./page.ts";
 import {
   type TransactionStatus,
   transactions,
@@ -130,7 +130,9 @@ export async function insertWebhookEndpointWithinCap(
   row: NewWebhookEndpoint,
   cap: number,
   recorder?: ResponseRecorder,
+  audit?: Audit,
 ): Promise<boolean> {
+  const stays = someEndpoint(db, eq(webhookEndpoints.id, row.id));
   const [[inserted], removed] = await batchRecording(
     db,
     [
@@ -144,37 +146,45 @@ export async function insertWebhookEndpointWithinCap(
           ),
         )
         .returning({ id: webhookEndpoints.id }),
+      ...(audit ? [audit(stays)] : []),
     ],
-    { recorder, applied: someEndpoint(db, eq(webhookEndpoints.id, row.id)), at: "last" },
+    { recorder, applied: stays, at: "last" },
   );
   return inserted !== undefined && removed.length === 0;
 }
 
-/** Updates the tenant's endpoint; returns the row after the update, or undefined if it is gone. */
+/**
+ * Updates the tenant's endpoint; returns the row after the update, or undefined if it is gone. `audit` is written in
+ * the same batch, only if the endpoint was there to change.
+ */
 export async function updateWebhookEndpoint(
   db: Db,
   tenantId: string,
   id: string,
   patch: WebhookEndpointPatch,
   recorder?: ResponseRecorder,
+  audit?: Audit,
 ): Promise<WebhookEndpointRow | undefined> {
   const where = ofTenant(id, tenantId);
-  const [[row]] = await batchRecording(db, [db.update(webhookEndpoints).set(patch).where(where).returning()], {
-    recorder,
-    applied: someEndpoint(db, where),
-    at: "first",
-  });
+  const [[row]] = await batchRecording(
+    db,
+    [db.update(webhookEndpoints).set(patch).where(where).returning(), ...(audit ? [audit(someEndpoint(db, where))] : [])],
+    { recorder, applied: someEndpoint(db, where), at: "first" },
+  );
   return row;
 }
 
-/** Deletes the tenant's endpoint (its deliveries and their attempts go with it); whether it existed. */
-export async function deleteWebhookEndpoint(db: Db, tenantId: string, id: string, recorder?: ResponseRecorder) {
+/**
+ * Deletes the tenant's endpoint (its deliveries and their attempts go with it); whether it existed. `audit` is
+ * written in the same batch, only if this statement deleted it.
+ */
+export async function deleteWebhookEndpoint(db: Db, tenantId: string, id: string, recorder?: ResponseRecorder, audit?: Audit) {
   const where = ofTenant(id, tenantId);
-  const [rows] = await batchRecording(db, [db.delete(webhookEndpoints).where(where).returning({ id: webhookEndpoints.id })], {
-    recorder,
-    applied: someEndpoint(db, where),
-    at: "first",
-  });
+  const [rows] = await batchRecording(
+    db,
+    [db.delete(webhookEndpoints).where(where).returning({ id: webhookEndpoints.id }), ...(audit ? [audit(changedJustNow)] : [])],
+    { recorder, applied: someEndpoint(db, where), at: "first" },
+  );
   return rows.length === 1;
 }
 

@@ -153,4 +153,54 @@ describe("webhooks page", () => {
     expect((await api(`/v1/webhook-endpoints/${endpoint.id}`, { key: who.key })).status).toBe(404);
     expect((await page(cookie, base)).status).toBe(404);
   });
+
+  it("every change of an endpoint, by API or dashboard, is on the Activity page; a refused one is not", async () => {
+    const who = await createApiKey();
+    const cookie = await signIn(who.tenant);
+    const url = inboxUrl(newInbox("audit"));
+    const created = await api("/v1/webhook-endpoints", {
+      key: who.key,
+      method: "POST",
+      body: { url, events: ["transaction.completed"] },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.data.id as string;
+    const moved = inboxUrl(newInbox("audit-moved"));
+    expect((await api(`/v1/webhook-endpoints/${id}`, { key: who.key, method: "PATCH", body: { url: moved } })).status).toBe(200);
+    expect(
+      (await api(`/v1/webhook-endpoints/${id}/secret/roll`, { key: who.key, method: "POST", body: { gracePeriodSeconds: 3600 } }))
+        .status,
+    ).toBe(200);
+    expect((await submit(cookie, `/dashboard/webhooks/${id}/disable`, {})).status).toBe(303);
+    // Refused: a private address, and another tenant's endpoint. Neither is recorded.
+    expect(
+      (await api(`/v1/webhook-endpoints/${id}`, { key: who.key, method: "PATCH", body: { url: "http://10.0.0.1/" } })).status,
+    ).toBe(400);
+    const stranger = await createApiKey();
+    expect((await api(`/v1/webhook-endpoints/${id}`, { key: stranger.key, method: "DELETE" })).status).toBe(404);
+    expect((await submit(cookie, `/dashboard/webhooks/${id}/delete`, {})).status).toBe(303);
+
+    const events = await env.DB.prepare(
+      "SELECT action, subject, detail, actor FROM account_events WHERE tenant_id = ? AND action LIKE 'webhook-%' ORDER BY created_at, rowid",
+    )
+      .bind(who.tenant.id)
+      .all<{ action: string; subject: string; detail: string | null; actor: string }>();
+    expect(events.results).toEqual([
+      { action: "webhook-endpoint-created", subject: url, detail: "transaction.completed", actor: "api" },
+      { action: "webhook-endpoint-updated", subject: moved, detail: "url", actor: "api" },
+      { action: "webhook-secret-rolled", subject: moved, detail: "the old secret valid 3600 s more", actor: "api" },
+      { action: "webhook-endpoint-disabled", subject: moved, detail: null, actor: "dashboard" },
+      { action: "webhook-endpoint-deleted", subject: moved, detail: null, actor: "dashboard" },
+    ]);
+    const activity = text((await page(cookie, "/dashboard/activity")).html);
+    for (const what of [
+      "Webhook endpoint created",
+      "Webhook endpoint changed",
+      "Webhook signing secret rolled",
+      "Webhook endpoint disabled",
+      "Webhook endpoint deleted",
+    ]) {
+      expect(activity).toContain(what);
+    }
+  });
 });

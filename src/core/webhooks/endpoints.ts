@@ -4,12 +4,16 @@
  * page. The request schemas (also the API's OpenAPI document) live here too.
  *
  * The API passes `record` to store its idempotent answer in the write's own batch: it is given the row as it will be
- * stored.
+ * stored. Every change of an endpoint is an account event (the dashboard's Activity page), written in the change's own
+ * batch: `by` says who made it.
  */
 import { z } from "@hono/zod-openapi";
+import { accountEventIf } from "../../db/account-events.ts";
 import type { Db } from "../../db/client.ts";
 import type { ResponseRecorder } from "../../db/idempotency.ts";
+import type { Audit } from "../../db/page.ts";
 import {
+  type AccountEventActor,
   WEBHOOK_EVENT_TYPES,
   type WebhookAttemptRow,
   type WebhookDeliveryRow,
@@ -35,7 +39,7 @@ import { ApiError, notFound } from "../http/errors.ts";
 import { checkWebhookUrl } from "./endpoint-url.ts";
 import { eventBody } from "./events.ts";
 import { queueOutbox } from "./outbox.ts";
-import { sealWebhookSecret } from "./secrets.ts";
+import { sealWebhookSecret, signingSecrets } from "./secrets.ts";
 
 /** Endpoints a tenant may hold. */
 export const MAX_WEBHOOK_ENDPOINTS_PER_TENANT = 20;
@@ -80,6 +84,29 @@ export type WebhookEndpointUpdate = z.infer<typeof WebhookEndpointUpdateSchema>;
 /** Where a request came from, for the test event's message. */
 export type WebhookActor = "API" | "dashboard";
 
+/** Who changes an endpoint: recorded with the change as an account event. */
+export interface WebhookChangeBy {
+  actor: AccountEventActor;
+  ip: string | null;
+}
+
+/** The account event of a change of `endpoint`, written in the change's batch when `condition` holds. */
+const auditOf =
+  (
+    db: Db,
+    endpoint: Pick<WebhookEndpointRow, "tenantId" | "url">,
+    now: Date,
+    by: WebhookChangeBy,
+    action: string,
+    detail?: string,
+  ): Audit =>
+  (condition) =>
+    accountEventIf(
+      db,
+      { tenantId: endpoint.tenantId, action, subject: endpoint.url, detail: detail ?? null, actor: by.actor, ip: by.ip, at: now },
+      condition,
+    );
+
 /** The tenant's endpoint; another tenant's is answered as one that does not exist (404), never 403. */
 export async function ownWebhookEndpoint(db: Db, tenantId: string, id: string): Promise<WebhookEndpointRow> {
   const row = await findWebhookEndpoint(db, id);
@@ -101,6 +128,7 @@ export async function createWebhookEndpoint(
   tenantId: string,
   body: WebhookEndpointCreate,
   now: Date,
+  by: WebhookChangeBy,
   record?: (row: WebhookEndpointRow, secret: string) => ResponseRecorder | undefined,
 ): Promise<{ row: WebhookEndpointRow; secret: string }> {
   assertDeliverable(env, body.url);
@@ -121,7 +149,8 @@ export async function createWebhookEndpoint(
     createdAt: now,
     updatedAt: now,
   };
-  if (!(await insertWebhookEndpointWithinCap(db, row, MAX_WEBHOOK_ENDPOINTS_PER_TENANT, record?.(row, secret)))) {
+  const audit = auditOf(db, row, now, by, "webhook-endpoint-created", body.events.join(", "));
+  if (!(await insertWebhookEndpointWithinCap(db, row, MAX_WEBHOOK_ENDPOINTS_PER_TENANT, record?.(row, secret), audit))) {
     throw new ApiError(
       "WEBHOOK_ENDPOINT_LIMIT",
       `A tenant may hold at most ${MAX_WEBHOOK_ENDPOINTS_PER_TENANT} webhook endpoints: delete one first`,
@@ -137,6 +166,7 @@ export async function updateWebhookEndpoint(
   existing: WebhookEndpointRow,
   patch: WebhookEndpointUpdate,
   now: Date,
+  by: WebhookChangeBy,
   record?: (row: WebhookEndpointRow) => ResponseRecorder | undefined,
 ): Promise<WebhookEndpointRow> {
   if (patch.url !== undefined) assertDeliverable(env, patch.url);
@@ -150,14 +180,73 @@ export async function updateWebhookEndpoint(
     updatedAt: now,
   };
   const expected = { ...existing, ...set } as WebhookEndpointRow;
-  const updated = await updateEndpointRow(db, existing.tenantId, existing.id, set, record?.(expected));
+  const changed = (["url", "events", "description", "enabled"] as const).filter(
+    (k) => patch[k] !== undefined && JSON.stringify(patch[k]) !== JSON.stringify(existing[k]),
+  );
+  const action =
+    changed.length === 1 && changed[0] === "enabled"
+      ? patch.enabled
+        ? "webhook-endpoint-enabled"
+        : "webhook-endpoint-disabled"
+      : "webhook-endpoint-updated";
+  const audit = auditOf(
+    db,
+    expected,
+    now,
+    by,
+    action,
+    action === "webhook-endpoint-updated" ? changed.join(", ") || "nothing" : undefined,
+  );
+  const updated = await updateEndpointRow(db, existing.tenantId, existing.id, set, record?.(expected), audit);
   if (!updated) throw notFound("Webhook endpoint");
   return updated;
 }
 
 /** Deletes the tenant's endpoint with its delivery log. */
-export async function deleteWebhookEndpoint(db: Db, tenantId: string, id: string, recorder?: ResponseRecorder): Promise<void> {
-  if (!(await deleteEndpointRow(db, tenantId, id, recorder))) throw notFound("Webhook endpoint");
+export async function deleteWebhookEndpoint(
+  db: Db,
+  endpoint: WebhookEndpointRow,
+  now: Date,
+  by: WebhookChangeBy,
+  recorder?: ResponseRecorder,
+): Promise<void> {
+  const audit = auditOf(db, endpoint, now, by, "webhook-endpoint-deleted");
+  if (!(await deleteEndpointRow(db, endpoint.tenantId, endpoint.id, recorder, audit))) throw notFound("Webhook endpoint");
+}
+
+/**
+ * Gives the endpoint a new signing secret (returned, shown once); the current one keeps signing beside it for
+ * `gracePeriodSeconds` (0: dropped at once), so a receiver can move to the new one without missing a delivery.
+ */
+export async function rollWebhookSecret(
+  db: Db,
+  env: Env,
+  existing: WebhookEndpointRow,
+  gracePeriodSeconds: number,
+  now: Date,
+  by: WebhookChangeBy,
+  record?: (row: WebhookEndpointRow, secret: string) => ResponseRecorder | undefined,
+): Promise<{ row: WebhookEndpointRow; secret: string }> {
+  const ring = keyRing(env);
+  const secret = newWebhookSecret();
+  // The current secret, re-sealed for its new field, keeps signing for the grace period (none: dropped at once).
+  const [current] = await signingSecrets(ring, { ...existing, previousSecret: null }, now);
+  const set: WebhookEndpointPatch = {
+    secret: await sealWebhookSecret(ring, existing.tenantId, existing.id, "secret", secret),
+    previousSecret:
+      gracePeriodSeconds > 0 && current
+        ? await sealWebhookSecret(ring, existing.tenantId, existing.id, "previousSecret", current)
+        : null,
+    previousSecretExpiresAt: gracePeriodSeconds > 0 ? new Date(now.getTime() + gracePeriodSeconds * 1000) : null,
+    updatedAt: now,
+  };
+  const row = { ...existing, ...set } as WebhookEndpointRow;
+  const grace = gracePeriodSeconds > 0 ? `the old secret valid ${gracePeriodSeconds} s more` : "the old secret dropped at once";
+  const audit = auditOf(db, existing, now, by, "webhook-secret-rolled", grace);
+  if (!(await updateEndpointRow(db, existing.tenantId, existing.id, set, record?.(row, secret), audit))) {
+    throw notFound("Webhook endpoint");
+  }
+  return { row, secret };
 }
 
 const emptyDelivery = {

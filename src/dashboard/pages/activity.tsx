@@ -31,6 +31,12 @@ const WHAT: Record<string, string> = {
   "paywall-deleted": "Paywall deleted",
   "paywall-enabled": "Paywall enabled",
   "paywall-disabled": "Paywall disabled",
+  "webhook-endpoint-created": "Webhook endpoint created",
+  "webhook-endpoint-updated": "Webhook endpoint changed",
+  "webhook-endpoint-enabled": "Webhook endpoint enabled",
+  "webhook-endpoint-disabled": "Webhook endpoint disabled",
+  "webhook-endpoint-deleted": "Webhook endpoint deleted",
+  "webhook-secret-rolled": "Webhook signing secret rolled",
 };
 
 export const activityPages = new Hono<DashboardEnv>();

@@ -16,6 +16,7 @@ import {
   retryWebhookDelivery,
   sendTestEvent,
   updateWebhookEndpoint,
+  type WebhookChangeBy,
   WebhookEndpointCreateSchema,
 } from "../../core/webhooks/endpoints.ts";
 import { WEBHOOK_EVENT_TYPES } from "../../core/webhooks/events.ts";
@@ -26,8 +27,12 @@ import { putFlash, takeFlash } from "../flash.ts";
 import { formatDate } from "../format.ts";
 import { boxAttrs, ErrorSummary, Field, FieldGroup, type FormErrors, formErrorsOf, readForm } from "../forms.tsx";
 import { Layout, Notice } from "../layout.tsx";
+import { clientIp } from "../session.ts";
 
 type Ctx = Context<DashboardEnv>;
+
+/** Changes made here are the dashboard's, from the signed-in browser's address. */
+const byDashboard = (c: Ctx): WebhookChangeBy => ({ actor: "dashboard", ip: clientIp(c) });
 
 /** Deliveries per page of the log. */
 export const DELIVERIES_PER_PAGE = 50;
@@ -209,7 +214,7 @@ webhookPages.post("/webhooks", async (c) => {
       events: values.events,
       ...(values.description ? { description: values.description } : {}),
     });
-    created = await createWebhookEndpoint(c.var.db, c.env, c.var.session.tenant.id, body, c.var.now);
+    created = await createWebhookEndpoint(c.var.db, c.env, c.var.session.tenant.id, body, c.var.now, byDashboard(c));
   } catch (err) {
     const errors = endpointErrors(err);
     if (!errors) throw err;
@@ -350,7 +355,7 @@ webhookPages.post("/webhooks/:id/:action{enable|disable}", async (c) => {
   return act(
     c,
     endpoint,
-    () => updateWebhookEndpoint(c.var.db, c.env, endpoint, { enabled }, c.var.now),
+    () => updateWebhookEndpoint(c.var.db, c.env, endpoint, { enabled }, c.var.now, byDashboard(c)),
     enabled ? "enabled" : "disabled",
   );
 });
@@ -375,6 +380,6 @@ webhookPages.get("/webhooks/:id/delete", async (c) => {
 
 webhookPages.post("/webhooks/:id/delete", async (c) => {
   const endpoint = await ownEndpoint(c);
-  await deleteWebhookEndpoint(c.var.db, endpoint.tenantId, endpoint.id);
+  await deleteWebhookEndpoint(c.var.db, endpoint, c.var.now, byDashboard(c));
   return c.redirect("/dashboard/webhooks?done=deleted", 303);
 });

@@ -1,24 +1,18 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { keyRing } from "../../../core/config.ts";
-import { notFound } from "../../../core/http/errors.ts";
 import {
   createWebhookEndpoint as createEndpoint,
   deleteWebhookEndpoint as deleteEndpoint,
   ownWebhookEndpoint,
   retryWebhookDelivery as retryDelivery,
+  rollWebhookSecret as rollSecret,
   sendTestEvent,
   updateWebhookEndpoint as updateEndpoint,
+  type WebhookChangeBy,
 } from "../../../core/webhooks/endpoints.ts";
-import { sealWebhookSecret, signingSecrets } from "../../../core/webhooks/secrets.ts";
 import type { WebhookEndpointRow } from "../../../db/schema.ts";
-import {
-  findWebhookDeliveriesPage,
-  findWebhookEndpointsPage,
-  updateWebhookEndpoint as updateEndpointRow,
-  type WebhookEndpointPatch,
-} from "../../../db/webhooks.ts";
-import { newWebhookSecret, SECRET_PREFIX } from "../../../lib/standard-webhooks.ts";
+import { findWebhookDeliveriesPage, findWebhookEndpointsPage } from "../../../db/webhooks.ts";
+import { SECRET_PREFIX } from "../../../lib/standard-webhooks.ts";
 import { listNotModified, rowsState } from "../../conditional.ts";
 import type { ApiEnv } from "../../env.ts";
 import { meta } from "../../envelope.ts";
@@ -30,13 +24,16 @@ import { toWebhookDelivery, toWebhookEndpoint } from "./serialize.ts";
 /** A secret as an Idempotency-Key replay shows it: the answer is stored, the secret never is in clear. */
 const MASKED_SECRET = `${SECRET_PREFIX}***`;
 
+/** Changes through the API are recorded as the API's (as services and paywalls are). */
+const BY_API: WebhookChangeBy = { actor: "api", ip: null };
+
 /** The tenant's endpoint; another tenant's is answered as one that does not exist (404), never 403. */
 const ownEndpoint = (c: Context<ApiEnv>, id: string): Promise<WebhookEndpointRow> =>
   ownWebhookEndpoint(c.var.db, c.var.auth.tenant.id, id);
 
 export const createWebhookEndpoint: RouteHandler<typeof routes.createWebhookEndpoint, ApiEnv> = async (c) => {
   const body = c.req.valid("json");
-  const { row, secret } = await createEndpoint(c.var.db, c.env, c.var.auth.tenant.id, body, new Date(), (stored) =>
+  const { row, secret } = await createEndpoint(c.var.db, c.env, c.var.auth.tenant.id, body, new Date(), BY_API, (stored) =>
     recordResponse(c, 201, { data: { ...toWebhookEndpoint(stored), secret: MASKED_SECRET }, meta: meta(c) }),
   );
   return c.json({ data: { ...toWebhookEndpoint(row), secret }, meta: meta(c) }, 201);
@@ -61,7 +58,7 @@ export const updateWebhookEndpoint: RouteHandler<typeof routes.updateWebhookEndp
   const patch = c.req.valid("json");
   const existing = await ownEndpoint(c, c.req.valid("param").id);
   let answer: { data: ReturnType<typeof toWebhookEndpoint>; meta: ReturnType<typeof meta> } | undefined;
-  const updated = await updateEndpoint(c.var.db, c.env, existing, patch, new Date(), (expected) => {
+  const updated = await updateEndpoint(c.var.db, c.env, existing, patch, new Date(), BY_API, (expected) => {
     answer = { data: toWebhookEndpoint(expected), meta: meta(c) };
     return recordResponse(c, 200, answer);
   });
@@ -69,34 +66,19 @@ export const updateWebhookEndpoint: RouteHandler<typeof routes.updateWebhookEndp
 };
 
 export const deleteWebhookEndpoint: RouteHandler<typeof routes.deleteWebhookEndpoint, ApiEnv> = async (c) => {
-  const { id } = await ownEndpoint(c, c.req.valid("param").id);
-  const answer = { data: { id, deleted: true as const }, meta: meta(c) };
-  await deleteEndpoint(c.var.db, c.var.auth.tenant.id, id, recordResponse(c, 200, answer));
+  const endpoint = await ownEndpoint(c, c.req.valid("param").id);
+  const answer = { data: { id: endpoint.id, deleted: true as const }, meta: meta(c) };
+  await deleteEndpoint(c.var.db, endpoint, new Date(), BY_API, recordResponse(c, 200, answer));
   return c.json(answer, 200);
 };
 
 export const rollWebhookSecret: RouteHandler<typeof routes.rollWebhookSecret, ApiEnv> = async (c) => {
   const { gracePeriodSeconds } = c.req.valid("json");
   const existing = await ownEndpoint(c, c.req.valid("param").id);
-  const ring = keyRing(c.env);
-  const secret = newWebhookSecret();
-  const now = new Date();
-  // The current secret, re-sealed for its new field, keeps signing for the grace period (none: dropped at once).
-  const [current] = await signingSecrets(ring, { ...existing, previousSecret: null }, now);
-  const set: WebhookEndpointPatch = {
-    secret: await sealWebhookSecret(ring, existing.tenantId, existing.id, "secret", secret),
-    previousSecret:
-      gracePeriodSeconds > 0 && current
-        ? await sealWebhookSecret(ring, existing.tenantId, existing.id, "previousSecret", current)
-        : null,
-    previousSecretExpiresAt: gracePeriodSeconds > 0 ? new Date(now.getTime() + gracePeriodSeconds * 1000) : null,
-    updatedAt: now,
-  };
-  const data = toWebhookEndpoint({ ...existing, ...set } as WebhookEndpointRow);
-  const answer = { data: { ...data, secret }, meta: meta(c) };
-  const recorder = recordResponse(c, 200, { ...answer, data: { ...data, secret: MASKED_SECRET } });
-  if (!(await updateEndpointRow(c.var.db, existing.tenantId, existing.id, set, recorder))) throw notFound("Webhook endpoint");
-  return c.json(answer, 200);
+  const { row, secret } = await rollSecret(c.var.db, c.env, existing, gracePeriodSeconds, new Date(), BY_API, (stored) =>
+    recordResponse(c, 200, { data: { ...toWebhookEndpoint(stored), secret: MASKED_SECRET }, meta: meta(c) }),
+  );
+  return c.json({ data: { ...toWebhookEndpoint(row), secret }, meta: meta(c) }, 200);
 };
 
 export const sendTestWebhook: RouteHandler<typeof routes.sendTestWebhook, ApiEnv> = async (c) => {
