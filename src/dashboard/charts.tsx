@@ -12,7 +12,8 @@ import { formatCount as count } from "../lib/digits.ts";
 /** The drawing's own coordinate system; the SVG scales to its container. */
 const WIDTH = 480;
 const HEIGHT = 220;
-const TOP = 28;
+/** Room above the plot for the unit's label, clear of the top tick's label at a phone's larger text. */
+const TOP = 38;
 const BOTTOM = 34;
 const RIGHT = 14;
 const PLOT_HEIGHT = HEIGHT - TOP - BOTTOM;
@@ -42,9 +43,12 @@ interface Frame {
   y: (height: number) => number;
 }
 
-/** Left margin from the widest axis label; one slot per day. */
+/**
+ * Left margin from the widest axis label, at 10 units a character (text is 13 units, 17 on a phone, where the
+ * drawing is scaled down: docs/dashboard.md); one slot per day.
+ */
 function frame(days: number, labels: string[]): Frame {
-  const left = 14 + 7 * Math.max(...labels.map((l) => l.length));
+  const left = 14 + 10 * Math.max(...labels.map((l) => l.length));
   const slot = (WIDTH - left - RIGHT) / Math.max(days, 1);
   return { left, slot, x: (i) => left + i * slot, y: (h) => TOP + PLOT_HEIGHT - h };
 }
@@ -64,13 +68,15 @@ function Axes({ f, ticks, days, unit }: { f: Frame; ticks: string[]; days: DaySt
           </g>
         );
       })}
-      <text x={4} y={14} {...FONT}>
+      <text x={4} y={16} {...FONT}>
         {unit}
       </text>
       {days.map((d, i) => {
         if ((days.length - 1 - i) % 7 !== 0) return null;
-        // The last label ends at the plot's right edge, so it is never cut off.
+        // The last label ends at the plot's right edge, so it is never cut off; a label that would reach into the
+        // axis labels' column (about 30 units each side of its middle) is left out.
         const last = i === days.length - 1;
+        if (!last && f.x(i) + f.slot / 2 - 30 < f.left) return null;
         return (
           <text
             x={last ? WIDTH - RIGHT : f.x(i) + f.slot / 2}
@@ -98,11 +104,20 @@ interface Column {
  * The frame every chart shares: a captioned figure, the SVG (its marks are `children`) titled and described for
  * screen readers, the summary sentence under it, and the same data as a table for anyone who cannot read the picture.
  */
-function Chart(props: { id: string; title: string; summary: string; days: DayStats[]; columns: Column[]; children: unknown }) {
+function Chart(props: {
+  id: string;
+  title: string;
+  summary: string;
+  days: DayStats[];
+  columns: Column[];
+  legend?: unknown;
+  children: unknown;
+}) {
   const { id, title, summary, days, columns } = props;
   return (
     <figure class="chart" id={id}>
       <figcaption id={`${id}-title`}>{title}</figcaption>
+      {props.legend}
       <svg
         viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
         width="100%"
@@ -207,10 +222,26 @@ export const SERIES = [
 /** A dot of radius 2.5 at (x, y), as path commands. */
 const dot = (x: number, y: number) => `M${(x - 2.5).toFixed(2)} ${y}a2.5 2.5 0 1 0 5 0a2.5 2.5 0 1 0 -5 0`;
 
-/** Widths of the legend's entries (line, gap, label at ≈ 7.5 units a character, space after), right-aligned. */
-const LEGEND = SERIES.map((s) => 27 + Math.ceil(7.5 * s.label.length) + 12);
+/**
+ * The series' key, in the page's own text (so it reflows on a phone instead of crowding the drawing): each label
+ * beside a sample of its line, colour and dash.
+ */
+function Legend() {
+  return (
+    <ul class="legend">
+      {SERIES.map((s) => (
+        <li>
+          <svg width="24" height="8" viewBox="0 0 24 8" aria-hidden="true" focusable="false">
+            <line x1="1" x2="23" y1="4" y2="4" stroke={s.color} stroke-width="2.5" stroke-dasharray={s.dash} />
+          </svg>
+          {s.label}
+        </li>
+      ))}
+    </ul>
+  );
+}
 
-/** Requests, successes and errors per day: three lines with a point (and tooltip) per day, a legend above. */
+/** Requests, successes and errors per day: three lines with a point (and tooltip) per day, their legend above. */
 export function TrafficChart({ id, days }: { id: string; days: DayStats[] }) {
   const max = Math.max(0, ...days.flatMap((d) => [d.requests, d.successes, d.errors]));
   const top = niceCeiling(BigInt(max), 10n);
@@ -230,21 +261,9 @@ export function TrafficChart({ id, days }: { id: string; days: DayStats[] }) {
       summary={summary}
       days={days}
       columns={SERIES.map((series) => ({ label: series.label, cell: (d: DayStats) => count(d[series.key]) }))}
+      legend={<Legend />}
     >
       <Axes f={f} ticks={ticks} days={days} unit="per day" />
-      <g>
-        {SERIES.map((s, i) => {
-          const x = WIDTH - RIGHT - LEGEND.slice(i).reduce((sum, w) => sum + w, 0);
-          return (
-            <g>
-              <line x1={x} x2={x + 22} y1={10} y2={10} stroke={s.color} stroke-width="2.5" stroke-dasharray={s.dash} />
-              <text x={x + 27} y={14} {...FONT}>
-                {s.label}
-              </text>
-            </g>
-          );
-        })}
-      </g>
       {SERIES.map((s) => (
         <g class={`series ${s.key}`}>
           <polyline

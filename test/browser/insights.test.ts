@@ -108,6 +108,25 @@ describe("earnings and services pages in a browser", () => {
     );
     await page.goto(`${worker.url}/dashboard/earnings`, { waitUntil: "load" });
     await fitsPhone(page, "earnings");
+    // On a phone the charts' words stay legible (at least 11 px as drawn) and none covers another.
+    await page.setViewport(PHONE);
+    await page.reload({ waitUntil: "load" });
+    const words = await inPage<{ text: string; size: number; box: [number, number, number, number] }[]>(
+      page,
+      `() => [...document.querySelectorAll("svg[role=img] text")].map((t) => {
+        const r = t.getBoundingClientRect();
+        const svg = t.ownerSVGElement;
+        const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+        return { text: t.textContent, size: parseFloat(getComputedStyle(t).fontSize) * scale, box: [r.left, r.top, r.right, r.bottom] };
+      })`,
+    );
+    await page.setViewport(DESKTOP);
+    expect(words.length).toBeGreaterThan(10);
+    for (const w of words) expect(w.size, `"${w.text}" at ${PHONE.width} px`).toBeGreaterThanOrEqual(11);
+    const overlap = (a: number[], b: number[]) =>
+      a[0]! < b[2]! - 0.5 && b[0]! < a[2]! - 0.5 && a[1]! < b[3]! - 0.5 && b[1]! < a[3]! - 0.5;
+    for (const [i, a] of words.entries())
+      for (const b of words.slice(i + 1)) expect(overlap(a.box, b.box), `"${a.text}" covers "${b.text}"`).toBe(false);
     expect(problems.errors).toEqual([]);
     expect(problems.foreign).toEqual([]);
   });
@@ -120,6 +139,17 @@ describe("earnings and services pages in a browser", () => {
     const url = await page.$eval(`#url-x402-${paywalls[0]}`, (el) => (el as unknown as { textContent: string }).textContent);
     await page.click(`button[data-copy="#url-x402-${paywalls[0]}"]`);
     expect(await inPage<string>(page, "() => navigator.clipboard.readText()")).toBe(url);
+    // Announced to screen readers through the page's live region, naming what was copied.
+    await page.waitForFunction(
+      `document.querySelector("#copy-status").textContent.startsWith("Copied the x402 payment URL of")`,
+      {
+        timeout: 3000,
+      },
+    );
+    expect(await page.$eval("#copy-status", (el) => [el.getAttribute("role"), el.getAttribute("aria-live")])).toEqual([
+      "status",
+      "polite",
+    ]);
 
     // Disable asks first (its own page); Enable is one step.
     await page.focus(`#pw-${paywalls[0]} .paywall-head a.button`);

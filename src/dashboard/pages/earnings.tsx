@@ -88,6 +88,9 @@ const STYLE = `
 .chart figcaption { font-weight:600; margin:0 0 .25rem; }
 .chart svg { display:block; width:100%; height:auto; }
 .chart .hint { margin:.25rem 0; }
+.chart .legend { display:flex; flex-wrap:wrap; gap:.2rem 1rem; list-style:none; margin:.2rem 0; padding:0; color:#5b6576; font-size:.9rem; }
+.chart .legend li { display:flex; align-items:center; gap:.35rem; }
+.chart .legend svg { display:inline-block; width:24px; height:8px; flex:none; }
 .filters { display:grid; gap:.25rem .75rem; grid-template-columns:repeat(auto-fill, minmax(min(100%, 12rem), 1fr)); align-items:end; }
 .filters label { margin:.2rem 0; }
 .filters select, .filters input { display:block; width:100%; font:inherit; padding:.35rem .4rem; border:1px solid #9aa3b2; border-radius:6px; background:#fff; }
