@@ -18,6 +18,8 @@ nav a[aria-current="page"] { background:var(--accent); color:#fff; }
 .who { color:var(--muted); font-size:.9em; max-width:12rem; overflow:hidden; text-overflow:ellipsis; white-space:nowrap; }
 main { max-width:72rem; margin:0 auto; padding:1rem; }
 h1 { font-size:1.5rem; margin:.5rem 0 1rem; }
+/* A long URL or hash in a title or a sentence wraps instead of widening the page. */
+h1, h2, p, li { overflow-wrap:break-word; }
 h2 { font-size:1.15rem; margin:1.5rem 0 .5rem; }
 section, .card { background:#fff; border:1px solid var(--line); border-radius:8px; padding:1rem; margin:0 0 1rem; }
 .table-wrap { overflow-x:auto; }
@@ -82,7 +84,7 @@ td .actions { min-width:9rem; }
   table.cards thead { position:absolute; width:1px; height:1px; overflow:hidden; clip:rect(0 0 0 0); }
   table.cards, table.cards tbody, table.cards tr, table.cards td { display:block; width:100%; }
   table.cards tr { border:1px solid var(--line); border-radius:8px; padding:.4rem .6rem; margin:0 0 .6rem; }
-  table.cards td { border:0; padding:.2rem 0; display:grid; grid-template-columns:7.5rem 1fr; gap:.5rem; }
+  table.cards td { border:0; padding:.2rem 0; display:grid; grid-template-columns:7.5rem minmax(0, 1fr); gap:.5rem; overflow-wrap:anywhere; }
   table.cards td::before { content: attr(data-label); color:var(--muted); font-weight:600; }
   table.cards td > * { justify-self:start; }
   table.cards td.amount, table.cards td.nowrap { text-align:left; white-space:normal; }

@@ -270,7 +270,6 @@ describe("services and paywalls in the browser", () => {
     // A paywall in it: price typed in USDC.
     await click(page, "New paywall in Weather, edited");
     expect(await page.$eval("#pw-serviceId", (el) => (el as unknown as { value: string }).value)).toBe(created.id);
-    // (Switching to a phone's viewport reloads the page: the checks come before typing.)
     await checkPage(page, "paywall-new");
     await page.type("#pw-slug", "forecast-browser");
     await page.type("#pw-name", "Forecast (browser)");
@@ -305,6 +304,7 @@ describe("services and paywalls in the browser", () => {
     await click(page, "Save paywall");
     expect(await textOf(page, "#pw-price-error")).toMatch(/^Price \(USDC\): Must be a decimal amount/);
     expect(await focusedId(page, "pw-price")).toBe("pw-price");
+    await checkPage(page, "paywall-edit-errors");
     await fill(page, "#pw-price", "0.25");
     await click(page, "Save paywall");
     expect((await api(`/v1/paywalls/${pwId}`)).body.data.price).toBe("250000");
@@ -381,6 +381,16 @@ describe("keyboard and accessibility", () => {
       .prepare("SELECT id, service_id FROM paywalls WHERE tenant_id = ? LIMIT 1")
       .bind(worker.tenantId)
       .first<{ id: string; service_id: string }>();
+    const endpoint = await api("/v1/webhook-endpoints", {
+      method: "POST",
+      body: JSON.stringify({
+        url: "https://hooks.example.com/paywall",
+        events: ["transaction.completed"],
+        description: "Orders",
+      }),
+    });
+    expect(endpoint.status).toBe(201);
+    const endpointId = endpoint.body.data.id as string;
     for (const [name, path] of [
       ["keys", "/dashboard/keys"],
       ["key-edit", `/dashboard/keys/${anyKey!.id}/edit`],
@@ -394,6 +404,8 @@ describe("keyboard and accessibility", () => {
       ["earnings-filtered", "/dashboard/earnings?protocol=mpp&status=COMPLETED"],
       ["earnings-bad-filter", "/dashboard/earnings?from=2026-11-10&to=2026-11-01"],
       ["webhooks", "/dashboard/webhooks"],
+      ["webhook-endpoint", `/dashboard/webhooks/${endpointId}`],
+      ["webhook-delete-confirm", `/dashboard/webhooks/${endpointId}/delete`],
       ["profile", "/dashboard/profile"],
       ["not-found", "/dashboard/no-such-page"],
       ["forbidden", "/dashboard/keys/key_doesnotexist/edit"],
@@ -412,6 +424,19 @@ describe("keyboard and accessibility", () => {
     expect(ipErrors).toContain("192.168.1.1/40");
     expect(await focusedId(page, "new-name")).toBe("new-name");
     await checkPage(page, "keys-errors");
+    // The key edit form with errors.
+    await page.goto(`${worker.url}/dashboard/keys/${anyKey!.id}/edit`, { waitUntil: "load" });
+    await fill(page, "#edit-ips", "10.0.0.300");
+    await click(page, "Save key");
+    expect(await textOf(page, "#edit-ips-error")).toContain("10.0.0.300");
+    await checkPage(page, "key-edit-errors");
+    // A webhook endpoint made by form: its signing secret, shown once.
+    await page.goto(`${worker.url}/dashboard/webhooks`, { waitUntil: "load" });
+    await page.type("#new-url", "https://hooks.example.com/second");
+    await page.click("#new-event-0");
+    await click(page, "Create endpoint");
+    expect(await textOf(page, "#new-secret")).toMatch(/^whsec_/);
+    await checkPage(page, "webhooks-created");
     // Without JavaScript the wallet form says so, and posting it anyway gives a page, not JSON.
     await page.setJavaScriptEnabled(false);
     await page.goto(`${worker.url}/dashboard/profile`, { waitUntil: "load" });
@@ -426,6 +451,27 @@ describe("keyboard and accessibility", () => {
     await click(page, "Sign out", "header");
     expect(await textOf(page, "main .notice.ok")).toBe("You are signed out.");
     await checkPage(page, "signed-out");
+    // Past the per-address limit on what anyone can post before signing in: the dashboard's own 429 page.
+    const posts = await Promise.all(
+      Array.from({ length: 130 }, () =>
+        fetch(`${worker.url}/dashboard/sign-in/link`, {
+          method: "POST",
+          redirect: "manual",
+          headers: { origin: worker.url, "content-type": "application/x-www-form-urlencoded" },
+          body: "token=nothing",
+        }).then((r) => r.status),
+      ),
+    );
+    expect(posts).toContain(429);
+    const limited = await createSignInLink(getDb(await worker.db()), { tenant: worker.tenantId, baseUrl: worker.url });
+    await page.goto(limited.url, { waitUntil: "load" });
+    const [answer] = await Promise.all([
+      page.waitForNavigation({ waitUntil: "load" }),
+      page.click("main form button[type=submit]"),
+    ]);
+    expect(answer?.status()).toBe(429);
+    expect(answer?.headers()["retry-after"]).toMatch(/^\d+$/);
+    await checkPage(page, "too-many-requests");
     expectClean(problems);
     await page.close();
   }, 300_000);

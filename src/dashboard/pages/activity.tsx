@@ -84,8 +84,8 @@ activityPages.get("/activity", async (c) => {
       <section aria-labelledby="activity-heading">
         <h2 id="activity-heading">Activity</h2>
         <p class="hint">
-          Every change to your account: sign-ins, profile and wallets, services and paywalls (here or through the API), and API
-          keys.
+          Every change to your account: sign-ins, profile and wallets, services, paywalls and webhook endpoints (here or through
+          the API), and API keys.
         </p>
         {events.length === 0 ? (
           <p>Nothing yet.</p>

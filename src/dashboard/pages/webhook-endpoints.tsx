@@ -100,47 +100,6 @@ async function listPage(c: Ctx, extra: { shown?: ShownSecret; gone?: boolean; er
       {extra.gone && (
         <Notice kind="ok">The signing secret was shown once and is not shown again (nothing was created by reloading).</Notice>
       )}
-      <section aria-labelledby="endpoints-heading">
-        <h2 id="endpoints-heading">
-          Your endpoints{" "}
-          <span class="hint">
-            ({total} of {MAX_WEBHOOK_ENDPOINTS_PER_TENANT})
-          </span>
-        </h2>
-        {rows.length === 0 ? (
-          <p>No endpoints yet. Add one below.</p>
-        ) : (
-          <div class="table-wrap">
-            <table class="cards">
-              <thead>
-                <tr>
-                  <th scope="col">URL</th>
-                  <th scope="col">Events</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Failures in a row</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((e) => (
-                  <tr>
-                    <td data-label="URL">
-                      <a href={`/dashboard/webhooks/${e.id}`}>{e.url}</a>
-                      {e.description && <span class="hint"> {e.description}</span>}
-                    </td>
-                    <td data-label="Events">{e.events.join(", ")}</td>
-                    <td data-label="State">
-                      <EndpointState e={e} />
-                    </td>
-                    <td data-label="Failures in a row">{e.consecutiveFailures}</td>
-                    <td data-label="Created">{formatDate(e.createdAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
       <section aria-labelledby="create-heading">
         <h2 id="create-heading">New endpoint</h2>
         <ErrorSummary errors={extra.errors} labels={LABELS} ids={(f) => `new-${f}`} />
@@ -191,6 +150,47 @@ async function listPage(c: Ctx, extra: { shown?: ShownSecret; gone?: boolean; er
             <button type="submit">Create endpoint</button>
           </p>
         </form>
+      </section>
+      <section aria-labelledby="endpoints-heading">
+        <h2 id="endpoints-heading">
+          Your endpoints{" "}
+          <span class="hint">
+            ({total} of {MAX_WEBHOOK_ENDPOINTS_PER_TENANT})
+          </span>
+        </h2>
+        {rows.length === 0 ? (
+          <p>No endpoints yet. Add one above.</p>
+        ) : (
+          <div class="table-wrap">
+            <table class="cards">
+              <thead>
+                <tr>
+                  <th scope="col">URL</th>
+                  <th scope="col">Events</th>
+                  <th scope="col">State</th>
+                  <th scope="col">Failures in a row</th>
+                  <th scope="col">Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map((e) => (
+                  <tr>
+                    <td data-label="URL">
+                      <a href={`/dashboard/webhooks/${e.id}`}>{e.url}</a>
+                      {e.description && <span class="hint"> {e.description}</span>}
+                    </td>
+                    <td data-label="Events">{e.events.join(", ")}</td>
+                    <td data-label="State">
+                      <EndpointState e={e} />
+                    </td>
+                    <td data-label="Failures in a row">{e.consecutiveFailures}</td>
+                    <td data-label="Created">{formatDate(e.createdAt)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
       </section>
     </Layout>
   );
