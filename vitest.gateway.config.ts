@@ -18,6 +18,7 @@ import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
 import { createOutboundRouter, GATEWAY_TEST_HOSTS, outboundService } from "./test/localnet/outbound.ts";
 import type { StackInfo } from "./test/localnet/stack.ts";
+import { webhookReceiver } from "./test/support/webhook-receiver.ts";
 
 /**
  * mppx's files end in `//# sourceMappingURL=…` for maps its package does not ship: vite warns once per file it
@@ -34,6 +35,16 @@ function quietMissingMppxSourceMaps(): Plugin {
       };
     },
   };
+}
+
+/**
+ * The local stack's routes, and the webhook receiver stand-in (test/support/webhook-receiver.ts) in front of them: a
+ * payment's webhook events reach `hooks.receiver.test` as in the main suite.
+ */
+function withWebhookReceiver(routes: Parameters<typeof createOutboundRouter>[0]) {
+  const receiver = webhookReceiver();
+  const router = createOutboundRouter(routes);
+  return async (request: Request) => (await receiver(request)) ?? router(request);
 }
 
 export default defineConfig(async () => {
@@ -59,7 +70,7 @@ export default defineConfig(async () => {
                   d1Databases: ["MIGRATION_DB"],
                   durableObjects: { RACY_RATE_LIMITER: { className: "RacyRateLimiter", useSQLite: true } },
                   outboundService: outboundService(
-                    createOutboundRouter({
+                    withWebhookReceiver({
                       [GATEWAY_TEST_HOSTS.upstream]: net.upstreamUrl,
                       [GATEWAY_TEST_HOSTS.facilitator]: net.facilitatorUrl,
                       [GATEWAY_TEST_HOSTS.rpc]: net.rpcUrl,

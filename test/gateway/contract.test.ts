@@ -7,12 +7,14 @@
 // their own files: x402.test.ts, mpp.test.ts, settlement-outcome.test.ts, mpp-settlement-outcome.test.ts, once.test.ts.
 import { env } from "cloudflare:workers";
 import { Credential } from "mppx";
+import { Webhook } from "standardwebhooks";
 import { sendRawTransactionSync } from "viem/actions";
 import { describe, expect, it } from "vitest";
 import { SWEEP_MIN_AGE_MS, sweepPendingPayments } from "../../src/gateway/sweep.ts";
 import { createMppBuyer } from "../localnet/mpp-buyer.ts";
-import { send } from "../support/client.ts";
+import { api, send } from "../support/client.ts";
 import { consoleOutput } from "../support/console.ts";
+import { createEndpoint, inboxUrl, newInbox, received } from "../webhooks/support.ts";
 import {
   balanceOf,
   FACILITATOR,
@@ -244,6 +246,44 @@ describe.each([x402, mpp])("$name: the buyer's contract", (standard) => {
       expect(await standard.balanceOf(payee)).toBe(2100n);
       expect(await standard.balanceOf(other.payee)).toBe(0n);
     });
+  });
+
+  describe("the tenant's webhook endpoint hears the outcome, signed", () => {
+    /** The receiver's deliveries to `inbox` once there are `n` (the queue delivers within about a second). */
+    async function deliveriesTo(inbox: string, n: number) {
+      let got = await received(inbox);
+      for (let i = 0; i < 100 && got.length < n; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        got = await received(inbox);
+      }
+      return got;
+    }
+
+    it.each([
+      { outcome: "a completed payment", route: "/echo", status: 200, type: "transaction.completed" },
+      { outcome: "an upstream failure", route: "/status/503", status: 503, type: "transaction.failed" },
+    ])(
+      "$outcome: one $type, verified with standardwebhooks, the transaction as the API returns it",
+      async ({ route, status, type }) => {
+        const { shop, pay } = await standard.shop({ price: "2500", route });
+        const inbox = newInbox("paid");
+        const endpoint = await createEndpoint(shop.actor, inboxUrl(inbox));
+        const payment = await pay();
+        const res = await payment.send();
+        expect(res.status).toBe(status);
+        const [transaction] = (await history(shop)).transactions;
+        const got = await deliveriesTo(inbox, 1);
+        expect(got).toHaveLength(1);
+        const event = new Webhook(endpoint.secret).verify(got[0]!.body, got[0]!.headers) as { type: string; data: unknown };
+        expect(event.type).toBe(type);
+        const asApi = await api(`/v1/transactions/${transaction!.id}`, { key: shop.actor.key });
+        expect(event.data).toEqual(asApi.body.data);
+        // Sent again, the same payment moves nothing, so it is heard of once.
+        await payment.send();
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        expect(await received(inbox)).toHaveLength(1);
+      },
+    );
   });
 
   describe("an upstream failure is never charged", () => {
