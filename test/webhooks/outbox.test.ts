@@ -203,4 +203,24 @@ describe("the consumer", () => {
     expect(retried.status).toBe(202);
     expect(retried.body.data).toMatchObject({ id: ids[0], status: "pending" });
   });
+
+  it("a message the queue gave up on (its dead-letter queue) is recorded failed for the tenant, who can retry it", async () => {
+    const who = await hookTenant();
+    const inbox = newInbox();
+    const endpoint = await createEndpoint(who, inboxUrl(inbox), ["transaction.completed"]);
+    await completeRecorded(await recordPayment(who.paywall));
+    const [id] = await deliveryIds(endpoint.id);
+    const output = consoleOutput();
+    const dead = await runConsumer([id!], { queue: "paywall-webhooks-dlq", attempts: 11 });
+    expect(dead).toMatchObject({ error: undefined, acked: [id], retried: [] });
+    // Nothing was sent from the dead-letter queue: it only records.
+    expect(await received(inbox)).toEqual([]);
+    expect(output.at("warn").join("\n")).toContain(`"webhooks":"dead-lettered","deliveryId":"${id}"`);
+    const [logged] = await deliveryLog(who, endpoint.id);
+    expect(logged).toMatchObject({ id, status: "failed", error: expect.stringContaining("dead-lettered") });
+    const retried = await api(`/v1/webhook-endpoints/${endpoint.id}/deliveries/${id}/retry`, { key: who.key, method: "POST" });
+    expect(retried.status).toBe(202);
+    expect(await runConsumer([id!])).toMatchObject({ error: undefined, acked: [id] });
+    expect((await received(inbox)).map((r) => r.headers["webhook-id"])).toEqual([id]);
+  });
 });
