@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { listEtagOf, noneMatchesTag } from "../lib/etag.ts";
+import { contentEtagOf, listEtagOf, noneMatchesTag } from "../lib/etag.ts";
 
 /**
  * The state of a page whose items carry a version (services, paywalls): its total and each item's id and version, in
@@ -14,6 +14,16 @@ export const versionsState = (total: number, items: readonly { id: string; versi
  */
 export const rowsState = (total: number, rows: readonly unknown[], extra?: unknown): string =>
   JSON.stringify([total, extra ?? null, rows]);
+
+/**
+ * Sets the `ETag` of one resource without a version (`contentEtagOf` of its answer's `data`) and tells whether the
+ * request's `If-None-Match` names it: then the handler answers `304` with no body.
+ */
+export async function itemNotModified(c: Context, data: unknown): Promise<boolean> {
+  const etag = await contentEtagOf(JSON.stringify(data));
+  c.header("ETag", etag);
+  return noneMatchesTag(c.req.header("if-none-match"), etag);
+}
 
 /**
  * Sets a list page's `ETag` (the tag of `state`, `listEtagOf`) and tells whether the request's `If-None-Match` names

@@ -69,7 +69,7 @@ const HEADERS = {
   },
   ETag: {
     description:
-      'The strong entity tag of what the URL answers: `"v<version>"` for a service or paywall, `"l<hash>"` for a page of a list (its total and every item it shows). It changes whenever that does; send it back in `If-None-Match` to get `304` while it is unchanged, or (a service or paywall) in `If-Match` to write only that state',
+      'The strong entity tag of what the URL answers: `"v<version>"` for a service or paywall, `"c<hash>"` for one transaction, event, webhook endpoint or discovery preview (of what it holds), `"l<hash>"` for a page of a list (its total and every item it shows). It changes whenever that does; send it back in `If-None-Match` to get `304` while it is unchanged, or (a service or paywall) in `If-Match` to write only that state',
     schema: { type: "string", example: '"v3"' },
   },
   "WWW-Authenticate": {
@@ -147,6 +147,10 @@ export const ETAG_HEADERS = { ETag: { $ref: "#/components/headers/ETag" } };
 
 /** The `ETag` header of a list page, and the `304` a list answers to an `If-None-Match` naming it. */
 export const LIST_ETAG_HEADERS = { ETag: { $ref: "#/components/headers/ETag" } };
+/** The `304` one resource answers to an `If-None-Match` naming its `ETag`. */
+export const ITEM_NOT_MODIFIED = {
+  304: { description: "Not modified: still at the `ETag` sent in `If-None-Match`", headers: ETAG_HEADERS },
+};
 export const LIST_NOT_MODIFIED = {
   304: { description: "Not modified: the page is still at the `ETag` sent in `If-None-Match`", headers: LIST_ETAG_HEADERS },
 };

@@ -14,6 +14,12 @@ export const etagOf = (version: number): string => `"v${version}"`;
  */
 export const listEtagOf = async (state: string): Promise<string> => `"l${(await sha256Hex(state)).slice(0, 32)}"`;
 
+/**
+ * The strong entity tag of one resource that has no version (a transaction, an event, a webhook endpoint, a discovery
+ * preview): `"c<32 hex>"`, the first half of the SHA-256 of `content`, what its answer's `data` holds.
+ */
+export const contentEtagOf = async (content: string): Promise<string> => `"c${(await sha256Hex(content)).slice(0, 32)}"`;
+
 /** True when an `If-None-Match` header names `etag` (weak comparison, RFC 9110 §13.1.2) or is `*`: the GET answers 304. */
 export function noneMatchesTag(header: string | undefined, etag: string): boolean {
   if (header === undefined) return false;

@@ -159,3 +159,64 @@ describe("list ETags", () => {
     expect(res.body.data.length).toBe(2);
   });
 });
+
+describe("item ETags of resources without a version", () => {
+  const ITEM_TAG = /^"c[0-9a-f]{32}"$/;
+
+  /** GET the item: a 200 with a content tag; with that tag in If-None-Match: 304, no body, the same tag. */
+  async function itemTag(who: Actor, path: string): Promise<string> {
+    const res = await get(who, path);
+    expect(res.status, res.text).toBe(200);
+    const tag = etag(res);
+    expect(tag, path).toMatch(ITEM_TAG);
+    expect(etag(await get(who, path)), `${path}: stable while nothing changes`).toBe(tag);
+    const again = await get(who, path, { "if-none-match": tag });
+    expect(again.status, path).toBe(304);
+    expect(again.text).toBe("");
+    expect(etag(again)).toBe(tag);
+    expect((await get(who, path, { "if-none-match": `W/${tag}` })).status).toBe(304);
+    return tag;
+  }
+
+  async function changedFrom(who: Actor, path: string, old: string) {
+    const res = await get(who, path, { "if-none-match": old });
+    expect(res.status, `${path} still answers 304 to the tag from before the change`).toBe(200);
+    expect(etag(res)).toMatch(ITEM_TAG);
+    expect(etag(res)).not.toBe(old);
+    return res;
+  }
+
+  it("a transaction, its events, a webhook endpoint and a discovery preview: 304 while unchanged, a new tag after a change", async () => {
+    const who = await actor();
+    const { service, paywall } = await catalog(who);
+    const ref = await recordPayment((await findPaywall(db(), paywall.id))!, { status: "PENDING" });
+    const transaction = `/v1/transactions/${ref.transactionId}`;
+    let tag = await itemTag(who, transaction);
+    await completeRecorded(ref);
+    expect((await changedFrom(who, transaction, tag)).body.data.status).toBe("COMPLETED");
+
+    const events = (await get(who, "/v1/events")).body.data as { id: string }[];
+    expect(events.length).toBeGreaterThan(0);
+    const tags = await Promise.all(events.map((e) => itemTag(who, `/v1/events/${e.id}`)));
+    expect(new Set(tags).size).toBe(events.length);
+
+    const created = await api("/v1/webhook-endpoints", {
+      key: who.key,
+      method: "POST",
+      body: { url: "https://hooks.example.com/etag", events: ["transaction.completed"] },
+    });
+    const endpoint = `/v1/webhook-endpoints/${created.body.data.id}`;
+    tag = await itemTag(who, endpoint);
+    await patch(who, endpoint, { enabled: false });
+    expect((await changedFrom(who, endpoint, tag)).body.data.enabled).toBe(false);
+
+    const preview = `/v1/services/${service.id}/discovery`;
+    tag = await itemTag(who, preview);
+    await patch(who, `/v1/paywalls/${paywall.id}`, { price: "777" });
+    await changedFrom(who, preview, tag);
+    // Another tenant never gets a 304 for them, whatever tag it sends: the item is refused first.
+    const other = await actor();
+    const transactionTag = etag(await get(who, transaction));
+    expect((await get(other, transaction, { "if-none-match": transactionTag })).status).toBe(403);
+  });
+});

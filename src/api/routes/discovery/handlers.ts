@@ -1,6 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { discoveryPreview } from "../../../core/discovery/preview.ts";
 import { findServiceWithPaywalls } from "../../../db/services.ts";
+import { itemNotModified } from "../../conditional.ts";
 import type { ApiEnv } from "../../env.ts";
 import { meta } from "../../envelope.ts";
 import { assertOwned } from "../guards.ts";
@@ -15,5 +16,6 @@ export const getServiceDiscovery: RouteHandler<typeof routes.getServiceDiscovery
     ...preview,
     listings: preview.listings.map((l) => ({ ...l, updatedAt: l.updatedAt.toISOString() })),
   };
+  if (await itemNotModified(c, data)) return c.body(null, 304);
   return c.json({ data, meta: meta(c) }, 200);
 };

@@ -1,5 +1,5 @@
 import { envelope } from "../../envelope.ts";
-import { json, scopedRoute } from "../../openapi.ts";
+import { ETAG_HEADERS, IfNoneMatchHeadersSchema, ITEM_NOT_MODIFIED, json, scopedRoute } from "../../openapi.ts";
 import { IdParamSchema } from "../schemas.ts";
 import { DiscoveryPreviewSchema } from "./schemas.ts";
 
@@ -13,7 +13,10 @@ export const getServiceDiscovery = scopedRoute("services:read", {
     "What agents see of the service: the discovery document the payment origin serves for it (its enabled paywalls as paid " +
     "operations, its free and wallet sign-in routes), with diagnostics of what is missing or disagrees, and the listing " +
     "status facilitators returned. See docs/discovery.md.",
-  request: { params: IdParamSchema },
-  responses: { 200: { description: "The service's discovery preview", ...json(envelope(DiscoveryPreviewSchema)) } },
+  request: { params: IdParamSchema, headers: IfNoneMatchHeadersSchema },
+  responses: {
+    200: { description: "The service's discovery preview", headers: ETAG_HEADERS, ...json(envelope(DiscoveryPreviewSchema)) },
+    ...ITEM_NOT_MODIFIED,
+  },
   errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND"],
 });

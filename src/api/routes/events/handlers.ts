@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { findEvent, findEventsPage } from "../../../db/events.ts";
-import { listNotModified, rowsState } from "../../conditional.ts";
+import { itemNotModified, listNotModified, rowsState } from "../../conditional.ts";
 import type { ApiEnv } from "../../env.ts";
 import { meta } from "../../envelope.ts";
 import { pagination } from "../../paging.ts";
@@ -22,5 +22,7 @@ export const listEvents: RouteHandler<typeof routes.listEvents, ApiEnv> = async 
 
 export const getEvent: RouteHandler<typeof routes.getEvent, ApiEnv> = async (c) => {
   const row = assertOwned(await findEvent(c.var.db, c.req.valid("param").id), c.var.auth.tenant.id, "Event");
-  return c.json({ data: toEvent(row), meta: meta(c) }, 200);
+  const data = toEvent(row);
+  if (await itemNotModified(c, data)) return c.body(null, 304);
+  return c.json({ data, meta: meta(c) }, 200);
 };

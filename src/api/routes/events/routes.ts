@@ -1,5 +1,14 @@
 import { envelope } from "../../envelope.ts";
-import { json, LIST_ETAG_HEADERS, LIST_NOT_MODIFIED, ListIfNoneMatchHeadersSchema, scopedRoute } from "../../openapi.ts";
+import {
+  ETAG_HEADERS,
+  IfNoneMatchHeadersSchema,
+  ITEM_NOT_MODIFIED,
+  json,
+  LIST_ETAG_HEADERS,
+  LIST_NOT_MODIFIED,
+  ListIfNoneMatchHeadersSchema,
+  scopedRoute,
+} from "../../openapi.ts";
 import { EventSchema } from "../history-records.ts";
 import { IdParamSchema } from "../schemas.ts";
 import { EventListQuerySchema, EventListSchema } from "./schemas.ts";
@@ -28,7 +37,10 @@ export const getEvent = scopedRoute("events:read", {
   path: "/events/{id}",
   tags,
   summary: "Get an event",
-  request: { params: IdParamSchema },
-  responses: { 200: { description: "The event", ...json(envelope(EventSchema)) } },
+  request: { params: IdParamSchema, headers: IfNoneMatchHeadersSchema },
+  responses: {
+    200: { description: "The event", headers: ETAG_HEADERS, ...json(envelope(EventSchema)) },
+    ...ITEM_NOT_MODIFIED,
+  },
   errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND"],
 });

@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { findTransaction, findTransactionsPage } from "../../../db/transactions.ts";
-import { listNotModified, rowsState } from "../../conditional.ts";
+import { itemNotModified, listNotModified, rowsState } from "../../conditional.ts";
 import type { ApiEnv } from "../../env.ts";
 import { meta } from "../../envelope.ts";
 import { pagination } from "../../paging.ts";
@@ -22,5 +22,7 @@ export const listTransactions: RouteHandler<typeof routes.listTransactions, ApiE
 
 export const getTransaction: RouteHandler<typeof routes.getTransaction, ApiEnv> = async (c) => {
   const row = assertOwned(await findTransaction(c.var.db, c.req.valid("param").id), c.var.auth.tenant.id, "Transaction");
-  return c.json({ data: toTransaction(row), meta: meta(c) }, 200);
+  const data = toTransaction(row);
+  if (await itemNotModified(c, data)) return c.body(null, 304);
+  return c.json({ data, meta: meta(c) }, 200);
 };

@@ -1,5 +1,14 @@
 import { envelope, listEnvelope } from "../../envelope.ts";
-import { json, LIST_ETAG_HEADERS, LIST_NOT_MODIFIED, ListIfNoneMatchHeadersSchema, scopedRoute } from "../../openapi.ts";
+import {
+  ETAG_HEADERS,
+  IfNoneMatchHeadersSchema,
+  ITEM_NOT_MODIFIED,
+  json,
+  LIST_ETAG_HEADERS,
+  LIST_NOT_MODIFIED,
+  ListIfNoneMatchHeadersSchema,
+  scopedRoute,
+} from "../../openapi.ts";
 import { TransactionSchema } from "../history-records.ts";
 import { IdParamSchema } from "../schemas.ts";
 import { TransactionListQuerySchema } from "./schemas.ts";
@@ -28,7 +37,10 @@ export const getTransaction = scopedRoute("transactions:read", {
   path: "/transactions/{id}",
   tags,
   summary: "Get a transaction",
-  request: { params: IdParamSchema },
-  responses: { 200: { description: "The transaction", ...json(envelope(TransactionSchema)) } },
+  request: { params: IdParamSchema, headers: IfNoneMatchHeadersSchema },
+  responses: {
+    200: { description: "The transaction", headers: ETAG_HEADERS, ...json(envelope(TransactionSchema)) },
+    ...ITEM_NOT_MODIFIED,
+  },
   errors: ["VALIDATION_ERROR", "FORBIDDEN", "NOT_FOUND"],
 });

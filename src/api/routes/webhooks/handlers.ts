@@ -13,7 +13,7 @@ import {
 import type { WebhookEndpointRow } from "../../../db/schema.ts";
 import { findWebhookDeliveriesPage, findWebhookEndpointsPage } from "../../../db/webhooks.ts";
 import { SECRET_PREFIX } from "../../../lib/standard-webhooks.ts";
-import { listNotModified, rowsState } from "../../conditional.ts";
+import { itemNotModified, listNotModified, rowsState } from "../../conditional.ts";
 import type { ApiEnv } from "../../env.ts";
 import { meta } from "../../envelope.ts";
 import { recordResponse } from "../../middleware/idempotency.ts";
@@ -51,7 +51,9 @@ export const listWebhookEndpoints: RouteHandler<typeof routes.listWebhookEndpoin
 
 export const getWebhookEndpoint: RouteHandler<typeof routes.getWebhookEndpoint, ApiEnv> = async (c) => {
   const row = await ownEndpoint(c, c.req.valid("param").id);
-  return c.json({ data: toWebhookEndpoint(row), meta: meta(c) }, 200);
+  const data = toWebhookEndpoint(row);
+  if (await itemNotModified(c, data)) return c.body(null, 304);
+  return c.json({ data, meta: meta(c) }, 200);
 };
 
 export const updateWebhookEndpoint: RouteHandler<typeof routes.updateWebhookEndpoint, ApiEnv> = async (c) => {

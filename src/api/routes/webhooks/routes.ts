@@ -1,6 +1,15 @@
 import { DeletedSchema, envelope, listEnvelope } from "../../envelope.ts";
 import { IDEMPOTENCY_ERRORS, IdempotencyHeadersSchema, REPLAYED_HEADERS } from "../../middleware/idempotency.ts";
-import { json, LIST_ETAG_HEADERS, LIST_NOT_MODIFIED, ListIfNoneMatchHeadersSchema, scopedRoute } from "../../openapi.ts";
+import {
+  ETAG_HEADERS,
+  IfNoneMatchHeadersSchema,
+  ITEM_NOT_MODIFIED,
+  json,
+  LIST_ETAG_HEADERS,
+  LIST_NOT_MODIFIED,
+  ListIfNoneMatchHeadersSchema,
+  scopedRoute,
+} from "../../openapi.ts";
 import { PageQuerySchema } from "../../paging.ts";
 import { IdParamSchema } from "../schemas.ts";
 import {
@@ -58,8 +67,11 @@ export const getWebhookEndpoint = scopedRoute("webhooks:read", {
   tags,
   summary: "Get a webhook endpoint",
   description: "Another tenant's endpoint is answered 404, as one that does not exist.",
-  request: { params: IdParamSchema },
-  responses: { 200: { description: "The endpoint", ...json(envelope(WebhookEndpointSchema)) } },
+  request: { params: IdParamSchema, headers: IfNoneMatchHeadersSchema },
+  responses: {
+    200: { description: "The endpoint", headers: ETAG_HEADERS, ...json(envelope(WebhookEndpointSchema)) },
+    ...ITEM_NOT_MODIFIED,
+  },
   errors: ["VALIDATION_ERROR", "NOT_FOUND"],
 });
 
