@@ -63,6 +63,7 @@ label.inline-check { display:flex; gap:.4rem; align-items:baseline; font-weight:
 .totals { display:grid; gap:.5rem; grid-template-columns:repeat(auto-fill, minmax(min(100%, 15rem), 1fr)); }
 .totals table { font-variant-numeric:tabular-nums; }
 .actions { display:flex; flex-wrap:wrap; gap:.35rem; }
+main > .actions { margin:0 0 1rem; }
 .actions form { margin:0; }
 .status { display:inline-block; padding:.05rem .45rem; border-radius:999px; font-size:.85em; font-weight:600; border:1px solid; }
 .status.active { color:var(--ok); } .status.paused { color:var(--warn); } .status.revoked, .status.expired { color:var(--danger); }
@@ -78,6 +79,7 @@ dl.profile dt { color:var(--muted); } dl.profile dd { margin:0; overflow-wrap:an
 .sr-only { position:absolute; width:1px; height:1px; overflow:hidden; clip:rect(0 0 0 0); white-space:nowrap; }
 section > :first-child, .card > :first-child { margin-top:0; }
 td .actions { min-width:9rem; }
+td.nowrap, td.nowrap code { white-space:nowrap; }
 @media (max-width: 40rem) {
   main { padding:.6rem; } .sign-out { margin-left:0; }
   /* Tables become one card per row; each cell says what it is. */
@@ -177,6 +179,23 @@ for (const form of document.querySelectorAll("form[data-siwe]")) {
 }
 `;
 
+/**
+ * Upstream authentication fields: each credential field's wrapper says which methods use it
+ * (\`<div data-auth-for="bearer token">\`); the form shows only the chosen method's. Without JavaScript every field
+ * shows, each with a hint naming its methods, and the server takes only the chosen method's fields.
+ */
+const AUTH_JS = `
+for (const select of document.querySelectorAll("select[data-auth-method]")) {
+  const show = () => {
+    for (const field of select.form.querySelectorAll("[data-auth-for]")) {
+      field.hidden = !field.dataset.authFor.split(" ").includes(select.value);
+    }
+  };
+  select.addEventListener("change", show);
+  show();
+}
+`;
+
 /** FNV-1a (32 bits) of the text, as 8 hex digits: enough to tell one version of a file from the next. */
 export function contentHash(text: string): string {
   let h = 0x811c9dc5;
@@ -191,6 +210,7 @@ const FILES = {
   css: { name: "dashboard", ext: "css", type: "text/css; charset=utf-8", body: CSS },
   copy: { name: "copy", ext: "js", type: "text/javascript; charset=utf-8", body: COPY_JS },
   siwe: { name: "siwe", ext: "js", type: "text/javascript; charset=utf-8", body: SIWE_JS },
+  auth: { name: "auth-fields", ext: "js", type: "text/javascript; charset=utf-8", body: AUTH_JS },
 } as const;
 
 export type AssetId = keyof typeof FILES;

@@ -23,7 +23,7 @@ export interface LayoutProps {
   active?: NavId;
   /** The signed-in tenant's name, shown beside Sign out. */
   tenantName?: string;
-  /** Same-origin scripts: `copy` (copy buttons), `siwe` (wallet signatures). */
+  /** Same-origin scripts: `copy` (copy buttons), `siwe` (wallet signatures), `auth` (upstream credential fields). */
   scripts?: AssetId[];
   children?: Child;
 }

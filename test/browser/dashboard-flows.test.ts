@@ -230,6 +230,17 @@ describe("services and paywalls in the browser", () => {
     await fill(page, "#svc-baseUrl", "https://weather.example.com/api");
     await page.click("#svc-net-base"); // untick the mainnet network
     await page.click("#svc-net-base-sepolia");
+    // Only the chosen method's credential fields show (all of them without JavaScript, each saying its methods).
+    const shownAuthFields = () =>
+      inPage<string[]>(
+        page,
+        `() => [...document.querySelectorAll("[data-auth-for]")].filter((d) => !d.hidden).map((d) => d.querySelector("input").id)`,
+      );
+    expect(await shownAuthFields()).toEqual([]);
+    await page.select("#svc-authMethod", "bearer");
+    expect(await shownAuthFields()).toEqual(["svc-auth-bearerToken"]);
+    await page.select("#svc-authMethod", "custom-header");
+    expect(await shownAuthFields()).toEqual(["svc-auth-headerName", "svc-auth-headerValue"]);
     await page.select("#svc-authMethod", "bearer");
     await page.type("#svc-auth-bearerToken", "upstream-secret-1");
     await page.type("#svc-categories", "weather, forecasts");
@@ -367,7 +378,10 @@ describe("keyboard and accessibility", () => {
   it("axe-core finds no violation on any page at 1280 px and 390 px; every page is saved at both widths", async () => {
     const { page, problems } = await openPage(browser, worker.url);
     await page.setBypassCSP(true);
+    // Signed out (the browser still holds the earlier tests' session): the sign-in page itself, not the keys page.
+    await page.deleteCookie(...(await page.cookies(worker.url)));
     await page.goto(`${worker.url}/dashboard/sign-in`, { waitUntil: "load" });
+    expect(new URL(page.url()).pathname).toBe("/dashboard/sign-in");
     await checkPage(page, "sign-in");
     const link = await createSignInLink(getDb(await worker.db()), { tenant: worker.tenantId, baseUrl: worker.url });
     await page.goto(link.url, { waitUntil: "load" });

@@ -108,9 +108,9 @@ activityPages.get("/activity", async (c) => {
                     <td data-label="What">{e.kind === "key" ? `Key ${e.action}` : (WHAT[e.action] ?? e.action)}</td>
                     <td data-label="Details">
                       {e.kind === "key" ? (
-                        <>
+                        <span>
                           {e.subject} <code>{e.detail}…</code>
-                        </>
+                        </span>
                       ) : (
                         [e.subject, e.detail].filter(Boolean).join(" · ") || "—"
                       )}

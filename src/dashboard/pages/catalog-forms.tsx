@@ -383,7 +383,7 @@ export function ServiceFields({
         </p>
         <Field errors={errors} name="authMethod" id={id("authMethod")} label="Method">
           {(a) => (
-            <select {...a} id={id("authMethod")} name="authMethod">
+            <select {...a} id={id("authMethod")} name="authMethod" data-auth-method>
               {AUTH_METHODS.map((m) => (
                 <option value={m} selected={values.authMethod === m}>
                   {m}
@@ -397,15 +397,17 @@ export function ServiceFields({
           const stored = values.storedSecrets.includes(f);
           const hint = `For ${methodsUsing(f).join(", ")}.${secret ? (stored ? " Stored; leave empty to keep it." : " Write-only.") : ""}`;
           return (
-            <Field errors={errors} name={`auth.${f}`} id={id(`auth.${f}`)} label={AUTH_FIELD_LABELS[f] as string} hint={hint}>
-              {(a) =>
-                secret ? (
-                  <input {...a} id={id(`auth.${f}`)} type="password" name={`auth.${f}`} value="" autocomplete="new-password" />
-                ) : (
-                  <input {...a} id={id(`auth.${f}`)} type="text" name={`auth.${f}`} value={values.auth[f] ?? ""} />
-                )
-              }
-            </Field>
+            <div data-auth-for={methodsUsing(f).join(" ")}>
+              <Field errors={errors} name={`auth.${f}`} id={id(`auth.${f}`)} label={AUTH_FIELD_LABELS[f] as string} hint={hint}>
+                {(a) =>
+                  secret ? (
+                    <input {...a} id={id(`auth.${f}`)} type="password" name={`auth.${f}`} value="" autocomplete="new-password" />
+                  ) : (
+                    <input {...a} id={id(`auth.${f}`)} type="text" name={`auth.${f}`} value={values.auth[f] ?? ""} />
+                  )
+                }
+              </Field>
+            </div>
           );
         })}
       </fieldset>

@@ -400,8 +400,7 @@ async function earningsPage(c: Ctx) {
                     Amount
                   </th>
                   <th scope="col">Status</th>
-                  <th scope="col">Network</th>
-                  <th scope="col">Protocol</th>
+                  <th scope="col">Network (protocol)</th>
                   <th scope="col">Payer</th>
                   <th scope="col">Transaction hash</th>
                 </tr>
@@ -414,34 +413,37 @@ async function earningsPage(c: Ctx) {
                     </td>
                     <td data-label="Paywall">{t.paywallName ?? <code>{t.paywallId}</code>}</td>
                     <td data-label="Amount" class="amount">
-                      {formatUsdc(t.amount)} <span class="hint">{t.currency}</span>
+                      <span>
+                        {formatUsdc(t.amount)} <span class="hint">{t.currency}</span>
+                      </span>
                     </td>
                     <td data-label="Status">
-                      {t.status}
-                      {t.failureReason && <span class="hint"> ({t.failureReason})</span>}
+                      <span>
+                        {t.status}
+                        {t.failureReason && <span class="hint"> ({t.failureReason})</span>}
+                      </span>
                     </td>
-                    <td data-label="Network" class="nowrap">
-                      {t.network}
-                    </td>
-                    <td data-label="Protocol" class="nowrap">
-                      {t.protocol}
+                    <td data-label="Network (protocol)" class="nowrap">
+                      <span>
+                        {t.network} <span class="hint">({t.protocol})</span>
+                      </span>
                     </td>
                     <td data-label="Payer" class="hash">
                       {t.payerAddress ? (
-                        <>
+                        <span>
                           <Copyable id={`payer-${t.id}`} text={t.payerAddress} what={`payer ${short(t.payerAddress)}`} />{" "}
                           <ExplorerLink network={t.network} kind="address" value={t.payerAddress} />
-                        </>
+                        </span>
                       ) : (
                         "—"
                       )}
                     </td>
                     <td data-label="Transaction hash" class="hash">
                       {t.txHash ? (
-                        <>
+                        <span>
                           <Copyable id={`tx-${t.id}`} text={t.txHash} what={`transaction hash ${short(t.txHash)}`} />{" "}
                           <ExplorerLink network={t.network} kind="tx" value={t.txHash} />
-                        </>
+                        </span>
                       ) : (
                         "—"
                       )}

@@ -222,13 +222,19 @@ function KeyRow({ k, now }: { k: ApiKeyRow; now: Date }) {
       <td data-label="Status">
         <span class={`status ${status}`}>{status}</span>
       </td>
-      <td data-label="Prefix">
+      <td data-label="Prefix" class="nowrap">
         <code>{k.keyPrefix}…</code>
       </td>
       <td data-label="Permissions">{describeScopes(k.scopes)}</td>
-      <td data-label="Created">{formatDate(k.createdAt)}</td>
-      <td data-label="Last used">{formatDate(k.lastUsedAt) ?? "never"}</td>
-      <td data-label="Expires">{formatDate(k.expiresAt) ?? "never"}</td>
+      <td data-label="Created" class="nowrap">
+        {formatDate(k.createdAt)}
+      </td>
+      <td data-label="Last used" class="nowrap">
+        {formatDate(k.lastUsedAt) ?? "never"}
+      </td>
+      <td data-label="Expires" class="nowrap">
+        {formatDate(k.expiresAt) ?? "never"}
+      </td>
       <td data-label="IP allowlist">{k.allowedIps.length === 0 ? "any address" : k.allowedIps.join(", ")}</td>
       <td data-label="Actions">
         <div class="actions">

@@ -32,6 +32,7 @@ import { paymentUrls } from "../../core/payments.ts";
 import { findPaywall, findPaywallsPage } from "../../db/paywalls.ts";
 import type { PaywallRow, ServiceRow } from "../../db/schema.ts";
 import { findService, findServicesPage, listServiceNames } from "../../db/services.ts";
+import type { AssetId } from "../assets.ts";
 import type { DashboardEnv } from "../env.ts";
 import { ErrorSummary, type FormErrors, readForm } from "../forms.tsx";
 import { Layout, Notice } from "../layout.tsx";
@@ -369,10 +370,11 @@ function formPage(
     version?: number | undefined;
     children: Child;
     status?: number | undefined;
+    scripts?: AssetId[];
   },
 ) {
   return c.html(
-    <Layout title={o.title} active="services" tenantName={c.var.session.tenant.name}>
+    <Layout title={o.title} active="services" tenantName={c.var.session.tenant.name} scripts={o.scripts}>
       <style nonce={c.var.cspNonce}>{STYLE}</style>
       <ErrorSummary errors={o.errors} labels={o.labels} ids={o.ids} />
       <section>
@@ -413,6 +415,7 @@ function serviceForm(c: Ctx, values: ServiceFormValues, opts: { errors?: FormErr
     version: editing?.version,
     status: opts.status,
     children: <ServiceFields values={values} errors={opts.errors} editing={!!editing} />,
+    scripts: ["auth"],
   });
 }
 

@@ -176,8 +176,10 @@ async function listPage(c: Ctx, extra: { shown?: ShownSecret; gone?: boolean; er
                 {rows.map((e) => (
                   <tr>
                     <td data-label="URL">
-                      <a href={`/dashboard/webhooks/${e.id}`}>{e.url}</a>
-                      {e.description && <span class="hint"> {e.description}</span>}
+                      <span>
+                        <a href={`/dashboard/webhooks/${e.id}`}>{e.url}</a>
+                        {e.description && <span class="hint"> {e.description}</span>}
+                      </span>
                     </td>
                     <td data-label="Events">{e.events.join(", ")}</td>
                     <td data-label="State">
@@ -286,11 +288,15 @@ async function endpointPage(c: Ctx, endpoint: WebhookEndpointRow, error?: string
                 {log.rows.map(({ row: d }) => (
                   <tr>
                     <td data-label="Event">
-                      <code>{d.eventType}</code> <span class="hint">{d.id}</span>
+                      <span>
+                        <code>{d.eventType}</code> <span class="hint">{d.id}</span>
+                      </span>
                     </td>
                     <td data-label="Status">
-                      <span class={`status ${d.status}`}>{d.status}</span>
-                      {d.error && <span class="hint"> {d.error}</span>}
+                      <span>
+                        <span class={`status ${d.status}`}>{d.status}</span>
+                        {d.error && <span class="hint"> {d.error}</span>}
+                      </span>
                     </td>
                     <td data-label="Attempts">{d.attempts}</td>
                     <td data-label="Latency">{d.latencyMs === null ? "—" : `${d.latencyMs} ms`}</td>

@@ -1,7 +1,7 @@
 // axe-core in the page: the accessibility check every dashboard page passes at desktop and phone widths.
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import type { Page } from "puppeteer-core";
+import type { CDPSession, Page } from "puppeteer-core";
 import { expect } from "vitest";
 import { DESKTOP, PHONE, screenshot } from "./browser.ts";
 
@@ -17,12 +17,19 @@ export async function axeViolations(page: Page): Promise<string[]> {
   return result as string[];
 }
 
+/** One DevTools session per page for the emulation below: an override lives as long as the session that set it. */
+const sessions = new WeakMap<Page, CDPSession>();
+
 /**
  * Sets the page's viewport in place: puppeteer's `setViewport` reloads the page when it turns phone emulation (mobile,
  * touch) on or off, which would re-send a form or use up a page shown once. Chromium's own emulation applies at once.
  */
 async function emulate(page: Page, viewport: { width: number; height: number; deviceScaleFactor?: number; isMobile?: boolean }) {
-  const session = await page.createCDPSession();
+  let session = sessions.get(page);
+  if (!session) {
+    session = await page.createCDPSession();
+    sessions.set(page, session);
+  }
   await session.send("Emulation.setDeviceMetricsOverride", {
     width: viewport.width,
     height: viewport.height,
@@ -30,8 +37,24 @@ async function emulate(page: Page, viewport: { width: number; height: number; de
     mobile: viewport.isMobile ?? false,
   });
   await session.send("Emulation.setTouchEmulationEnabled", { enabled: viewport.isMobile ?? false });
-  await session.detach();
+  await page.waitForFunction(`window.innerWidth === ${viewport.width}`, { timeout: 5000 });
   await page.evaluate("new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())))");
+}
+
+/**
+ * Card tables on a phone (`table.cards`: each cell a label beside its value) put the whole value beside its label:
+ * the cells whose content reaches into the label's column, as text.
+ */
+async function cardCellsOutOfPlace(page: Page): Promise<string[]> {
+  return page.evaluate(`[...document.querySelectorAll("table.cards td")].flatMap((td) => {
+    if (getComputedStyle(td).display !== "grid" || !td.textContent.trim()) return [];
+    const label = parseFloat(getComputedStyle(td).gridTemplateColumns.split(" ")[0]);
+    const range = document.createRange();
+    range.selectNodeContents(td);
+    const left = td.getBoundingClientRect().left + label;
+    const out = [...range.getClientRects()].some((r) => r.width > 0 && r.left < left - 1);
+    return out ? [td.dataset.label + ": " + td.textContent.trim().slice(0, 60)] : [];
+  })`) as Promise<string[]>;
 }
 
 /**
@@ -48,6 +71,10 @@ export async function checkPage(page: Page, name: string) {
     if (viewport.width === PHONE.width) {
       const width = (await page.evaluate("document.documentElement.scrollWidth")) as number;
       expect(width, `${name} fits ${PHONE.width} px`).toBeLessThanOrEqual(PHONE.width);
+      expect(await cardCellsOutOfPlace(page), `${name}: card values beside their labels`).toEqual([]);
+    } else {
+      const width = (await page.evaluate("document.documentElement.scrollWidth")) as number;
+      expect(width, `${name} fits ${viewport.width} px`).toBeLessThanOrEqual(viewport.width);
     }
     await screenshot(page, `${name}-${viewport.width}`, { fullPage: true });
   }
