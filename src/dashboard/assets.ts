@@ -32,6 +32,7 @@ label { display:block; font-weight:600; margin:.6rem 0 .2rem; }
 fieldset { border:1px solid var(--line); border-radius:6px; margin:.6rem 0; padding:.4rem .8rem .6rem; }
 legend { font-weight:600; padding:0 .3rem; }
 fieldset label { font-weight:400; display:flex; gap:.4rem; align-items:baseline; margin:.2rem 0; }
+fieldset .field > label { display:block; font-weight:600; margin:.6rem 0 .2rem; }
 .hint { color:var(--muted); font-size:.88em; font-weight:400; }
 input[type=text], input[type=email], input[type=datetime-local], textarea { width:100%; max-width:28rem; padding:.45rem .5rem; border:1px solid #9aa3b2; border-radius:6px; font:inherit; }
 textarea { min-height:5.5rem; }

@@ -72,6 +72,12 @@ export const EarningsQuerySchema = z
 
 export type EarningsQuery = z.output<typeof EarningsQuerySchema>;
 
+/** The filters as typed, for the form to show them again when they are refused (text only; never trusted). */
+const typedFilters = (query: Record<string, string>): Partial<EarningsQuery> =>
+  Object.fromEntries(
+    Object.entries(query).filter(([k, v]) => k in EarningsQuerySchema.shape && k !== "tpage" && k !== "epage" && v.length <= 100),
+  ) as Partial<EarningsQuery>;
+
 /** A link to the page with the same filters and one value changed. */
 function hrefWith(q: EarningsQuery, change: Partial<Record<keyof EarningsQuery, string | number | undefined>>) {
   const params = new URLSearchParams();
@@ -297,7 +303,7 @@ async function earningsPage(c: Ctx) {
       <>
         <Notice kind="error">These filters are not valid: {problems}. Nothing is shown until they are fixed.</Notice>
         <section>
-          <Filters q={{}} choices={choices} />
+          <Filters q={typedFilters(c.req.query())} choices={choices} />
         </section>
       </>,
     );

@@ -1,9 +1,10 @@
 // axe-core in the page: the accessibility check every dashboard page passes at desktop and phone widths.
-import { readFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
+import { join } from "node:path";
 import type { CDPSession, Page } from "puppeteer-core";
 import { expect } from "vitest";
-import { DESKTOP, PHONE, screenshot } from "./browser.ts";
+import { DESKTOP, PHONE, SCREENSHOT_DIR } from "./browser.ts";
 
 let axeSource: Promise<string> | undefined;
 
@@ -42,6 +43,24 @@ async function emulate(page: Page, viewport: { width: number; height: number; de
 }
 
 /**
+ * A PNG of the whole page as it is laid out now, under test-output/screenshots/: taken through the page's own
+ * DevTools session, so the emulated width holds (puppeteer's full-page capture lays the page out at its own viewport).
+ */
+async function wholePage(page: Page, name: string) {
+  const session = sessions.get(page) as CDPSession;
+  const size = (await page.evaluate(
+    "({ width: document.documentElement.scrollWidth, height: document.documentElement.scrollHeight })",
+  )) as { width: number; height: number };
+  const { data } = await session.send("Page.captureScreenshot", {
+    format: "png",
+    captureBeyondViewport: true,
+    clip: { x: 0, y: 0, width: size.width, height: Math.min(size.height, 16_000), scale: 1 },
+  });
+  await mkdir(SCREENSHOT_DIR, { recursive: true });
+  await writeFile(join(SCREENSHOT_DIR, `${name}.png`), Buffer.from(data, "base64"));
+}
+
+/**
  * Card tables on a phone (`table.cards`: each cell a label beside its value) put the whole value beside its label:
  * the cells whose content reaches into the label's column, as text.
  */
@@ -76,7 +95,7 @@ export async function checkPage(page: Page, name: string) {
       const width = (await page.evaluate("document.documentElement.scrollWidth")) as number;
       expect(width, `${name} fits ${viewport.width} px`).toBeLessThanOrEqual(viewport.width);
     }
-    await screenshot(page, `${name}-${viewport.width}`, { fullPage: true });
+    await wholePage(page, `${name}-${viewport.width}`);
   }
   await emulate(page, DESKTOP);
   expect(await page.evaluate("performance.timeOrigin"), `${name}: checked without reloading`).toBe(loadedAt);
