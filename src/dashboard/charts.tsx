@@ -1,5 +1,5 @@
 /**
- * Server-rendered SVG charts of the daily roll-ups: revenue per day (bars, in USDC) and requests / successes /
+ * Server-rendered SVG charts of the daily roll-ups: revenue per day (bars, in one token) and requests / successes /
  * errors per day (lines). No JavaScript: each chart is an `<svg role="img">` with a title and a summary (`desc`),
  * a tooltip (`<title>`) on every bar and point, and the same figures as a table. Amounts stay integer micro-USDC
  * (bigint) from the database to the label; only pixel geometry is computed in numbers.
@@ -166,7 +166,7 @@ function Chart(props: {
 }
 
 /** Revenue per day: one bar per day (none on a day without revenue), each with its exact amount as a tooltip. */
-export function RevenueChart({ id, days }: { id: string; days: DayStats[] }) {
+export function RevenueChart({ id, days, token = "USDC" }: { id: string; days: DayStats[]; token?: string }) {
   const values = days.map((d) => BigInt(d.revenue));
   let max = 0n; // bigint: Math.max does not take it
   for (const v of values) if (v > max) max = v;
@@ -177,19 +177,19 @@ export function RevenueChart({ id, days }: { id: string; days: DayStats[] }) {
   const best = days.find((_, i) => values[i] === max);
   const quiet = values.filter((v) => v === 0n).length;
   const summary =
-    `Total ${formatUsdc(total)} USDC from ${range(days)}` +
-    (max > 0n && best ? `; highest ${formatUsdc(max)} USDC on ${best.day}` : "") +
+    `Total ${formatUsdc(total)} ${token} from ${range(days)}` +
+    (max > 0n && best ? `; highest ${formatUsdc(max)} ${token} on ${best.day}` : "") +
     `; ${quiet} of ${days.length} days without revenue.`;
   const gap = Math.min(4, f.slot / 5);
   return (
     <Chart
       id={id}
-      title="Revenue per day (completed transactions, USDC)"
+      title={`Revenue per day (completed transactions, ${token})`}
       summary={summary}
       days={days}
-      columns={[{ label: "Revenue (USDC)", cell: (d) => formatUsdc(d.revenue) }]}
+      columns={[{ label: `Revenue (${token})`, cell: (d) => formatUsdc(d.revenue) }]}
     >
-      <Axes f={f} ticks={ticks} days={days} unit="USDC" />
+      <Axes f={f} ticks={ticks} days={days} unit={token} />
       {days.map((d, i) => {
         if (values[i]! <= 0n) return null; // an empty day: no bar; the table and the summary list it
         const h = Math.max(barHeight(values[i]!, top), 1);
@@ -204,7 +204,7 @@ export function RevenueChart({ id, days }: { id: string; days: DayStats[] }) {
             height={h}
             fill="#1f5fbf"
           >
-            <title>{`${d.day}: ${formatUsdc(d.revenue)} USDC`}</title>
+            <title>{`${d.day}: ${formatUsdc(d.revenue)} ${token}`}</title>
           </rect>
         );
       })}

@@ -1,12 +1,15 @@
-import { and, asc, between, eq, sql } from "drizzle-orm";
+import { and, between, eq, gte, inArray, sql } from "drizzle-orm";
 import type { Db } from "./client.ts";
-import { dailyStats } from "./schema.ts";
+import { dailyRevenue, dailyStats } from "./schema.ts";
 
-/** One UTC day of a tenant's kept totals (migrations/0005). */
+/** One UTC day of a tenant's kept totals (migrations/0005, 0018). */
 export interface DayStats {
   /** `YYYY-MM-DD` */
   day: string;
-  /** Revenue of the day's COMPLETED transactions: integer micro-USDC as a decimal string (never a float). */
+  /**
+   * Revenue of the day's COMPLETED transactions on the networks asked (one token's): integer micro-units as a decimal
+   * string (never a float).
+   */
   revenue: string;
   requests: number;
   successes: number;
@@ -26,32 +29,108 @@ export function statsScope(filter: { paywallId?: string | undefined; serviceId?:
 const empty = (day: string): DayStats => ({ day, revenue: "0", requests: 0, successes: 0, errors: 0 });
 
 /**
- * The kept totals of each of `days` (UTC dates, ascending), one entry per day, zeros for a day without records: one
- * primary-key range read of at most `days.length` rows, whatever the size of the tenant's history.
+ * The kept traffic of each of `days` (UTC dates, ascending), one entry per day, zeros for a day without records: one
+ * primary-key range read of `daily_stats` (at most `days.length` rows), whatever the size of the tenant's history.
+ * `revenue` is "0" here: revenue is kept per network (`findDailyRevenue`) and added per token by the caller.
  */
-export async function findDailyStats(
-  db: Db,
-  tenantId: string,
-  days: string[],
-  scope: StatsScope = "tenant",
-): Promise<DayStats[]> {
+export async function findDailyStats(db: Db, tenantId: string, days: string[], scope: StatsScope): Promise<DayStats[]> {
   const first = days[0];
   const last = days.at(-1);
   if (first === undefined || last === undefined) return [];
   const rows = await db
     .select({
       day: dailyStats.day,
-      // As text: SQLite's 64-bit integer stays exact (a JavaScript number would not past 2^53).
-      revenue: sql<string>`CAST(${dailyStats.revenue} AS TEXT)`,
       requests: dailyStats.requests,
       successes: dailyStats.successes,
       errors: dailyStats.errors,
     })
     .from(dailyStats)
-    .where(and(eq(dailyStats.tenantId, tenantId), eq(dailyStats.scope, scope), between(dailyStats.day, first, last)))
-    .orderBy(asc(dailyStats.day));
+    .where(and(eq(dailyStats.tenantId, tenantId), eq(dailyStats.scope, scope), between(dailyStats.day, first, last)));
   const byDay = new Map(rows.map((r) => [r.day, r]));
-  return days.map((day) => byDay.get(day) ?? empty(day));
+  return days.map((day) => ({ ...(byDay.get(day) ?? empty(day)), revenue: "0" }));
+}
+
+/** A day's completed revenue on one network: integer micro-units of its token, as text. */
+export interface DayRevenue {
+  day: string;
+  network: string;
+  amount: string;
+}
+
+/**
+ * The kept completed revenue of `days` (UTC dates, ascending) per network, on `networks`: one primary-key range read of
+ * `daily_revenue` (at most `days.length` × networks rows). Amounts as text: SQLite's 64-bit integers stay exact.
+ */
+export async function findDailyRevenue(
+  db: Db,
+  tenantId: string,
+  days: string[],
+  scope: StatsScope,
+  networks: readonly string[],
+): Promise<DayRevenue[]> {
+  const first = days[0];
+  const last = days.at(-1);
+  if (first === undefined || last === undefined || networks.length === 0) return [];
+  return db
+    .select({
+      day: dailyRevenue.day,
+      network: dailyRevenue.network,
+      amount: sql<string>`CAST(${dailyRevenue.amount} AS TEXT)`,
+    })
+    .from(dailyRevenue)
+    .where(
+      and(
+        eq(dailyRevenue.tenantId, tenantId),
+        eq(dailyRevenue.scope, scope),
+        between(dailyRevenue.day, first, last),
+        inArray(dailyRevenue.network, [...networks]),
+      ),
+    );
+}
+
+/** Completed revenue of one network since each date of a list of windows: `sums[i]` since the i-th date. */
+export interface NetworkTotals {
+  network: string;
+  /** Integer micro-units, as decimal strings. */
+  sums: string[];
+}
+
+/**
+ * Completed revenue per network since each day of `since` (UTC dates; the oldest bounds the read), in `scope`, on
+ * `networks` (all when undefined): one range read of `daily_revenue`, sums read as text. The caller adds networks of
+ * one token together, never two tokens.
+ */
+export async function findNetworkTotals(
+  db: Db,
+  tenantId: string,
+  scope: StatsScope,
+  since: string[],
+  networks?: readonly string[],
+): Promise<NetworkTotals[]> {
+  if (since.length === 0) return [];
+  const oldest = [...since].sort()[0] as string;
+  const sums = since.map((day, i) =>
+    sql<string>`CAST(coalesce(sum(CASE WHEN ${dailyRevenue.day} >= ${day} THEN ${dailyRevenue.amount} ELSE 0 END), 0) AS TEXT)`.as(
+      `s${i}`,
+    ),
+  );
+  const rows = await db
+    .select({ network: dailyRevenue.network, ...Object.fromEntries(sums.map((s, i) => [`s${i}`, s])) })
+    .from(dailyRevenue)
+    .where(
+      and(
+        eq(dailyRevenue.tenantId, tenantId),
+        eq(dailyRevenue.scope, scope),
+        gte(dailyRevenue.day, oldest),
+        networks ? inArray(dailyRevenue.network, [...networks]) : undefined,
+      ),
+    )
+    .groupBy(dailyRevenue.network)
+    .orderBy(dailyRevenue.network);
+  return rows.map((r) => ({
+    network: r.network,
+    sums: since.map((_, i) => String((r as Record<string, unknown>)[`s${i}`])),
+  }));
 }
 
 /** Paid answers (SUCCESS events) of paywalls whose answers are cached: from the edge cache, or from the upstream. */

@@ -383,8 +383,6 @@ export const dailyStats = sqliteTable(
     scope: text("scope").notNull(),
     /** UTC date, `YYYY-MM-DD`. */
     day: text("day").notNull(),
-    /** Integer micro-USDC (SQLite's 64-bit integer); read it as text to keep every digit. */
-    revenue: integer("revenue").notNull().default(0),
     requests: integer("requests").notNull().default(0),
     successes: integer("successes").notNull().default(0),
     errors: integer("errors").notNull().default(0),
@@ -393,6 +391,27 @@ export const dailyStats = sqliteTable(
     cacheMisses: integer("cache_misses").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.scope, t.day] })],
+);
+
+/**
+ * Completed revenue per UTC day and network (migrations/0018), kept by triggers on `transactions` in the same three
+ * scopes as `daily_stats`: what the dashboard's per-token totals and revenue chart read, whatever the size of the
+ * history. The network tells the token (amounts of two tokens are never added) and the protocol.
+ */
+export const dailyRevenue = sqliteTable(
+  "daily_revenue",
+  {
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    scope: text("scope").notNull(),
+    /** UTC date, `YYYY-MM-DD`. */
+    day: text("day").notNull(),
+    network: text("network").notNull(),
+    /** Integer micro-units of the network's token (SQLite's 64-bit integer); read it as text to keep every digit. */
+    amount: integer("amount").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.scope, t.day, t.network] })],
 );
 
 /**

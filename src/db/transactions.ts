@@ -80,45 +80,6 @@ export async function insertTransactions(db: Db, rows: NewTransaction[]): Promis
   return results.flat().map((r) => r.id);
 }
 
-/** Completed revenue per token over the windows that start at each of `since` (integer micro-units, read as text). */
-export interface TokenTotals {
-  currency: string;
-  sums: string[];
-}
-
-/**
- * Completed revenue per token (USDC, pathUSD: never added together) since each date of `since` (oldest last), for the
- * filter's paywall, service, network and protocol: one grouped query over the oldest window, sums read as text.
- */
-export async function findTokenTotals(
-  db: Db,
-  tenantId: string,
-  filter: Omit<TransactionFilter, "status" | "from" | "to" | "id" | "txHash">,
-  since: Date[],
-): Promise<TokenTotals[]> {
-  const oldest = new Date(Math.min(...since.map((d) => d.getTime())));
-  const where = historyWhere(transactions, tenantId, { ...filter, from: oldest }, [
-    [transactions.status, "COMPLETED"],
-    [transactions.network, filter.network],
-    [transactions.protocol, filter.protocol],
-  ]);
-  const sums = since.map((d, i) =>
-    sql<string>`CAST(COALESCE(SUM(CASE WHEN ${transactions.createdAt} >= ${d.getTime()} THEN CAST(${transactions.amount} AS INTEGER) ELSE 0 END), 0) AS TEXT)`.as(
-      `s${i}`,
-    ),
-  );
-  const rows = await db
-    .select({ currency: transactions.currency, ...Object.fromEntries(sums.map((s, i) => [`s${i}`, s])) })
-    .from(transactions)
-    .where(where)
-    .groupBy(transactions.currency)
-    .orderBy(transactions.currency);
-  return rows.map((r) => ({
-    currency: r.currency,
-    sums: since.map((_, i) => String((r as Record<string, unknown>)[`s${i}`])),
-  }));
-}
-
 /**
  * The next `limit` transactions of the filtered list after `after` (newest first, keyset on created_at and id): an
  * export reads the whole list a page at a time, whatever its size, with bounded memory.

@@ -6,12 +6,13 @@ import type { PaymentPayload } from "@x402/core/types";
 import { hashApiKey } from "../../src/core/keys/api-key.ts";
 import { outcomeEventIdOf } from "../../src/core/ledger/ids.ts";
 import { completePayment, startPayment } from "../../src/core/ledger/ledger.ts";
+import { networksMatching } from "../../src/core/money/tokens.ts";
 import { parseKeyRing } from "../../src/core/secrets/secret-box.ts";
 import { sealHeaders } from "../../src/core/secrets/secret-fields.ts";
 import { SESSION_COOKIE, SESSION_MAX_MS } from "../../src/dashboard/session.ts";
 import { findKeyWithTenantByHash } from "../../src/db/api-keys.ts";
 import type { Db } from "../../src/db/client.ts";
-import { findDailyStats } from "../../src/db/daily-stats.ts";
+import { findCacheTotals, findDailyRevenue, findDailyStats, findNetworkTotals } from "../../src/db/daily-stats.ts";
 import { insertSession } from "../../src/db/dashboard.ts";
 import { findEventsPage } from "../../src/db/events.ts";
 import type { NewPaywall } from "../../src/db/paywalls.ts";
@@ -530,15 +531,20 @@ const explainWrite = async (db: Db, seeded: Seeded) => {
   await deletePaywallRow(db, id);
 };
 
-/** What the earnings page asks D1 besides the session: filter choices, the 30 days of roll-ups, the two first pages. */
+/** What the earnings page asks D1 besides the session: filter choices, the roll-ups (totals, 30 days, cache), the two first pages. */
 const explainEarnings = async (db: Db, seeded: Seeded) => {
   const tenantId = tenantOf(seeded);
   const page = { limit: 25, offset: 0 };
   await listPaywallNames(db, tenantId, 200);
   await listServiceNames(db, tenantId, 200);
-  await findDailyStats(db, tenantId, lastUtcDays(new Date(), 30));
+  const networks = networksMatching({});
+  const days = lastUtcDays(new Date(), 30);
+  await findNetworkTotals(db, tenantId, "tenant", [days[29]!, days[23]!, days[0]!], networks);
+  await findDailyStats(db, tenantId, days, "tenant");
+  await findDailyRevenue(db, tenantId, days, "tenant", networks);
   await findTransactionsPage(db, tenantId, page, {});
   await findEventsPage(db, tenantId, page, {});
+  await findCacheTotals(db, tenantId, days, "tenant");
 };
 
 /** The reference app scenarios are measured alongside unless they name another (`floor`). */

@@ -1,4 +1,4 @@
-// The daily roll-ups (migrations/0005) against an oracle computed here, in JavaScript with BigInt, from the
+// The daily roll-ups (migrations/0005, 0018) against an oracle computed here, in JavaScript with BigInt, from the
 // raw rows: through demo data, settlement (PENDING → COMPLETED counted once), deletes, big amounts, and the
 // backfill of records stored before the migration.
 import { applyD1Migrations } from "cloudflare:test";
@@ -6,9 +6,18 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { writeDemoData } from "../../src/admin/demo-data.ts";
 import { completePayment, failPayment, type PaymentRef } from "../../src/core/ledger/ledger.ts";
+import { NETWORK_IDS } from "../../src/core/money/networks.ts";
+import { revenueInToken, sumsPerToken } from "../../src/core/money/tokens.ts";
 import { getDb } from "../../src/db/client.ts";
-import { findCacheTotals, findDailyStats, statsScope } from "../../src/db/daily-stats.ts";
-import { type Tenant, tenants as tenantsTable } from "../../src/db/schema.ts";
+import {
+  findCacheTotals,
+  findDailyRevenue,
+  findDailyStats,
+  findNetworkTotals,
+  type StatsScope,
+  statsScope,
+} from "../../src/db/daily-stats.ts";
+import { type Tenant, type Token, tenants as tenantsTable } from "../../src/db/schema.ts";
 import { lastUtcDays } from "../../src/lib/utc-days.ts";
 import { createPaywallFor } from "../history/support.ts";
 import { createTenant, db } from "../support/factories.ts";
@@ -21,59 +30,70 @@ interface RawRecord {
   created_at: number;
   status?: string;
   amount?: string;
+  network?: string;
   event_type?: string;
 }
 
-type Totals = Record<string, { revenue: bigint; requests: number; successes: number; errors: number }>;
+/**
+ * What the roll-ups hold: traffic by `scope day` (daily_stats), completed revenue by `scope day network`
+ * (daily_revenue); zero rows left out.
+ */
+interface Totals {
+  traffic: Record<string, { requests: number; successes: number; errors: number }>;
+  revenue: Record<string, bigint>;
+}
 
-/** What the roll-ups must hold for `tenantId`, by `scope day`: computed from every raw row, without the triggers' SQL. */
+const scopesOf = (r: RawRecord) => ["tenant", `paywall:${r.paywall_id}`, ...(r.service_id ? [`service:${r.service_id}`] : [])];
+const dayOf = (r: RawRecord) => new Date(r.created_at).toISOString().slice(0, 10);
+
+/** What the roll-ups must hold for `tenantId`: computed from every raw row, without the triggers' SQL. */
 async function oracle(d1: D1Database, tenantId: string): Promise<Totals> {
   const read = async (sql: string) => (await d1.prepare(sql).bind(tenantId).all<RawRecord>()).results;
   const transactions = await read(
-    "SELECT tenant_id, paywall_id, service_id, created_at, status, amount FROM transactions WHERE tenant_id = ?",
+    "SELECT tenant_id, paywall_id, service_id, created_at, status, amount, network FROM transactions WHERE tenant_id = ?",
   );
   const events = await read("SELECT tenant_id, paywall_id, service_id, created_at, event_type FROM events WHERE tenant_id = ?");
-  const totals: Totals = {};
-  const add = (r: RawRecord, change: Partial<{ revenue: bigint; requests: number; successes: number; errors: number }>) => {
-    const day = new Date(r.created_at).toISOString().slice(0, 10);
-    const scopes = ["tenant", `paywall:${r.paywall_id}`, ...(r.service_id ? [`service:${r.service_id}`] : [])];
-    for (const scope of scopes) {
-      const key = `${scope} ${day}`;
-      totals[key] ??= { revenue: 0n, requests: 0, successes: 0, errors: 0 };
-      const t = totals[key];
-      t.revenue += change.revenue ?? 0n;
-      t.requests += change.requests ?? 0;
-      t.successes += change.successes ?? 0;
-      t.errors += change.errors ?? 0;
+  const totals: Totals = { traffic: {}, revenue: {} };
+  for (const t of transactions) {
+    if (t.status !== "COMPLETED") continue;
+    for (const scope of scopesOf(t)) {
+      const key = `${scope} ${dayOf(t)} ${t.network}`;
+      totals.revenue[key] = (totals.revenue[key] ?? 0n) + BigInt(t.amount as string);
     }
-  };
-  for (const t of transactions) if (t.status === "COMPLETED") add(t, { revenue: BigInt(t.amount as string) });
-  for (const e of events) {
-    add(e, {
-      requests: Number(e.event_type === "REQUEST"),
-      successes: Number(e.event_type === "SUCCESS"),
-      errors: Number(e.event_type === "ERROR"),
-    });
   }
+  for (const e of events) {
+    for (const scope of scopesOf(e)) {
+      const key = `${scope} ${dayOf(e)}`;
+      const t = (totals.traffic[key] ??= { requests: 0, successes: 0, errors: 0 });
+      t.requests += Number(e.event_type === "REQUEST");
+      t.successes += Number(e.event_type === "SUCCESS");
+      t.errors += Number(e.event_type === "ERROR");
+    }
+  }
+  for (const [key, amount] of Object.entries(totals.revenue)) if (amount === 0n) delete totals.revenue[key];
   return totals;
 }
 
 /** The kept rows of `tenantId`, zero rows left out (a row may fall back to zero after a delete). */
 async function kept(d1: D1Database, tenantId: string): Promise<Totals> {
-  const rows = await d1
-    .prepare(
-      "SELECT scope, day, CAST(revenue AS TEXT) AS revenue, requests, successes, errors FROM daily_stats WHERE tenant_id = ?",
-    )
+  const traffic = await d1
+    .prepare("SELECT scope, day, requests, successes, errors FROM daily_stats WHERE tenant_id = ?")
     .bind(tenantId)
-    .all<{ scope: string; day: string; revenue: string; requests: number; successes: number; errors: number }>();
-  return Object.fromEntries(
-    rows.results
-      .filter((r) => r.revenue !== "0" || r.requests || r.successes || r.errors)
-      .map((r) => [
-        `${r.scope} ${r.day}`,
-        { revenue: BigInt(r.revenue), requests: r.requests, successes: r.successes, errors: r.errors },
-      ]),
-  );
+    .all<{ scope: string; day: string; requests: number; successes: number; errors: number }>();
+  const revenue = await d1
+    .prepare("SELECT scope, day, network, CAST(amount AS TEXT) AS amount FROM daily_revenue WHERE tenant_id = ?")
+    .bind(tenantId)
+    .all<{ scope: string; day: string; network: string; amount: string }>();
+  return {
+    traffic: Object.fromEntries(
+      traffic.results
+        .filter((r) => r.requests || r.successes || r.errors)
+        .map((r) => [`${r.scope} ${r.day}`, { requests: r.requests, successes: r.successes, errors: r.errors }]),
+    ),
+    revenue: Object.fromEntries(
+      revenue.results.filter((r) => r.amount !== "0").map((r) => [`${r.scope} ${r.day} ${r.network}`, BigInt(r.amount)]),
+    ),
+  };
 }
 
 /** The tenant's PENDING payments, as the ledger's moves take them. */
@@ -86,6 +106,16 @@ const pendingPayments = async (tenantId: string): Promise<PaymentRef[]> =>
       .bind(tenantId)
       .all<PaymentRef>()
   ).results;
+
+/** The days' traffic with their revenue in `token` (what the earnings chart draws): the two roll-up reads, joined. */
+async function daily(tenantId: string, days: string[], scope: StatsScope, token: Token) {
+  const [traffic, revenue] = await Promise.all([
+    findDailyStats(db(), tenantId, days, scope),
+    findDailyRevenue(db(), tenantId, days, scope, NETWORK_IDS),
+  ]);
+  const perDay = revenueInToken(revenue, token);
+  return traffic.map((d) => ({ ...d, revenue: perDay.get(d.day) ?? "0" }));
+}
 
 describe("daily roll-ups", () => {
   // Demo data writes a few thousand rows through the roll-up triggers: seconds on a loaded machine.
@@ -130,7 +160,7 @@ describe("daily roll-ups", () => {
     const tenant = await createTenant();
     const paywall = await createPaywallFor(tenant);
     const today = lastUtcDays(new Date(), 1);
-    const revenue = async () => (await findDailyStats(db(), tenant.id, today))[0]?.revenue;
+    const revenue = async () => (await daily(tenant.id, today, "tenant", "USDC"))[0]?.revenue;
     const record = (amount: string) => recordPayment(paywall, { network: "base-sepolia", amount });
     const a = await record("2500000");
     const b = await record("700");
@@ -148,7 +178,7 @@ describe("daily roll-ups", () => {
     const paywall = await createPaywallFor(tenant);
     const amount = "9999999999999999"; // the largest amount a transaction may carry
     for (let i = 0; i < 3; i++) await recordPayment(paywall, { network: "base-sepolia", amount, status: "COMPLETED" });
-    const [day] = await findDailyStats(db(), tenant.id, lastUtcDays(new Date(), 1));
+    const [day] = await daily(tenant.id, lastUtcDays(new Date(), 1), "tenant", "USDC");
     expect(day?.revenue).toBe("29999999999999997");
   });
 
@@ -165,21 +195,55 @@ describe("daily roll-ups", () => {
     await tx(b, "3", threeDaysAgo);
     await tx(b, "5", threeDaysAgo, "FAILED");
 
-    const all = await findDailyStats(db(), tenant.id, days);
+    const all = await daily(tenant.id, days, "tenant", "USDC");
     expect(all.map((d) => d.day)).toEqual(days);
     expect(all.filter((d) => d.revenue !== "0").map((d) => [d.day, d.revenue])).toEqual([
       [days[26], "23"],
       [days[29], "100"],
     ]);
     expect(all[26]).toMatchObject({ requests: 3, successes: 2, errors: 1 });
-    const onlyB = await findDailyStats(db(), tenant.id, days, statsScope({ paywallId: b.id }));
+    const onlyB = await daily(tenant.id, days, statsScope({ paywallId: b.id }), "USDC");
     expect(onlyB.filter((d) => d.revenue !== "0").map((d) => d.revenue)).toEqual(["3"]);
-    const serviceA = await findDailyStats(db(), tenant.id, days, statsScope({ serviceId: a.serviceId! }));
+    const serviceA = await daily(tenant.id, days, statsScope({ serviceId: a.serviceId! }), "USDC");
     expect(serviceA.filter((d) => d.revenue !== "0").map((d) => d.revenue)).toEqual(["20", "100"]);
     // Another tenant asking for this tenant's paywall scope reads nothing.
     const stranger = await createTenant();
-    const foreign = await findDailyStats(db(), stranger.id, days, statsScope({ paywallId: a.id }));
+    const foreign = await daily(stranger.id, days, statsScope({ paywallId: a.id }), "USDC");
     expect(foreign.every((d) => d.revenue === "0" && d.errors === 0)).toBe(true);
+  });
+});
+
+describe("daily roll-ups: revenue per network", () => {
+  it("never adds two tokens: a chart reads one token's networks, the totals add networks per token", async () => {
+    const tenant = await createTenant();
+    const paywall = await createPaywallFor(tenant);
+    const now = new Date();
+    const weekAgo = new Date(now.getTime() - 6 * 86_400_000);
+    for (const [network, amount, at] of [
+      ["base-sepolia", "100", now],
+      ["arc-testnet", "20", weekAgo],
+      ["tempo-testnet", "7", now],
+      ["tempo-testnet", "1", weekAgo],
+    ] as const) {
+      await recordPayment(paywall, { network, amount, at, status: "COMPLETED" });
+    }
+    const today = lastUtcDays(now, 1);
+    expect((await daily(tenant.id, today, "tenant", "USDC"))[0]?.revenue).toBe("100");
+    expect((await daily(tenant.id, today, "tenant", "pathUSD"))[0]?.revenue).toBe("7");
+    const since = [today[0]!, lastUtcDays(now, 7)[0]!];
+    const perNetwork = await findNetworkTotals(db(), tenant.id, `paywall:${paywall.id}`, since);
+    expect(perNetwork).toEqual([
+      { network: "arc-testnet", sums: ["0", "20"] },
+      { network: "base-sepolia", sums: ["100", "100"] },
+      { network: "tempo-testnet", sums: ["7", "8"] },
+    ]);
+    expect(sumsPerToken(perNetwork)).toEqual([
+      { currency: "USDC", sums: ["100", "120"] },
+      { currency: "pathUSD", sums: ["7", "8"] },
+    ]);
+    expect(await findNetworkTotals(db(), tenant.id, "tenant", since, ["base-sepolia"])).toEqual([
+      { network: "base-sepolia", sums: ["100", "100"] },
+    ]);
   });
 });
 
@@ -216,11 +280,12 @@ describe("daily roll-ups: backfill", () => {
     expect(
       (await d1.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'd1_migrations'").first<{ n: number }>())?.n,
     ).toBe(0);
-    // Every migration but the backfill's own (and the edge cache's columns, which it adds to the roll-up table), so
-    // that today's schema can write the records stored before it.
+    // Every migration but the backfill's own, and those that change its roll-up table (the edge cache's columns;
+    // revenue per network, whose own backfill runs after it), so that today's schema can write the records stored
+    // before them.
     await applyD1Migrations(
       d1,
-      migrations.filter((m, i) => i !== at && !m.name.includes("_cache_stats")),
+      migrations.filter((m, i) => i !== at && !m.name.includes("_cache_stats") && !m.name.includes("_daily_revenue_")),
     );
 
     const old = getDb(d1);
@@ -247,7 +312,8 @@ describe("daily roll-ups: backfill", () => {
     await applyD1Migrations(d1, migrations);
     for (const t of tenants) {
       const expected = await oracle(d1, t.id);
-      expect(Object.keys(expected).length).toBeGreaterThan(3);
+      expect(Object.keys(expected.traffic).length).toBeGreaterThan(3);
+      expect(Object.keys(expected.revenue).length).toBeGreaterThan(3);
       expect(await kept(d1, t.id)).toEqual(expected);
     }
     // Records written after the migration add to the backfilled totals.

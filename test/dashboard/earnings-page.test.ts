@@ -20,21 +20,24 @@ const one = async <T>(sql: string, ...params: unknown[]) =>
     .bind(...params)
     .first<T>()) as T;
 
-/** Independent totals over the raw rows (the page reads the roll-ups). */
+/** Independent totals over the raw rows (the page reads the roll-ups): revenue in the token the chart draws. */
 async function rawTotals(tenantId: string, paywallId?: string) {
   const days = lastUtcDays(new Date(), 30);
   const since = Date.parse(`${days[0]}T00:00:00Z`);
   const where = `tenant_id = ? AND created_at >= ?${paywallId ? " AND paywall_id = ?" : ""}`;
   const params = paywallId ? [tenantId, since, paywallId] : [tenantId, since];
-  const amounts = await env.DB.prepare(`SELECT amount FROM transactions WHERE ${where} AND status = 'COMPLETED'`)
+  const amounts = await env.DB.prepare(`SELECT amount, currency FROM transactions WHERE ${where} AND status = 'COMPLETED'`)
     .bind(...params)
-    .all<{ amount: string }>();
-  const revenue = amounts.results.reduce((sum, r) => sum + BigInt(r.amount), 0n);
+    .all<{ amount: string; currency: string }>();
+  // The chart draws one token: the one that earned most over the 30 days (USDC when none did).
+  const perToken = new Map<string, bigint>([["USDC", 0n]]);
+  for (const r of amounts.results) perToken.set(r.currency, (perToken.get(r.currency) ?? 0n) + BigInt(r.amount));
+  const [token, revenue] = [...perToken].reduce((best, next) => (next[1] > best[1] ? next : best));
   const events = await env.DB.prepare(`SELECT event_type, count(*) AS n FROM events WHERE ${where} GROUP BY event_type`)
     .bind(...params)
     .all<{ event_type: string; n: number }>();
   const n = (type: string) => events.results.find((e) => e.event_type === type)?.n ?? 0;
-  return { revenue, requests: n("REQUEST"), successes: n("SUCCESS"), errors: n("ERROR") };
+  return { token, revenue, requests: n("REQUEST"), successes: n("SUCCESS"), errors: n("ERROR") };
 }
 
 async function demoTenant(count = 120): Promise<{ tenant: Tenant; paywalls: string[]; cookie: string }> {
@@ -55,7 +58,7 @@ describe("earnings and traffic page", () => {
     const raw = await rawTotals(tenant.id);
     expect(raw.revenue).toBeGreaterThan(0n);
     const seen = text(html);
-    expect(seen).toContain(`Total ${formatUsdc(raw.revenue)} USDC from`);
+    expect(seen).toContain(`Total ${formatUsdc(raw.revenue)} ${raw.token} from`);
     expect(seen).toContain(`${raw.requests.toLocaleString("en-US")} requests, ${raw.successes} successes, ${raw.errors} errors`);
     // Two charts with accessible names, bars for the demo week, 30 days in each table.
     expect(html.match(/<svg[^>]*role="img"/g)).toHaveLength(2);
@@ -124,7 +127,7 @@ describe("earnings and traffic page", () => {
     const onePaywall = await page(cookie, `/dashboard/earnings?paywall=${paywalls[0]}`);
     expect(matches(onePaywall.html)).toBe(await count(" AND paywall_id = ?", paywalls[0]));
     const raw = await rawTotals(tenant.id, paywalls[0]);
-    expect(text(onePaywall.html)).toContain(`Total ${formatUsdc(raw.revenue)} USDC from`);
+    expect(text(onePaywall.html)).toContain(`Total ${formatUsdc(raw.revenue)} ${raw.token} from`);
     expect(onePaywall.html).toMatch(new RegExp(`<option value="${paywalls[0]}" selected="">`));
 
     const today = lastUtcDays(new Date(), 1)[0]!;

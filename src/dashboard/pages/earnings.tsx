@@ -12,14 +12,21 @@ import { z } from "zod";
 import { outcomeEventIdOf, requestEventIdOf } from "../../core/ledger/ids.ts";
 import { NETWORK_TABLE } from "../../core/money/network-table.ts";
 import { NETWORK_IDS, type NetworkId } from "../../core/money/networks.ts";
+import { chartToken, networksMatching, revenueInToken, sumsPerToken } from "../../core/money/tokens.ts";
 import { formatUsdc } from "../../core/money/usdc.ts";
-import { type CacheTotals, findCacheTotals, findDailyStats, statsScope } from "../../db/daily-stats.ts";
+import {
+  type CacheTotals,
+  findCacheTotals,
+  findDailyRevenue,
+  findDailyStats,
+  findNetworkTotals,
+  statsScope,
+} from "../../db/daily-stats.ts";
 import { type EventFilter, findEventsPage } from "../../db/events.ts";
 import { findPaywall, listPaywallNames } from "../../db/paywalls.ts";
 import { PROTOCOLS, TRANSACTION_STATUSES } from "../../db/schema.ts";
 import { findService, listServiceNames } from "../../db/services.ts";
 import {
-  findTokenTotals,
   findTransactionIdByHash,
   findTransactionsAfter,
   findTransactionsPage,
@@ -313,19 +320,25 @@ async function earningsPage(c: Ctx) {
   const filters = await listFilters(c, q);
   const history = filters.transactions;
   const days = lastUtcDays(c.var.now, CHART_DAYS);
-  const since = WINDOWS.map((w) => new Date(`${lastUtcDays(c.var.now, w.days)[0]}T00:00:00.000Z`));
-  const [totals, stats, txs, evs, cached] = await Promise.all([
-    findTokenTotals(
-      db,
-      tenant.id,
-      { paywallId: q.paywall, serviceId: q.service, network: q.network, protocol: q.protocol },
-      since,
-    ),
-    findDailyStats(db, tenant.id, days, statsScope(history)),
+  const since = WINDOWS.map((w) => lastUtcDays(c.var.now, w.days)[0] as string);
+  const scope = statsScope(history);
+  const networks = networksMatching({ network: q.network, protocol: q.protocol });
+  const [perNetwork, traffic, revenue, txs, evs, cached] = await Promise.all([
+    findNetworkTotals(db, tenant.id, scope, since, networks),
+    findDailyStats(db, tenant.id, days, scope),
+    findDailyRevenue(db, tenant.id, days, scope, networks),
     findTransactionsPage(db, tenant.id, { limit: PAGE_SIZE, offset: (q.tpage - 1) * PAGE_SIZE }, filters.transactions),
     findEventsPage(db, tenant.id, { limit: PAGE_SIZE, offset: (q.epage - 1) * PAGE_SIZE }, filters.events),
-    findCacheTotals(db, tenant.id, days, statsScope(history)),
+    findCacheTotals(db, tenant.id, days, scope),
   ]);
+  const totals = sumsPerToken(perNetwork);
+  // The chart draws one token: the one that earned most over its 30 days (USDC when none did).
+  const chartIn = chartToken(
+    totals,
+    WINDOWS.findIndex((w) => w.days === CHART_DAYS),
+  );
+  const perDay = revenueInToken(revenue, chartIn);
+  const stats = traffic.map((d) => ({ ...d, revenue: perDay.get(d.day) ?? "0" }));
   const scopeName = q.paywall
     ? `paywall ${choices.paywalls.find((p) => p.id === q.paywall)?.name ?? q.paywall}`
     : q.service
@@ -374,11 +387,12 @@ async function earningsPage(c: Ctx) {
       <section aria-labelledby="charts-title">
         <h2 id="charts-title">Last {CHART_DAYS} days</h2>
         <p class="hint">
-          Per UTC day, for {scopeName}. The charts follow the paywall and service filters; the other filters apply to the lists
-          below. Revenue counts completed transactions on the day they were made.
+          Per UTC day, for {scopeName}. The charts follow the paywall and service filters, and the revenue chart the network and
+          protocol filters too, in one token ({chartIn}: the one that earned most); the other filters apply to the lists below.
+          Revenue counts completed transactions on the day they were made.
         </p>
         <div class="charts">
-          <RevenueChart id="revenue-chart" days={stats} />
+          <RevenueChart id="revenue-chart" days={stats} token={chartIn} />
           <TrafficChart id="traffic-chart" days={stats} />
         </div>
         <EdgeCache counts={cached} />
