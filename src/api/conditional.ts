@@ -2,13 +2,6 @@ import type { Context } from "hono";
 import { contentEtagOf, listEtagOf, noneMatchesTag } from "../lib/etag.ts";
 
 /**
- * The state of a page whose items carry a version (services, paywalls): its total and each item's id and version, in
- * order. A service's version moves with its paywalls too (migrations/0007), so this names everything a page shows.
- */
-export const versionsState = (total: number, items: readonly { id: string; version: number }[]): string =>
-  `${total};${items.map((i) => `${i.id}:${i.version}`).join(",")}`;
-
-/**
  * The state of a page whose items carry no version (transactions change status; both history lists show their
  * paywall's current name): the total, anything else the page shows (`extra`, e.g. event stats) and the rows as read.
  */

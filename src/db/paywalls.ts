@@ -1,4 +1,5 @@
 import { and, count, desc, eq, exists, gt, inArray, isNull, type SQL, sql } from "drizzle-orm";
+import { selectCatalogVersion } from "./catalog-versions.ts";
 import type { Db } from "./client.ts";
 import { countOf, selectCountOf } from "./counts.ts";
 import { batchRecording, type ResponseRecorder } from "./idempotency.ts";
@@ -27,7 +28,7 @@ export async function findPaywallsPage(db: Db, tenantId: string, page: Page, fil
   if (filter.enabled !== undefined) conditions.push(eq(paywalls.enabled, filter.enabled));
   const where = and(...conditions);
   const unfiltered = conditions.length === 1;
-  const [[total], rows] = await db.batch([
+  const [[total], rows, [catalog]] = await db.batch([
     unfiltered ? selectCountOf(db, tenantId, "paywalls") : db.select({ n: count() }).from(paywalls).where(where),
     db
       .select()
@@ -36,8 +37,10 @@ export async function findPaywallsPage(db: Db, tenantId: string, page: Page, fil
       .orderBy(desc(paywalls.createdAt), desc(paywalls.id))
       .limit(page.limit)
       .offset(page.offset),
+    selectCatalogVersion(db, tenantId),
   ]);
-  return { total: total?.n ?? 0, rows };
+  // `catalogVersion`: the tenant's catalog version the page was read at (the same batch).
+  return { total: total?.n ?? 0, rows, catalogVersion: catalog?.version ?? 0 };
 }
 
 /** True while a paywall matching `where` exists (a recorder's `applied`). */

@@ -236,6 +236,18 @@ export const tenantCounts = sqliteTable(
   (t) => [primaryKey({ columns: [t.tenantId, t.kind] })],
 );
 
+/**
+ * Each tenant's catalog version (migrations/0019): bumped by triggers on every insert, update and delete of its services
+ * and paywalls. The API keeps serialized pages of the services and paywalls lists per isolate under it, so a list read
+ * costs one point read while nothing changed.
+ */
+export const catalogVersions = sqliteTable("catalog_versions", {
+  tenantId: text("tenant_id")
+    .primaryKey()
+    .references(() => tenants.id, { onDelete: "cascade" }),
+  version: integer("version").notNull().default(0),
+});
+
 // ---------------------------------------------------------------------------------------------------------------
 // Dashboard: sessions, sign-in nonces and links, and the audit trail of key changes
 

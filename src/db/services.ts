@@ -1,4 +1,5 @@
 import { and, desc, eq, exists, gt, inArray, type SQL, sql } from "drizzle-orm";
+import { selectCatalogVersion } from "./catalog-versions.ts";
 import type { Db } from "./client.ts";
 import { countOf } from "./counts.ts";
 import { batchRecording, type ResponseRecorder } from "./idempotency.ts";
@@ -57,7 +58,7 @@ export async function findServicesPage(db: Db, tenantId: string, page: Page, fil
     .orderBy(...newestFirst)
     .limit(page.limit)
     .offset(page.offset);
-  const [rows, children] = await db.batch([
+  const [rows, children, [catalog]] = await db.batch([
     db
       .select({ service: services, total })
       .from(services)
@@ -66,33 +67,17 @@ export async function findServicesPage(db: Db, tenantId: string, page: Page, fil
       .limit(page.limit)
       .offset(page.offset),
     db.select().from(paywalls).where(inArray(paywalls.serviceId, pageIds)).orderBy(desc(paywalls.createdAt), desc(paywalls.id)),
+    selectCatalogVersion(db, tenantId),
   ]);
   const byService = Map.groupBy(children, (p) => p.serviceId as string);
   const [first] = rows;
   const count = first ? first.total : await totalOfEmpty(db, page, total);
-  return { total: count, items: rows.map(({ service }) => ({ service, paywalls: byService.get(service.id) ?? [] })) };
-}
-
-/**
- * What the same page shows, narrowly: its total and each service's id and version (a service's version moves with
- * its paywalls, migrations/0007), in one statement on the page's index, without the wide rows or their paywalls.
- */
-export async function findServicesPageVersions(
-  db: Db,
-  tenantId: string,
-  page: Page,
-  filter: { mode?: Mode | undefined } = {},
-): Promise<{ total: number; items: { id: string; version: number }[] }> {
-  const { where, total } = servicesWhere(tenantId, filter);
-  const rows = await db
-    .select({ id: services.id, version: services.version, total })
-    .from(services)
-    .where(where)
-    .orderBy(...newestFirst)
-    .limit(page.limit)
-    .offset(page.offset);
-  const count = rows[0] ? rows[0].total : await totalOfEmpty(db, page, total);
-  return { total: count, items: rows.map(({ id, version }) => ({ id, version })) };
+  return {
+    total: count,
+    items: rows.map(({ service }) => ({ service, paywalls: byService.get(service.id) ?? [] })),
+    /** The tenant's catalog version the page was read at (the same batch). */
+    catalogVersion: catalog?.version ?? 0,
+  };
 }
 
 /** True while a service matching `where` exists (a recorder's `applied`). */

@@ -1,4 +1,4 @@
-import { and, count, eq, getTableColumns, lt, or, type SQL, sql } from "drizzle-orm";
+import { and, count, eq, getTableColumns, lt, or, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db } from "./client.ts";
 import { selectCountOf } from "./counts.ts";

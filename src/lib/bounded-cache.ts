@@ -1,16 +1,17 @@
 /**
- * A least-recently-used map of strings bounded by its entries' total length (UTF-16 code units, about bytes for
- * JSON text): an entry longer than the bound is never kept, and the oldest entries go first to make room.
+ * A least-recently-used map bounded by its entries' total `length` (a string's UTF-16 code units, a byte array's
+ * bytes, or an entry's own count): an entry longer than the bound is never kept, and the oldest entries go first to
+ * make room.
  */
-export class BoundedTextCache {
-  private readonly entries = new Map<string, string>();
+export class BoundedCache<V extends { readonly length: number }> {
+  private readonly entries = new Map<string, V>();
   private size = 0;
-  private readonly maxChars: number;
-  constructor(maxChars: number) {
-    this.maxChars = maxChars;
+  private readonly maxLength: number;
+  constructor(maxLength: number) {
+    this.maxLength = maxLength;
   }
 
-  get(key: string): string | undefined {
+  get(key: string): V | undefined {
     const value = this.entries.get(key);
     if (value === undefined) return undefined;
     this.entries.delete(key); // re-inserted last: the most recently used
@@ -18,11 +19,11 @@ export class BoundedTextCache {
     return value;
   }
 
-  set(key: string, value: string): void {
+  set(key: string, value: V): void {
     this.delete(key);
-    if (value.length > this.maxChars) return;
+    if (value.length > this.maxLength) return;
     for (const [oldest, old] of this.entries) {
-      if (this.size + value.length <= this.maxChars) break;
+      if (this.size + value.length <= this.maxLength) break;
       this.entries.delete(oldest);
       this.size -= old.length;
     }

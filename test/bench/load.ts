@@ -99,7 +99,11 @@ interface Answer {
   body: string;
 }
 
-/** One request on a keep-alive agent; resolves once the whole body has arrived. */
+/**
+ * One request on a keep-alive agent; resolves once the whole body has arrived. Its body is read into a string only
+ * when `keepBody` (a step that captures from it): otherwise its bytes are drained, as a load generator such as wrk does,
+ * so decoding large answers in this process does not take CPU from the workerd it shares the machine with.
+ */
 function request(
   agent: Agent,
   url: URL,
@@ -107,6 +111,7 @@ function request(
   path: string,
   headers: Record<string, string>,
   body: string | undefined,
+  keepBody = true,
 ) {
   return new Promise<Answer>((resolve, reject) => {
     const req = httpRequest(
@@ -121,8 +126,11 @@ function request(
       },
       (res) => {
         const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
+        if (keepBody) res.on("data", (c: Buffer) => chunks.push(c));
+        else res.resume();
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, body: keepBody ? Buffer.concat(chunks).toString("utf8") : "" }),
+        );
         res.on("error", reject);
       },
     );
@@ -173,7 +181,7 @@ export async function runLoad(
         const body = bodyOf(step, vars);
         const sent = performance.now();
         try {
-          const answer = await request(agent, url, step.method, path, headers, body);
+          const answer = await request(agent, url, step.method, path, headers, body, step.capture !== undefined);
           const done = performance.now();
           out.latencies.push(done - sent);
           if (traced) traced.push({ tag: seeded.tagOf!(vars), sent: origin + sent, done: origin + done });

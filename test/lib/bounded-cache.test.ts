@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { BoundedTextCache } from "../../src/lib/bounded-cache.ts";
+import { BoundedCache } from "../../src/lib/bounded-cache.ts";
 
-describe("BoundedTextCache", () => {
+describe("BoundedCache", () => {
   it("keeps entries up to its total length, dropping the least recently used first", () => {
-    const cache = new BoundedTextCache(10);
+    const cache = new BoundedCache<string>(10);
     cache.set("a", "aaaa");
     cache.set("b", "bbbb");
     expect(cache.get("a")).toBe("aaaa"); // a is now the most recently used
@@ -15,7 +15,7 @@ describe("BoundedTextCache", () => {
   });
 
   it("replaces an entry, counting its new length only", () => {
-    const cache = new BoundedTextCache(10);
+    const cache = new BoundedCache<string>(10);
     cache.set("a", "aaaa");
     cache.set("a", "aaaaaaaa");
     expect(cache.get("a")).toBe("aaaaaaaa");
@@ -23,7 +23,7 @@ describe("BoundedTextCache", () => {
   });
 
   it("never keeps an entry longer than the bound, and drops what it replaced", () => {
-    const cache = new BoundedTextCache(4);
+    const cache = new BoundedCache<string>(4);
     cache.set("a", "aa");
     cache.set("a", "aaaaa");
     expect(cache.get("a")).toBeUndefined();

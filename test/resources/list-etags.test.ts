@@ -2,6 +2,7 @@
 // changes (an item's field, an embedded paywall, a transaction's status, a paywall's name shown in history, the
 // total), and an If-None-Match naming it answers 304 with no body. The services page served from the isolate's kept
 // pages is always the page as stored now.
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { findPaywall } from "../../src/db/paywalls.ts";
 import { type ApiResult, api } from "../support/client.ts";
@@ -113,6 +114,29 @@ describe("list ETags", () => {
       expect(cached.body.data[0]).toEqual(one.body.data);
       expect(cached.body.meta.requestId).not.toBe((await get(who, path)).body.meta.requestId);
     }
+  });
+
+  it("services and paywalls pages kept per catalog version: any write, through any path, is on the next read", async () => {
+    const who = await actor();
+    const { service, paywall } = await catalog(who);
+    for (const path of ["/v1/services", "/v1/paywalls"]) {
+      const { tag } = await tagOf(who, path);
+      // A write that bypasses the API (an operator's SQL, a migration): the catalog version moves all the same.
+      await env.DB.prepare("UPDATE paywalls SET name = ? WHERE id = ?").bind(`Renamed under ${path}`, paywall.id).run();
+      const res = await expectChanged(who, path, tag);
+      const shown = path === "/v1/services" ? res.body.data[0].Paywall[0] : res.body.data[0];
+      expect(shown.name).toBe(`Renamed under ${path}`);
+    }
+    // A write of another tenant's catalog changes nothing here, and its pages are never this tenant's.
+    const before = await tagOf(who, "/v1/services");
+    const other = await actor();
+    await catalog(other);
+    expect((await get(who, "/v1/services", { "if-none-match": before.tag })).status).toBe(304);
+    const theirs = await get(other, "/v1/services");
+    expect(theirs.body.data.map((s: { id: string }) => s.id)).not.toContain(service.id);
+    // A deleted service is gone from the next page.
+    expect((await api(`/v1/services/${service.id}`, { key: who.key, method: "DELETE" })).status).toBe(200);
+    expect((await expectChanged(who, "/v1/services", before.tag)).body.data).toEqual([]);
   });
 
   it("paywalls: a change of any paywall on the page, or a new one, changes the tag", async () => {

@@ -8,11 +8,10 @@ import { getConfig } from "../../../core/config.ts";
 import { findPaywall, findPaywallsPage } from "../../../db/paywalls.ts";
 import { findService } from "../../../db/services.ts";
 import { etagOf, ifMatchVersions, noneMatchHits } from "../../../lib/etag.ts";
-import { listNotModified, versionsState } from "../../conditional.ts";
+import { catalogPage } from "../../catalog-pages.ts";
 import type { ApiEnv } from "../../env.ts";
 import { meta } from "../../envelope.ts";
 import { recordResponse } from "../../middleware/idempotency.ts";
-import { pagination } from "../../paging.ts";
 import { writerOf } from "../catalog-writer.ts";
 import { assertOwned } from "../guards.ts";
 import type * as routes from "./routes.ts";
@@ -35,15 +34,10 @@ export const listPaywalls: RouteHandler<typeof routes.listPaywalls, ApiEnv> = as
   const tenantId = c.var.auth.tenant.id;
   if (serviceId) assertOwned(await findService(c.var.db, serviceId), tenantId, "Service");
   const config = getConfig(c.env);
-  const page = await findPaywallsPage(c.var.db, tenantId, { limit, offset }, { serviceId, enabled });
-  if (await listNotModified(c, versionsState(page.total, page.rows))) return c.body(null, 304);
-  return c.json(
-    {
-      data: page.rows.map((row) => toPaywall(row, config)),
-      meta: { ...meta(c), pagination: pagination(page.total, limit, offset) },
-    },
-    200,
-  );
+  return catalogPage(c, "paywalls", { limit, offset, serviceId, enabled }, async () => {
+    const page = await findPaywallsPage(c.var.db, tenantId, { limit, offset }, { serviceId, enabled });
+    return { catalogVersion: page.catalogVersion, total: page.total, data: page.rows.map((row) => toPaywall(row, config)) };
+  });
 };
 
 export const getPaywall: RouteHandler<typeof routes.getPaywall, ApiEnv> = async (c) => {

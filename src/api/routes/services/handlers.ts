@@ -5,14 +5,12 @@ import {
   updateService as updateServiceRow,
 } from "../../../core/catalog/services.ts";
 import { getConfig } from "../../../core/config.ts";
-import { findServicesPage, findServicesPageVersions, findServiceWithPaywalls } from "../../../db/services.ts";
-import { BoundedTextCache } from "../../../lib/bounded-cache.ts";
+import { findServicesPage, findServiceWithPaywalls } from "../../../db/services.ts";
 import { etagOf, ifMatchVersions, noneMatchHits } from "../../../lib/etag.ts";
-import { listNotModified, versionsState } from "../../conditional.ts";
+import { catalogPage } from "../../catalog-pages.ts";
 import type { ApiEnv } from "../../env.ts";
 import { meta } from "../../envelope.ts";
 import { recordResponse } from "../../middleware/idempotency.ts";
-import { pagination } from "../../paging.ts";
 import { writerOf } from "../catalog-writer.ts";
 import { assertOwned } from "../guards.ts";
 import type * as routes from "./routes.ts";
@@ -30,45 +28,18 @@ export const createService: RouteHandler<typeof routes.createService, ApiEnv> = 
   return c.json(answer ?? { data: toService(row, [], config), meta: meta(c) }, 201);
 };
 
-/**
- * Serialized `data` arrays of services pages, bounded (least recently used first out). The key holds what the
- * serialization reads besides the rows (the payment origin and the facilitators), the tenant, the query and the
- * page's state, so an entry is only ever read for the very state it was built from, and a change makes a new key
- * (the old entry ages out).
- */
-const servicesPages = new BoundedTextCache(8 * 1024 * 1024);
-
-/**
- * One narrow statement first (the page's ids and versions, and its total) gives the page's `ETag`: `304` if the
- * client has it, else the serialized page kept for that tag, else the full page read, serialized and kept. The answer
- * is the same JSON a `c.json` would give; only `meta` is new each time.
- */
+/** A page of the tenant's services, kept per catalog version (src/api/catalog-pages.ts). */
 export const listServices: RouteHandler<typeof routes.listServices, ApiEnv> = async (c) => {
   const { limit, offset, mode } = c.req.valid("query");
-  const tenantId = c.var.auth.tenant.id;
   const config = getConfig(c.env);
-  const versions = await findServicesPageVersions(c.var.db, tenantId, { limit, offset }, { mode });
-  const state = versionsState(versions.total, versions.items);
-  if (await listNotModified(c, state)) return c.body(null, 304);
-  const { paymentBaseUrl, facilitatorUrl } = config;
-  const keyOf = (state: string) =>
-    [paymentBaseUrl, facilitatorUrl.testnet, facilitatorUrl.mainnet, tenantId, mode ?? "", limit, offset, state].join("\n");
-  let total = versions.total;
-  let data = servicesPages.get(keyOf(state));
-  if (data === undefined) {
-    const page = await findServicesPage(c.var.db, tenantId, { limit, offset }, { mode });
-    // The page may have changed since the narrow read: it is tagged and kept as read now.
-    const read = versionsState(
-      page.total,
-      page.items.map(({ service }) => service),
-    );
-    if (read !== state) await listNotModified(c, read);
-    total = page.total;
-    data = JSON.stringify(page.items.map(({ service, paywalls }) => toService(service, paywalls, config)));
-    servicesPages.set(keyOf(read), data);
-  }
-  const pageMeta = JSON.stringify({ ...meta(c), pagination: pagination(total, limit, offset) });
-  return c.body(`{"data":${data},"meta":${pageMeta}}`, 200, { "content-type": "application/json" });
+  return catalogPage(c, "services", { limit, offset, mode }, async () => {
+    const page = await findServicesPage(c.var.db, c.var.auth.tenant.id, { limit, offset }, { mode });
+    return {
+      catalogVersion: page.catalogVersion,
+      total: page.total,
+      data: page.items.map(({ service, paywalls }) => toService(service, paywalls, config)),
+    };
+  });
 };
 
 export const getService: RouteHandler<typeof routes.getService, ApiEnv> = async (c) => {
