@@ -15,14 +15,20 @@ export const PAYMENT_ORIGIN_HEADERS = {
 export function paymentOriginHeaders(): MiddlewareHandler {
   return async function paymentOriginHeaders(c, next) {
     await next();
-    // A fresh response with its own headers: the one answered may have immutable headers (as a `fetch` or Cache API
-    // response does), and assigning over `c.res` would merge the old headers (its cookies too) back in, so it is
-    // cleared first.
-    const headers = new Headers(c.res.headers);
-    headers.delete("Set-Cookie");
-    for (const [name, value] of Object.entries(PAYMENT_ORIGIN_HEADERS)) headers.set(name, value);
-    const res = new Response(c.res.body, { status: c.res.status, statusText: c.res.statusText, headers });
-    c.res = undefined;
-    c.res = res;
+    try {
+      set(c.res.headers);
+    } catch {
+      // Immutable headers (a `fetch` or Cache API response passed on as it came): a copy with headers of its own.
+      // Assigning over `c.res` would merge the old headers (its cookies too) back in, so it is cleared first.
+      const copy = new Response(c.res.body, c.res);
+      set(copy.headers);
+      c.res = undefined;
+      c.res = copy;
+    }
   };
+}
+
+function set(headers: Headers) {
+  headers.delete("Set-Cookie");
+  for (const [name, value] of Object.entries(PAYMENT_ORIGIN_HEADERS)) headers.set(name, value);
 }

@@ -4,6 +4,7 @@ import { networkTable } from "../../core/money/network-table.ts";
 import type { NetworkId } from "../../core/money/networks.ts";
 import { VALIDITY_WINDOW_SECONDS } from "../../core/payments.ts";
 import type { PaymentTarget } from "../../db/gateway.ts";
+import { EnvMemo } from "../../lib/env-memo.ts";
 import { tempoChainOutcome } from "../chain-outcome.ts";
 import type { GatewayEnv } from "../env.ts";
 import { fulfilPayment, type PaymentRequest, type Settlement, settlementFromChain } from "../fulfil.ts";
@@ -31,8 +32,20 @@ const MPP_SETTLE_MARGIN_MS = 5_000;
 
 type Ctx = Context<GatewayEnv>;
 
-/** The paywall's MPP terms: its tempo network from the network table, the tenant's Tempo wallet (else its primary). */
+/**
+ * The paywall's MPP terms, built once per isolate for the same state: its service's version (moved by every write of
+ * the service or of any of its paywalls, through any path: migrations/0007), the tenant's wallets, and the env
+ * (network table, payment origin, key), which the memo is kept per.
+ */
+const termsMemo = new EnvMemo<{ network: NetworkId; terms: MppTerms }>(512);
+
 function mppTerms(c: Ctx, t: PaymentTarget): { network: NetworkId; terms: MppTerms } {
+  const name = `${t.paywall.id}\n${t.service.id}:${t.service.version}\n${t.tenant.tempoWalletAddress ?? ""}\n${t.tenant.walletAddress}`;
+  return termsMemo.get(c.env, name, () => buildMppTerms(c, t));
+}
+
+/** The paywall's MPP terms: its tempo network from the network table, the tenant's Tempo wallet (else its primary). */
+function buildMppTerms(c: Ctx, t: PaymentTarget): { network: NetworkId; terms: MppTerms } {
   const table = networkTable(c.env);
   const network = (t.paywall.networks as NetworkId[]).find((n) => table[n]?.kind === "tempo") as NetworkId;
   const entry = table[network];

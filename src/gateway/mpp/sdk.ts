@@ -128,9 +128,20 @@ type ChallengeTemplate = Omit<Challenge, "id" | "expires" | "opaque">;
 const CHALLENGE_TEMPLATE_LIMIT = 256;
 const challengeTemplates = new Map<string, ChallengeTemplate>();
 
+/** Terms named in full, once per terms object (the flow keeps one per paywall state). */
+const termsKeys = new WeakMap<MppTerms, string>();
+function termsKey(terms: MppTerms): string {
+  let key = termsKeys.get(terms);
+  if (key === undefined) {
+    key = JSON.stringify(terms);
+    termsKeys.set(terms, key);
+  }
+  return key;
+}
+
 async function challengeHeader(lib: Lib, terms: MppTerms): Promise<string> {
   const expires = new Date(Date.now() + terms.validitySeconds * 1000).toISOString();
-  const key = JSON.stringify(terms);
+  const key = termsKey(terms);
   const template = challengeTemplates.get(key);
   if (template) {
     challengeTemplates.delete(key);

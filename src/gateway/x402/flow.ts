@@ -6,6 +6,7 @@ import { networkTable } from "../../core/money/network-table.ts";
 import { commonMode, type NetworkId } from "../../core/money/networks.ts";
 import { VALIDITY_WINDOW_SECONDS } from "../../core/payments.ts";
 import type { PaymentTarget } from "../../db/gateway.ts";
+import { EnvMemo } from "../../lib/env-memo.ts";
 import { x402ChainOutcome } from "../chain-outcome.ts";
 import { noteListing } from "../discovery/listing.ts";
 import type { GatewayEnv } from "../env.ts";
@@ -39,7 +40,25 @@ const X402_SETTLE_MARGIN_MS = FACILITATOR_TIMEOUT_MS;
 
 type Ctx = Context<GatewayEnv>;
 
+/**
+ * Sessions by a short name of what their terms are read from in the request: the paywall's and the service's versions
+ * (the service's moves with every write of it or of any of its paywalls, through any path: migrations/0007; so they
+ * say price, payee, networks, description, schemas, name and categories) and the method; the rest comes from the env (facilitators, payment origin, network table), which the
+ * memo is kept per. Building the terms (the Bazaar declaration's examples) and naming them in full is then done once
+ * per state, not on every challenge.
+ */
+const sessions = new EnvMemo<Promise<X402Session>>(512);
+
 function sessionFor(c: Ctx, t: PaymentTarget): Promise<X402Session> {
+  const name = `${t.paywall.id}:${t.paywall.version}\n${t.service.id}:${t.service.version}\n${c.req.method}`;
+  return sessions.get(c.env, name, () => {
+    const session = buildSessionFor(c, t);
+    session.catch(() => sessions.delete(c.env, name, session));
+    return session;
+  });
+}
+
+function buildSessionFor(c: Ctx, t: PaymentTarget): Promise<X402Session> {
   const config = getConfig(c.env);
   const table = networkTable(c.env);
   const networks = t.paywall.networks as NetworkId[];
