@@ -26,7 +26,7 @@ import { TARGETS } from "./targets.ts";
 import { applyMigrations, readVars, startWorkers } from "./workers.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-/** The issue allows 3 minutes; keep a margin for teardown. */
+/** A run takes at most 3 minutes; keep a margin for teardown. */
 const BUDGET_MS = 170_000;
 
 const { values: args } = parseArgs({

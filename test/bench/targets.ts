@@ -1,4 +1,4 @@
-// The targets, checked over the measured figures (PASS / FAIL / SKIP with numbers). Kept apart from the scenarios
+// The performance targets (docs/performance.md), checked over the measured figures (PASS / FAIL / SKIP with numbers). Kept apart from the scenarios
 // (which need Node and Miniflare) so that their unit tests run anywhere.
 import type { Overhead } from "./overhead.ts";
 import type { Scenario } from "./scenarios.ts";
@@ -67,7 +67,7 @@ export const STARTUP_BUDGET_MS = 400;
 
 const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : String(n));
 
-/** The targets. Each names the scenarios it needs; a target whose scenario was skipped is SKIP. */
+/** The targets. Each names the scenarios it needs; a target whose scenario was skipped is SKIP. */
 export const TARGETS: { name: string; check: (input: TargetInput) => Verdict }[] = [
   {
     name: "GET /v1/me (200 keys) ≥ 120% of storage-floor req/s",

@@ -10,7 +10,7 @@ import { STAND_IN_HOSTS } from "./stand-ins.ts";
 
 export const BENCH_ENCRYPTION_KEY = "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 /**
- * The issue's data volumes (100 services × 10 paywalls for one tenant, 100,000 paywalls for another) exceed the default
+ * The benchmark's data volumes (100 services × 10 paywalls for one tenant, 100,000 paywalls for another) exceed the default
  * caps; the cap checks still run on every write.
  */
 export const BENCH_CAPS = { MAX_SERVICES_PER_TENANT: "1000", MAX_PAYWALLS_PER_TENANT: "1000000" };

@@ -13,7 +13,7 @@ import {
   RESERVED_HEADERS,
 } from "../../src/lib/header-rules.ts";
 
-// Written independently of the module: the headers the issue and the payment standards name.
+// Written independently of the module: the headers the platform owns and the payment standards name.
 const MUST_BE_RESERVED = [
   "Host",
   "Content-Length",

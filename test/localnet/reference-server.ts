@@ -2,7 +2,7 @@
  * A reference x402 resource server built only from the standard's own server code (`@x402/core/server` +
  * `@x402/evm/exact/server`): one paid route that, once paid, forwards to an upstream and settles only when the
  * upstream answered below 400. It proves the local chain, token, facilitator and buyer work together, and shows the
- * gateway the calls in the order the issue asks for (verify → forward → settle).
+ * gateway the calls in the order its flow makes them (verify → forward → settle).
  */
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from "@x402/core/http";
 import { HTTPFacilitatorClient, x402ResourceServer } from "@x402/core/server";

@@ -27,7 +27,7 @@ export const D1_MESSAGES = {
 
 export type D1Fault = keyof typeof D1_MESSAGES | "disconnected";
 
-/** The four faults every scenario is run with: the three named in the issue, and the runtime's own disconnect. */
+/** The four faults every scenario is run with: three D1 failures, and the runtime's own disconnect. */
 export const MAIN_FAULTS: D1Fault[] = ["networkLost", "overloaded", "storageTimeout", "disconnected"];
 
 /** A fresh error exactly as the D1 binding throws it in production. */
