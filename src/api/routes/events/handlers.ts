@@ -1,9 +1,8 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { findEvent, findEventsPage } from "../../../db/events.ts";
-import { itemNotModified, listNotModified, rowsState } from "../../conditional.ts";
+import { itemNotModified, listAnswer } from "../../conditional.ts";
 import type { ApiEnv } from "../../env.ts";
 import { meta } from "../../envelope.ts";
-import { pagination } from "../../paging.ts";
 import { assertFilterRefsOwned, assertOwned } from "../guards.ts";
 import { toEvent } from "../history-records.ts";
 import type * as routes from "./routes.ts";
@@ -13,11 +12,7 @@ export const listEvents: RouteHandler<typeof routes.listEvents, ApiEnv> = async 
   const tenantId = c.var.auth.tenant.id;
   await assertFilterRefsOwned(c.var.db, tenantId, filter);
   const page = await findEventsPage(c.var.db, tenantId, { limit, offset }, filter);
-  if (await listNotModified(c, rowsState(page.total, page.rows, page.stats))) return c.body(null, 304);
-  return c.json(
-    { data: page.rows.map(toEvent), meta: { ...meta(c), pagination: pagination(page.total, limit, offset), stats: page.stats } },
-    200,
-  );
+  return listAnswer(c, { data: page.rows.map(toEvent), total: page.total, limit, offset }, { stats: page.stats });
 };
 
 export const getEvent: RouteHandler<typeof routes.getEvent, ApiEnv> = async (c) => {

@@ -1,9 +1,8 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { findTransaction, findTransactionsPage } from "../../../db/transactions.ts";
-import { itemNotModified, listNotModified, rowsState } from "../../conditional.ts";
+import { itemNotModified, listAnswer } from "../../conditional.ts";
 import type { ApiEnv } from "../../env.ts";
 import { meta } from "../../envelope.ts";
-import { pagination } from "../../paging.ts";
 import { assertFilterRefsOwned, assertOwned } from "../guards.ts";
 import { toTransaction } from "../history-records.ts";
 import type * as routes from "./routes.ts";
@@ -13,11 +12,7 @@ export const listTransactions: RouteHandler<typeof routes.listTransactions, ApiE
   const tenantId = c.var.auth.tenant.id;
   await assertFilterRefsOwned(c.var.db, tenantId, filter);
   const page = await findTransactionsPage(c.var.db, tenantId, { limit, offset }, filter);
-  if (await listNotModified(c, rowsState(page.total, page.rows))) return c.body(null, 304);
-  return c.json(
-    { data: page.rows.map(toTransaction), meta: { ...meta(c), pagination: pagination(page.total, limit, offset) } },
-    200,
-  );
+  return listAnswer(c, { data: page.rows.map(toTransaction), total: page.total, limit, offset });
 };
 
 export const getTransaction: RouteHandler<typeof routes.getTransaction, ApiEnv> = async (c) => {

@@ -13,11 +13,10 @@ import {
 import type { WebhookEndpointRow } from "../../../db/schema.ts";
 import { findWebhookDeliveriesPage, findWebhookEndpointsPage } from "../../../db/webhooks.ts";
 import { SECRET_PREFIX } from "../../../lib/standard-webhooks.ts";
-import { itemNotModified, listNotModified, rowsState } from "../../conditional.ts";
+import { itemNotModified, listAnswer } from "../../conditional.ts";
 import type { ApiEnv } from "../../env.ts";
 import { meta } from "../../envelope.ts";
 import { recordResponse } from "../../middleware/idempotency.ts";
-import { pagination } from "../../paging.ts";
 import type * as routes from "./routes.ts";
 import { toWebhookDelivery, toWebhookEndpoint } from "./serialize.ts";
 
@@ -42,11 +41,7 @@ export const createWebhookEndpoint: RouteHandler<typeof routes.createWebhookEndp
 export const listWebhookEndpoints: RouteHandler<typeof routes.listWebhookEndpoints, ApiEnv> = async (c) => {
   const { limit, offset } = c.req.valid("query");
   const page = await findWebhookEndpointsPage(c.var.db, c.var.auth.tenant.id, { limit, offset });
-  if (await listNotModified(c, rowsState(page.total, page.rows))) return c.body(null, 304);
-  return c.json(
-    { data: page.rows.map(toWebhookEndpoint), meta: { ...meta(c), pagination: pagination(page.total, limit, offset) } },
-    200,
-  );
+  return listAnswer(c, { data: page.rows.map(toWebhookEndpoint), total: page.total, limit, offset });
 };
 
 export const getWebhookEndpoint: RouteHandler<typeof routes.getWebhookEndpoint, ApiEnv> = async (c) => {
@@ -95,14 +90,8 @@ export const listWebhookDeliveries: RouteHandler<typeof routes.listWebhookDelive
   const { limit, offset, status } = c.req.valid("query");
   const endpoint = await ownEndpoint(c, c.req.valid("param").id);
   const page = await findWebhookDeliveriesPage(c.var.db, endpoint.id, { limit, offset }, { status });
-  if (await listNotModified(c, rowsState(page.total, page.rows))) return c.body(null, 304);
-  return c.json(
-    {
-      data: page.rows.map(({ row, attempts }) => toWebhookDelivery(row, attempts)),
-      meta: { ...meta(c), pagination: pagination(page.total, limit, offset) },
-    },
-    200,
-  );
+  const data = page.rows.map(({ row, attempts }) => toWebhookDelivery(row, attempts));
+  return listAnswer(c, { data, total: page.total, limit, offset });
 };
 
 export const retryWebhookDelivery: RouteHandler<typeof routes.retryWebhookDelivery, ApiEnv> = async (c) => {
