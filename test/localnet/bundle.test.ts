@@ -326,6 +326,26 @@ describe("the production bundle refuses what it must not charge for", () => {
   });
 });
 
+describe("the production bundle charges nothing for an upstream that does not answer in time", () => {
+  it("a timeout: 504 in the error envelope, over x402 and MPP, FAILED with the reason, nothing settled", async () => {
+    const shop = await paywall("upstream-slow", "/hang/3000/echo");
+    await (await worker.db()).prepare("UPDATE paywalls SET timeout = 500 WHERE id = ?").bind(shop.id).run();
+    const balances = async () => [await usdcBalance(merchant), await tempoBalance(merchant)];
+    const before = await balances();
+    const x402 = await payX402(shop.x402, (await signedX402(shop.x402)).header);
+    expect(x402.status).toBe(504);
+    expect(await x402.json()).toMatchObject({ code: "GATEWAY_TIMEOUT" });
+    const mpp = await mppBuyer().fetch(shop.mpp);
+    expect(mpp.status).toBe(504);
+    expect(await balances()).toEqual(before);
+    const { transactions } = await history(shop.id);
+    expect(transactions.map((t) => [t.protocol, t.status, t.failureReason]).sort()).toEqual([
+      ["mpp", "FAILED", "upstream timed out after 500 ms"],
+      ["x402", "FAILED", "upstream timed out after 500 ms"],
+    ]);
+  });
+});
+
 describe("the production bundle answers a payment every time it is presented, and charges it once", () => {
   it("x402 (@x402/fetch): the paid request sent again gets the same answer byte for byte, the same settlement, no second charge", async () => {
     const shop = await paywall("x402-resend");
