@@ -158,6 +158,55 @@ export function FieldGroup({
 export const boxAttrs = (attrs: ReturnType<typeof fieldState>["attrs"], i: number) =>
   i === 0 ? attrs : { ...attrs, autofocus: undefined };
 
+/**
+ * A `FieldGroup` of radios (one value) or checkboxes (several) named `name`, one per option: each labelled, checked
+ * when its value is among `checked`.
+ */
+export function Choices({
+  type,
+  errors,
+  name,
+  id,
+  legend,
+  hint,
+  options,
+  checked,
+  boxIds = id,
+}: {
+  type: "radio" | "checkbox";
+  errors?: FormErrors | undefined;
+  name: string;
+  id: string;
+  legend: string;
+  hint?: Child;
+  options: readonly (readonly [value: string, label: Child])[];
+  checked: readonly string[];
+  /** The boxes' ids are `<boxIds>-<value>` (default: the group's id). */
+  boxIds?: string;
+}) {
+  return (
+    <FieldGroup errors={errors} name={name} id={id} legend={legend} hint={hint}>
+      {(a) => (
+        <>
+          {options.map(([value, label], i) => (
+            <label for={`${boxIds}-${value}`}>
+              <input
+                {...boxAttrs(a, i)}
+                id={`${boxIds}-${value}`}
+                type={type}
+                name={name}
+                value={value}
+                checked={checked.includes(value)}
+              />
+              <span>{label}</span>
+            </label>
+          ))}
+        </>
+      )}
+    </FieldGroup>
+  );
+}
+
 /** Every error of the form as a link to its field, above the form; `labels` gives each field's visible label. */
 export function ErrorSummary({
   errors,

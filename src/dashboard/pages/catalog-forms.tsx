@@ -17,6 +17,7 @@ import { issuesOf } from "../../lib/issues.ts";
 import {
   addError,
   boxAttrs,
+  Choices,
   Field,
   FieldGroup,
   type FormErrors,
@@ -275,6 +276,23 @@ function TextField({
   );
 }
 
+/** The service's discovery fields (docs/discovery.md), in the order the form shows them. */
+const DISCOVERY_FIELDS: { name: string; label: string; type?: string; hint?: string; multiline?: boolean }[] = [
+  { name: "contactEmail", label: "Contact e-mail", type: "email" },
+  { name: "categories", label: "Categories", hint: "Comma-separated, e.g. weather, maps." },
+  { name: "docsHomepage", label: "Documentation homepage", type: "url" },
+  { name: "docsApiReference", label: "API reference URL", type: "url" },
+  { name: "docsLlms", label: "llms.txt URL", type: "url" },
+  { name: "xGuidance", label: "Guidance for agents", multiline: true },
+  { name: "publicRoutes", label: "Public routes", hint: "Paths served without payment, one per line.", multiline: true },
+  {
+    name: "siwxRoutes",
+    label: "Sign-in-with-wallet routes",
+    hint: "Paths that ask the buyer's wallet to sign in, one per line.",
+    multiline: true,
+  },
+];
+
 /** The networks, one group per mode: a service (and its paywalls) accepts the networks of its mode only. */
 function NetworkBoxes({
   errors,
@@ -349,31 +367,19 @@ export function ServiceFields({
         required
       />
       <TextField values={values} errors={errors} name="description" id={id("description")} label="Description" multiline />
-      <FieldGroup
+      <Choices
+        type="radio"
         errors={errors}
         name="mode"
         id={id("mode")}
         legend="Mode"
         hint="Testnet networks for trying out, mainnet for real money."
-      >
-        {(a) => (
-          <>
-            {(["testnet", "mainnet"] as const).map((mode, i) => (
-              <label for={`${id("mode")}-${mode}`}>
-                <input
-                  {...boxAttrs(a, i)}
-                  id={`${id("mode")}-${mode}`}
-                  type="radio"
-                  name="mode"
-                  value={mode}
-                  checked={values.mode === mode}
-                />
-                <span>{mode}</span>
-              </label>
-            ))}
-          </>
-        )}
-      </FieldGroup>
+        options={[
+          ["testnet", "testnet"],
+          ["mainnet", "mainnet"],
+        ]}
+        checked={[values.mode]}
+      />
       <NetworkBoxes errors={errors} idPrefix="svc" checked={values.networks} />
       <fieldset>
         <legend>Upstream authentication</legend>
@@ -414,58 +420,9 @@ export function ServiceFields({
       <fieldset>
         <legend>Discovery</legend>
         <p class="hint">What buyers and agents learn about the service.</p>
-        <TextField
-          values={values}
-          errors={errors}
-          name="contactEmail"
-          id={id("contactEmail")}
-          label="Contact e-mail"
-          type="email"
-        />
-        <TextField
-          values={values}
-          errors={errors}
-          name="categories"
-          id={id("categories")}
-          label="Categories"
-          hint="Comma-separated, e.g. weather, maps."
-        />
-        <TextField
-          values={values}
-          errors={errors}
-          name="docsHomepage"
-          id={id("docsHomepage")}
-          label="Documentation homepage"
-          type="url"
-        />
-        <TextField
-          values={values}
-          errors={errors}
-          name="docsApiReference"
-          id={id("docsApiReference")}
-          label="API reference URL"
-          type="url"
-        />
-        <TextField values={values} errors={errors} name="docsLlms" id={id("docsLlms")} label="llms.txt URL" type="url" />
-        <TextField values={values} errors={errors} name="xGuidance" id={id("xGuidance")} label="Guidance for agents" multiline />
-        <TextField
-          values={values}
-          errors={errors}
-          name="publicRoutes"
-          id={id("publicRoutes")}
-          label="Public routes"
-          hint="Paths served without payment, one per line."
-          multiline
-        />
-        <TextField
-          values={values}
-          errors={errors}
-          name="siwxRoutes"
-          id={id("siwxRoutes")}
-          label="Sign-in-with-wallet routes"
-          hint="Paths that ask the buyer's wallet to sign in, one per line."
-          multiline
-        />
+        {DISCOVERY_FIELDS.map((f) => (
+          <TextField values={values} errors={errors} id={id(f.name)} {...f} />
+        ))}
       </fieldset>
     </>
   );
@@ -687,30 +644,19 @@ export function PaywallFields({
           </select>
         )}
       </Field>
-      <FieldGroup errors={errors} name="targetType" id={id("targetType")} legend="Target" hint="What a paid request reaches.">
-        {(a) => (
-          <>
-            {(
-              [
-                ["ROUTE", "A route of the service"],
-                ["PROXY", "An upstream URL"],
-              ] as const
-            ).map(([value, label], i) => (
-              <label for={`${id("targetType")}-${value}`}>
-                <input
-                  {...boxAttrs(a, i)}
-                  id={`${id("targetType")}-${value}`}
-                  type="radio"
-                  name="targetType"
-                  value={value}
-                  checked={values.targetType === value}
-                />
-                <span>{label}</span>
-              </label>
-            ))}
-          </>
-        )}
-      </FieldGroup>
+      <Choices
+        type="radio"
+        errors={errors}
+        name="targetType"
+        id={id("targetType")}
+        legend="Target"
+        hint="What a paid request reaches."
+        options={[
+          ["ROUTE", "A route of the service"],
+          ["PROXY", "An upstream URL"],
+        ]}
+        checked={[values.targetType]}
+      />
       <TextField
         values={values}
         errors={errors}
@@ -729,56 +675,30 @@ export function PaywallFields({
         hint="For an upstream URL target."
       />
       <NetworkBoxes errors={errors} idPrefix="pw" checked={values.networks} />
-      <FieldGroup
+      <Choices
+        type="checkbox"
         errors={errors}
         name="allowedMethods"
         id={id("allowedMethods")}
+        boxIds={id("method")}
         legend="Methods"
         hint="The HTTP methods buyers may pay for."
-      >
-        {(a) => (
-          <>
-            {HTTP_METHODS.map((m, i) => (
-              <label for={`${id("method")}-${m}`}>
-                <input
-                  {...boxAttrs(a, i)}
-                  id={`${id("method")}-${m}`}
-                  type="checkbox"
-                  name="allowedMethods"
-                  value={m}
-                  checked={values.allowedMethods.includes(m)}
-                />
-                <span>{m}</span>
-              </label>
-            ))}
-          </>
-        )}
-      </FieldGroup>
+        options={HTTP_METHODS.map((m) => [m, m] as const)}
+        checked={values.allowedMethods}
+      />
       {!editing && (
-        <FieldGroup errors={errors} name="fulfillmentMode" id={id("fulfillmentMode")} legend="Fulfilment">
-          {(a) => (
-            <>
-              {(
-                [
-                  ["PROXY", "Answer with the upstream's response"],
-                  ["SIGNED_URL", "Answer with a one-time signed URL"],
-                ] as const
-              ).map(([value, label], i) => (
-                <label for={`${id("fulfillmentMode")}-${value}`}>
-                  <input
-                    {...boxAttrs(a, i)}
-                    id={`${id("fulfillmentMode")}-${value}`}
-                    type="radio"
-                    name="fulfillmentMode"
-                    value={value}
-                    checked={values.fulfillmentMode === value}
-                  />
-                  <span>{label}</span>
-                </label>
-              ))}
-            </>
-          )}
-        </FieldGroup>
+        <Choices
+          type="radio"
+          errors={errors}
+          name="fulfillmentMode"
+          id={id("fulfillmentMode")}
+          legend="Fulfilment"
+          options={[
+            ["PROXY", "Answer with the upstream's response"],
+            ["SIGNED_URL", "Answer with a one-time signed URL"],
+          ]}
+          checked={[values.fulfillmentMode]}
+        />
       )}
       <TextField
         values={values}
