@@ -201,6 +201,19 @@ export const keyOutput = (k: ApiKeyRow, now: Date = new Date()): KeyOutput => ({
   revokedAt: iso(k.revokedAt),
 });
 
+/** A key just made, with its raw value: the only answer that ever carries it. */
+const createdKeyOutput = (row: ApiKeyRow, key: string): CreatedKeyOutput => ({
+  id: row.id,
+  key,
+  keyPrefix: row.keyPrefix,
+  name: row.name,
+  scopes: row.scopes,
+  status: row.status,
+  expiresAt: iso(row.expiresAt),
+  allowedIps: row.allowedIps,
+  createdAt: row.createdAt.toISOString(),
+});
+
 // ---------------------------------------------------------------------------------------------------------------
 // Commands
 
@@ -254,17 +267,7 @@ export async function createKey(
     await requireTenant(db, v.tenant);
     throw limitReached(v.tenant);
   }
-  return {
-    id: row.id,
-    key,
-    keyPrefix: row.keyPrefix,
-    name: row.name,
-    scopes: row.scopes,
-    status: row.status,
-    expiresAt: iso(row.expiresAt),
-    allowedIps: row.allowedIps,
-    createdAt: row.createdAt.toISOString(),
-  };
+  return createdKeyOutput(row, key);
 }
 
 /** The tenant's keys, newest first: metadata only. */
@@ -409,18 +412,7 @@ export async function rollKey(store: KeyStore, input: KeyRollInput, now: Date = 
   if (!row) throw limitReached(tenant);
   if (!rolled) throw await refusal(db, { id: v.id, tenant: v.tenant }, "rolled");
   await store.cache.forget([old.keyHash]);
-  const created: CreatedKeyOutput = {
-    id: row.id,
-    key,
-    keyPrefix: row.keyPrefix,
-    name: row.name,
-    scopes: row.scopes,
-    status: row.status,
-    expiresAt: iso(row.expiresAt),
-    allowedIps: row.allowedIps,
-    createdAt: row.createdAt.toISOString(),
-  };
-  return { created, old: keyOutput(rolled, now) };
+  return { created: createdKeyOutput(row, key), old: keyOutput(rolled, now) };
 }
 
 /** Deletes a key row: the key then reads as unknown (`401 INVALID_API_KEY`) from the next request on. Its events stay. */
