@@ -64,7 +64,8 @@ async function oracle(d1: D1Database, tenantId: string): Promise<Totals> {
   for (const e of events) {
     for (const scope of scopesOf(e)) {
       const key = `${scope} ${dayOf(e)}`;
-      const t = (totals.traffic[key] ??= { requests: 0, successes: 0, errors: 0 });
+      totals.traffic[key] ??= { requests: 0, successes: 0, errors: 0 };
+      const t = totals.traffic[key];
       t.requests += Number(e.event_type === "REQUEST");
       t.successes += Number(e.event_type === "SUCCESS");
       t.errors += Number(e.event_type === "ERROR");
