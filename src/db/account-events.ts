@@ -2,6 +2,7 @@
 import { desc, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
 import { newId } from "../lib/ids.ts";
 import type { Db } from "./client.ts";
+import type { Audit } from "./page.ts";
 import { type AccountEventActor, accountEvents, keyEvents } from "./schema.ts";
 
 export interface AccountEventSource {
@@ -52,6 +53,15 @@ export function accountEventIf(db: Db, e: AccountEventSource, condition: SQL) {
     )} where ${condition}`,
   );
 }
+
+/** Who makes a change, for whom, and when: what every audited command knows before it writes. */
+export type ChangeBy = Pick<AccountEventSource, "tenantId" | "actor" | "ip" | "at">;
+
+/** The account event of a change, for the change's batch: written only if the batch's condition holds (see `Audit`). */
+export const auditOf =
+  (db: Db, by: ChangeBy, action: string, subject: string, detail: string | null = null): Audit =>
+  (condition) =>
+    accountEventIf(db, { ...by, action, subject, detail }, condition);
 
 /** One line of the Activity page: an account event or a key event, in one shape. */
 export interface ActivityRow {

@@ -8,7 +8,7 @@
  * answer in the same batch: it is given the row as it will be stored.
  */
 import { z } from "@hono/zod-openapi";
-import { accountEventIf } from "../../db/account-events.ts";
+import { auditOf as accountAudit } from "../../db/account-events.ts";
 import type { Db } from "../../db/client.ts";
 import type { ResponseRecorder } from "../../db/idempotency.ts";
 import { rowAfterUpdate } from "../../db/idempotency.ts";
@@ -137,17 +137,15 @@ export interface CatalogWriter {
   ip: string | null;
 }
 
-/** The account event of a change, written in the change's batch only if `condition` holds (see `Audit`). */
-export const auditOf =
-  (w: CatalogWriter, action: string, subject: string, detail: string | null = null) =>
-  (condition: Parameters<typeof accountEventIf>[2]) =>
-    accountEventIf(w.db, { tenantId: w.tenant.id, action, subject, detail, actor: w.actor, ip: w.ip, at: w.now }, condition);
+/** The account event of a catalog change, written in the change's batch only if `condition` holds (see `Audit`). */
+export const auditOf = (w: CatalogWriter, action: string, subject: string, detail: string | null = null) =>
+  accountAudit(w.db, { tenantId: w.tenant.id, actor: w.actor, ip: w.ip, at: w.now }, action, subject, detail);
 
 /**
  * The names of the fields a change really changes, for the activity list (never their values): a field sent with the
  * value it already has is left out; a credential counts as changed unless every value sent keeps the stored one (`***`).
  */
-export function changedFields(patch: object, existing: object): string {
+export function changedKeys(patch: object, existing: object): string[] {
   const before = existing as Record<string, unknown>;
   const secretsKept = (k: string, v: unknown) => {
     // Credentials: the same names, every value `***` (kept as stored).
@@ -166,8 +164,11 @@ export function changedFields(patch: object, existing: object): string {
     if (k === "authConfig" || k === "headers") return !secretsKept(k, v);
     return JSON.stringify(v) !== JSON.stringify(before[k] ?? null);
   });
-  return changed.map(([k]) => k).join(", ") || "nothing";
+  return changed.map(([k]) => k);
 }
+
+/** `changedKeys` as the activity list shows it: "name, baseUrl", or "nothing". */
+export const changedFields = (patch: object, existing: object): string => changedKeys(patch, existing).join(", ") || "nothing";
 
 /** Fields holding URLs: each is held to the upstream-URL rule (public http or https), docs links included. */
 const URL_FIELDS = ["baseUrl", "docsHomepage", "docsApiReference", "docsLlms"] as const;

@@ -8,7 +8,7 @@
  * batch: `by` says who made it.
  */
 import { z } from "@hono/zod-openapi";
-import { accountEventIf } from "../../db/account-events.ts";
+import { auditOf as accountAudit } from "../../db/account-events.ts";
 import type { Db } from "../../db/client.ts";
 import type { ResponseRecorder } from "../../db/idempotency.ts";
 import type { Audit } from "../../db/page.ts";
@@ -34,6 +34,7 @@ import {
 import { randomHex } from "../../lib/ids.ts";
 import { newWebhookSecret } from "../../lib/standard-webhooks.ts";
 import { TextSchema, UrlSchema } from "../catalog/fields.ts";
+import { changedKeys } from "../catalog/services.ts";
 import { getConfig, keyRing } from "../config.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { checkWebhookUrl } from "./endpoint-url.ts";
@@ -91,21 +92,14 @@ export interface WebhookChangeBy {
 }
 
 /** The account event of a change of `endpoint`, written in the change's batch when `condition` holds. */
-const auditOf =
-  (
-    db: Db,
-    endpoint: Pick<WebhookEndpointRow, "tenantId" | "url">,
-    now: Date,
-    by: WebhookChangeBy,
-    action: string,
-    detail?: string,
-  ): Audit =>
-  (condition) =>
-    accountEventIf(
-      db,
-      { tenantId: endpoint.tenantId, action, subject: endpoint.url, detail: detail ?? null, actor: by.actor, ip: by.ip, at: now },
-      condition,
-    );
+const auditOf = (
+  db: Db,
+  endpoint: Pick<WebhookEndpointRow, "tenantId" | "url">,
+  now: Date,
+  by: WebhookChangeBy,
+  action: string,
+  detail?: string,
+): Audit => accountAudit(db, { tenantId: endpoint.tenantId, actor: by.actor, ip: by.ip, at: now }, action, endpoint.url, detail);
 
 /** The tenant's endpoint; another tenant's is answered as one that does not exist (404), never 403. */
 export async function ownWebhookEndpoint(db: Db, tenantId: string, id: string): Promise<WebhookEndpointRow> {
@@ -180,9 +174,7 @@ export async function updateWebhookEndpoint(
     updatedAt: now,
   };
   const expected = { ...existing, ...set } as WebhookEndpointRow;
-  const changed = (["url", "events", "description", "enabled"] as const).filter(
-    (k) => patch[k] !== undefined && JSON.stringify(patch[k]) !== JSON.stringify(existing[k]),
-  );
+  const changed = changedKeys(patch, existing);
   const action =
     changed.length === 1 && changed[0] === "enabled"
       ? patch.enabled
