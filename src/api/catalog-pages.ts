@@ -2,10 +2,9 @@ import type { Context } from "hono";
 import { getConfig } from "../core/config.ts";
 import { findCatalogVersion } from "../db/catalog-versions.ts";
 import { BoundedCache } from "../lib/bounded-cache.ts";
-import { listEtagOf, noneMatchesTag } from "../lib/etag.ts";
+import { listEtagOf } from "../lib/etag.ts";
+import { listMeta, notModified } from "./conditional.ts";
 import type { ApiEnv } from "./env.ts";
-import { meta } from "./envelope.ts";
-import { pagination } from "./paging.ts";
 
 /** A page kept in this isolate: its tag, its total, and its answer up to `meta`, as UTF-8 bytes. */
 interface KeptPage {
@@ -50,8 +49,7 @@ export async function catalogPage(
   const state = stateAt(await findCatalogVersion(c.var.db, tenantId));
   let page = pages.get(state);
   const etag = page?.etag ?? (await listEtagOf(state));
-  c.header("ETag", etag);
-  if (noneMatchesTag(c.req.header("if-none-match"), etag)) return c.body(null, 304);
+  if (notModified(c, etag)) return c.body(null, 304);
   if (page === undefined) {
     const fresh = await read();
     // The catalog may have moved since the version was read: the page is tagged and kept as read now.
@@ -61,7 +59,7 @@ export async function catalogPage(
     pages.set(readState, page);
     c.header("ETag", page.etag);
   }
-  const tail = utf8.encode(`${JSON.stringify({ ...meta(c), pagination: pagination(page.total, query.limit, query.offset) })}}`);
+  const tail = utf8.encode(`${listMeta(c, { total: page.total, limit: query.limit, offset: query.offset })}}`);
   const body = new Uint8Array(page.head.length + tail.length);
   body.set(page.head);
   body.set(tail, page.head.length);

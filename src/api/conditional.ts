@@ -17,27 +17,27 @@ export async function listAnswer(
 ): Promise<Response> {
   const data = JSON.stringify(page.data);
   const extraJson = extra ? JSON.stringify(extra) : "";
-  if (await listNotModified(c, `${page.total}\n${extraJson}\n${data}`)) return c.body(null, 304);
-  const pageMeta = JSON.stringify({ ...meta(c), pagination: pagination(page.total, page.limit, page.offset), ...extra });
-  return c.body(`{"data":${data},"meta":${pageMeta}}`, 200, { "content-type": "application/json" });
+  if (notModified(c, await listEtagOf(`${page.total}\n${extraJson}\n${data}`))) return c.body(null, 304);
+  return c.body(`{"data":${data},"meta":${listMeta(c, page, extra)}}`, 200, { "content-type": "application/json" });
 }
+
+/** A list answer's `meta`, serialized: the request's, the page's `pagination`, and `extra` (new for every answer). */
+export const listMeta = (
+  c: Context<ApiEnv>,
+  page: { total: number; limit: number; offset: number },
+  extra?: Record<string, unknown>,
+): string => JSON.stringify({ ...meta(c), pagination: pagination(page.total, page.limit, page.offset), ...extra });
 
 /**
  * Sets the `ETag` of one resource without a version (`contentEtagOf` of its answer's `data`) and tells whether the
  * request's `If-None-Match` names it: then the handler answers `304` with no body.
  */
 export async function itemNotModified(c: Context, data: unknown): Promise<boolean> {
-  const etag = await contentEtagOf(JSON.stringify(data));
-  c.header("ETag", etag);
-  return noneMatchesTag(c.req.header("if-none-match"), etag);
+  return notModified(c, await contentEtagOf(JSON.stringify(data)));
 }
 
-/**
- * Sets a list page's `ETag` (the tag of `state`, `listEtagOf`) and tells whether the request's `If-None-Match` names
- * it: then the handler answers `304` with no body, before serializing anything.
- */
-export async function listNotModified(c: Context, state: string): Promise<boolean> {
-  const etag = await listEtagOf(state);
+/** Sets the answer's `ETag` and tells whether the request's `If-None-Match` names it: then the answer is `304`. */
+export function notModified(c: Context, etag: string): boolean {
   c.header("ETag", etag);
   return noneMatchesTag(c.req.header("if-none-match"), etag);
 }
