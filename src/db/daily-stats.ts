@@ -1,19 +1,23 @@
-import { and, between, eq, gte, inArray, sql } from "drizzle-orm";
+import { and, between, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "./client.ts";
 import { dailyRevenue, dailyStats } from "./schema.ts";
 
-/** One UTC day of a tenant's kept totals (migrations/0005, 0018). */
-export interface DayStats {
+/** One UTC day of a tenant's kept traffic (migrations/0005). */
+export interface DayTraffic {
   /** `YYYY-MM-DD` */
   day: string;
+  requests: number;
+  successes: number;
+  errors: number;
+}
+
+/** A day of traffic with its revenue in one token: what the earnings charts draw. */
+export interface DayStats extends DayTraffic {
   /**
    * Revenue of the day's COMPLETED transactions on the networks asked (one token's): integer micro-units as a decimal
    * string (never a float).
    */
   revenue: string;
-  requests: number;
-  successes: number;
-  errors: number;
 }
 
 /** Which records a roll-up row counts: all of the tenant's, one paywall's, or one service's. */
@@ -26,14 +30,14 @@ export function statsScope(filter: { paywallId?: string | undefined; serviceId?:
   return "tenant";
 }
 
-const empty = (day: string): DayStats => ({ day, revenue: "0", requests: 0, successes: 0, errors: 0 });
+const empty = (day: string): DayTraffic => ({ day, requests: 0, successes: 0, errors: 0 });
 
 /**
  * The kept traffic of each of `days` (UTC dates, ascending), one entry per day, zeros for a day without records: one
  * primary-key range read of `daily_stats` (at most `days.length` rows), whatever the size of the tenant's history.
- * `revenue` is "0" here: revenue is kept per network (`findDailyRevenue`) and added per token by the caller.
+ * Revenue is kept per network (`findDailyRevenue`) and added per token by `daysInToken`.
  */
-export async function findDailyStats(db: Db, tenantId: string, days: string[], scope: StatsScope): Promise<DayStats[]> {
+export async function findDailyTraffic(db: Db, tenantId: string, days: string[], scope: StatsScope): Promise<DayTraffic[]> {
   const first = days[0];
   const last = days.at(-1);
   if (first === undefined || last === undefined) return [];
@@ -47,7 +51,7 @@ export async function findDailyStats(db: Db, tenantId: string, days: string[], s
     .from(dailyStats)
     .where(and(eq(dailyStats.tenantId, tenantId), eq(dailyStats.scope, scope), between(dailyStats.day, first, last)));
   const byDay = new Map(rows.map((r) => [r.day, r]));
-  return days.map((day) => ({ ...(byDay.get(day) ?? empty(day)), revenue: "0" }));
+  return days.map((day) => byDay.get(day) ?? empty(day));
 }
 
 /** A day's completed revenue on one network: integer micro-units of its token, as text. */
@@ -88,51 +92,6 @@ export async function findDailyRevenue(
     );
 }
 
-/** Completed revenue of one network since each date of a list of windows: `sums[i]` since the i-th date. */
-export interface NetworkTotals {
-  network: string;
-  /** Integer micro-units, as decimal strings. */
-  sums: string[];
-}
-
-/**
- * Completed revenue per network since each day of `since` (UTC dates; the oldest bounds the read), in `scope`, on
- * `networks` (all when undefined): one range read of `daily_revenue`, sums read as text. The caller adds networks of
- * one token together, never two tokens.
- */
-export async function findNetworkTotals(
-  db: Db,
-  tenantId: string,
-  scope: StatsScope,
-  since: string[],
-  networks?: readonly string[],
-): Promise<NetworkTotals[]> {
-  if (since.length === 0) return [];
-  const oldest = [...since].sort()[0] as string;
-  const sums = since.map((day, i) =>
-    sql<string>`CAST(coalesce(sum(CASE WHEN ${dailyRevenue.day} >= ${day} THEN ${dailyRevenue.amount} ELSE 0 END), 0) AS TEXT)`.as(
-      `s${i}`,
-    ),
-  );
-  const rows = await db
-    .select({ network: dailyRevenue.network, ...Object.fromEntries(sums.map((s, i) => [`s${i}`, s])) })
-    .from(dailyRevenue)
-    .where(
-      and(
-        eq(dailyRevenue.tenantId, tenantId),
-        eq(dailyRevenue.scope, scope),
-        gte(dailyRevenue.day, oldest),
-        networks ? inArray(dailyRevenue.network, [...networks]) : undefined,
-      ),
-    )
-    .groupBy(dailyRevenue.network)
-    .orderBy(dailyRevenue.network);
-  return rows.map((r) => ({
-    network: r.network,
-    sums: since.map((_, i) => String((r as Record<string, unknown>)[`s${i}`])),
-  }));
-}
-
 /** Paid answers (SUCCESS events) of paywalls whose answers are cached: from the edge cache, or from the upstream. */
 export interface CacheTotals {
   hits: number;
@@ -141,7 +100,7 @@ export interface CacheTotals {
 
 /**
  * The edge cache's totals over `days` (UTC dates, ascending), kept by migrations/0014's triggers: the same primary-key
- * range read as `findDailyStats` (at most `days.length` rows).
+ * range read as `findDailyTraffic` (at most `days.length` rows).
  */
 export async function findCacheTotals(
   db: Db,

@@ -12,7 +12,7 @@ import { sealHeaders } from "../../src/core/secrets/secret-fields.ts";
 import { SESSION_COOKIE, SESSION_MAX_MS } from "../../src/dashboard/session.ts";
 import { findKeyWithTenantByHash } from "../../src/db/api-keys.ts";
 import type { Db } from "../../src/db/client.ts";
-import { findCacheTotals, findDailyRevenue, findDailyStats, findNetworkTotals } from "../../src/db/daily-stats.ts";
+import { findCacheTotals, findDailyRevenue, findDailyTraffic } from "../../src/db/daily-stats.ts";
 import { insertSession } from "../../src/db/dashboard.ts";
 import { findEventsPage } from "../../src/db/events.ts";
 import type { NewPaywall } from "../../src/db/paywalls.ts";
@@ -531,7 +531,7 @@ const explainWrite = async (db: Db, seeded: Seeded) => {
   await deletePaywallRow(db, id);
 };
 
-/** What the earnings page asks D1 besides the session: filter choices, the roll-ups (totals, 30 days, cache), the two first pages. */
+/** What the earnings page asks D1 besides the session: filter choices, the roll-ups (90 days of revenue, 30 of traffic, cache), the two first pages. */
 const explainEarnings = async (db: Db, seeded: Seeded) => {
   const tenantId = tenantOf(seeded);
   const page = { limit: 25, offset: 0 };
@@ -539,9 +539,8 @@ const explainEarnings = async (db: Db, seeded: Seeded) => {
   await listServiceNames(db, tenantId, 200);
   const networks = networksMatching({});
   const days = lastUtcDays(new Date(), 30);
-  await findNetworkTotals(db, tenantId, "tenant", [days[29]!, days[23]!, days[0]!], networks);
-  await findDailyStats(db, tenantId, days, "tenant");
-  await findDailyRevenue(db, tenantId, days, "tenant", networks);
+  await findDailyRevenue(db, tenantId, lastUtcDays(new Date(), 90), "tenant", networks);
+  await findDailyTraffic(db, tenantId, days, "tenant");
   await findTransactionsPage(db, tenantId, page, {});
   await findEventsPage(db, tenantId, page, {});
   await findCacheTotals(db, tenantId, days, "tenant");

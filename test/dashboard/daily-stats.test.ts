@@ -7,16 +7,9 @@ import { describe, expect, it } from "vitest";
 import { writeDemoData } from "../../src/admin/demo-data.ts";
 import { completePayment, failPayment, type PaymentRef } from "../../src/core/ledger/ledger.ts";
 import { NETWORK_IDS } from "../../src/core/money/networks.ts";
-import { revenueInToken, sumsPerToken } from "../../src/core/money/tokens.ts";
+import { daysInToken, sumsPerToken, sumsSince } from "../../src/core/money/tokens.ts";
 import { getDb } from "../../src/db/client.ts";
-import {
-  findCacheTotals,
-  findDailyRevenue,
-  findDailyStats,
-  findNetworkTotals,
-  type StatsScope,
-  statsScope,
-} from "../../src/db/daily-stats.ts";
+import { findCacheTotals, findDailyRevenue, findDailyTraffic, type StatsScope, statsScope } from "../../src/db/daily-stats.ts";
 import { type Tenant, type Token, tenants as tenantsTable } from "../../src/db/schema.ts";
 import { lastUtcDays } from "../../src/lib/utc-days.ts";
 import { createPaywallFor } from "../history/support.ts";
@@ -111,11 +104,16 @@ const pendingPayments = async (tenantId: string): Promise<PaymentRef[]> =>
 /** The days' traffic with their revenue in `token` (what the earnings chart draws): the two roll-up reads, joined. */
 async function daily(tenantId: string, days: string[], scope: StatsScope, token: Token) {
   const [traffic, revenue] = await Promise.all([
-    findDailyStats(db(), tenantId, days, scope),
+    findDailyTraffic(db(), tenantId, days, scope),
     findDailyRevenue(db(), tenantId, days, scope, NETWORK_IDS),
   ]);
-  const perDay = revenueInToken(revenue, token);
-  return traffic.map((d) => ({ ...d, revenue: perDay.get(d.day) ?? "0" }));
+  return daysInToken(traffic, revenue, token);
+}
+
+/** Each network's revenue since each date of `since` (the earnings totals): one read of the days, summed per window. */
+async function networkTotals(tenantId: string, scope: StatsScope, since: string[], networks: readonly string[] = NETWORK_IDS) {
+  const days = lastUtcDays(new Date(), 90);
+  return sumsSince(await findDailyRevenue(db(), tenantId, days, scope, networks), since);
 }
 
 describe("daily roll-ups", () => {
@@ -232,7 +230,7 @@ describe("daily roll-ups: revenue per network", () => {
     expect((await daily(tenant.id, today, "tenant", "USDC"))[0]?.revenue).toBe("100");
     expect((await daily(tenant.id, today, "tenant", "pathUSD"))[0]?.revenue).toBe("7");
     const since = [today[0]!, lastUtcDays(now, 7)[0]!];
-    const perNetwork = await findNetworkTotals(db(), tenant.id, `paywall:${paywall.id}`, since);
+    const perNetwork = await networkTotals(tenant.id, `paywall:${paywall.id}`, since);
     expect(perNetwork).toEqual([
       { network: "arc-testnet", sums: ["0", "20"] },
       { network: "base-sepolia", sums: ["100", "100"] },
@@ -242,7 +240,7 @@ describe("daily roll-ups: revenue per network", () => {
       { currency: "USDC", sums: ["100", "120"] },
       { currency: "pathUSD", sums: ["7", "8"] },
     ]);
-    expect(await findNetworkTotals(db(), tenant.id, "tenant", since, ["base-sepolia"])).toEqual([
+    expect(await networkTotals(tenant.id, "tenant", since, ["base-sepolia"])).toEqual([
       { network: "base-sepolia", sums: ["100", "100"] },
     ]);
   });

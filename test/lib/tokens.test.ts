@@ -1,7 +1,15 @@
 // The per-token arithmetic of the dashboard's revenue: which networks a filter names, and per-network sums added
 // per token (never two tokens together), exact past 2^53.
 import { describe, expect, it } from "vitest";
-import { chartToken, networksMatching, protocolOf, revenueInToken, sumsPerToken } from "../../src/core/money/tokens.ts";
+import {
+  chartToken,
+  daysInToken,
+  networksMatching,
+  protocolOf,
+  revenueInToken,
+  sumsPerToken,
+  sumsSince,
+} from "../../src/core/money/tokens.ts";
 
 describe("tokens", () => {
   it("names the networks of a network, a protocol, both or neither", () => {
@@ -47,6 +55,36 @@ describe("tokens", () => {
     expect([...revenueInToken(rows, "pathUSD")]).toEqual([
       ["2026-11-01", "7"],
       ["2026-11-02", "2"],
+    ]);
+  });
+
+  it("sums each network's days since each window's first day, every digit kept, networks in code-point order", () => {
+    const rows = [
+      { day: "2026-10-01", network: "tempo-testnet", amount: "5" },
+      { day: "2026-11-20", network: "base-sepolia", amount: "9007199254740993" },
+      { day: "2026-11-27", network: "base-sepolia", amount: "1" },
+      { day: "2026-11-27", network: "arc-testnet", amount: "2" },
+    ];
+    expect(sumsSince(rows, ["2026-11-27", "2026-11-21", "2026-11-20", "2026-08-30"])).toEqual([
+      { network: "arc-testnet", sums: ["2", "2", "2", "2"] },
+      { network: "base-sepolia", sums: ["1", "1", "9007199254740994", "9007199254740994"] },
+      { network: "tempo-testnet", sums: ["0", "0", "0", "5"] },
+    ]);
+    expect(sumsSince([], ["2026-11-27"])).toEqual([]);
+  });
+
+  it("gives each day of traffic its revenue in one token, 0 on a day without any", () => {
+    const traffic = [
+      { day: "2026-11-26", requests: 3, successes: 2, errors: 1 },
+      { day: "2026-11-27", requests: 1, successes: 1, errors: 0 },
+    ];
+    const rows = [
+      { day: "2026-11-27", network: "base-sepolia", amount: "4" },
+      { day: "2026-11-26", network: "tempo-testnet", amount: "9" },
+    ];
+    expect(daysInToken(traffic, rows, "USDC")).toEqual([
+      { day: "2026-11-26", requests: 3, successes: 2, errors: 1, revenue: "0" },
+      { day: "2026-11-27", requests: 1, successes: 1, errors: 0, revenue: "4" },
     ]);
   });
 });

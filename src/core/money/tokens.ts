@@ -3,6 +3,7 @@
  * and chart read the per-network roll-ups (`daily_revenue`) through these. Amounts of two tokens (USDC, Tempo
  * testnet's pathUSD) are never added together.
  */
+import type { DayRevenue, DayStats, DayTraffic } from "../../db/daily-stats.ts";
 import type { Token } from "../../db/schema.ts";
 import { NETWORK_TABLE } from "./network-table.ts";
 import { NETWORK_IDS, type NetworkId } from "./networks.ts";
@@ -17,6 +18,20 @@ export function networksMatching(filter: { network?: string | undefined; protoco
   return NETWORK_IDS.filter(
     (n) => (!filter.network || n === filter.network) && (!filter.protocol || protocolOf(n) === filter.protocol),
   );
+}
+
+/**
+ * Per network (code-point order), the days' revenue since each date of `since`: `sums[i]` adds the days on or after
+ * `since[i]` (integer micro-units, as text, every digit kept).
+ */
+export function sumsSince(rows: readonly DayRevenue[], since: readonly string[]): { network: string; sums: string[] }[] {
+  const perNetwork = new Map<string, bigint[]>();
+  for (const r of rows) {
+    const sums = perNetwork.get(r.network) ?? since.map(() => 0n);
+    perNetwork.set(r.network, sums);
+    for (const [i, day] of since.entries()) if (r.day >= day) sums[i] = (sums[i] as bigint) + BigInt(r.amount);
+  }
+  return [...perNetwork].sort(([a], [b]) => (a < b ? -1 : 1)).map(([network, sums]) => ({ network, sums: sums.map(String) }));
 }
 
 /** Per-network sums (integer micro-units, as text) added up per token, tokens in code-point order (USDC before pathUSD). */
@@ -62,4 +77,10 @@ export function revenueInToken(
     byDay.set(r.day, (byDay.get(r.day) ?? 0n) + BigInt(r.amount));
   }
   return new Map([...byDay].map(([day, sum]) => [day, String(sum)]));
+}
+
+/** The days' traffic with each day's revenue in `token` ("0" on a day without any): what the earnings charts draw. */
+export function daysInToken(traffic: readonly DayTraffic[], rows: readonly DayRevenue[], token: Token): DayStats[] {
+  const perDay = revenueInToken(rows, token);
+  return traffic.map((d) => ({ ...d, revenue: perDay.get(d.day) ?? "0" }));
 }

@@ -12,16 +12,9 @@ import { z } from "zod";
 import { outcomeEventIdOf, requestEventIdOf } from "../../core/ledger/ids.ts";
 import { NETWORK_TABLE } from "../../core/money/network-table.ts";
 import { NETWORK_IDS, type NetworkId } from "../../core/money/networks.ts";
-import { chartToken, networksMatching, revenueInToken, sumsPerToken } from "../../core/money/tokens.ts";
+import { chartToken, daysInToken, networksMatching, sumsPerToken, sumsSince } from "../../core/money/tokens.ts";
 import { formatUsdc } from "../../core/money/usdc.ts";
-import {
-  type CacheTotals,
-  findCacheTotals,
-  findDailyRevenue,
-  findDailyStats,
-  findNetworkTotals,
-  statsScope,
-} from "../../db/daily-stats.ts";
+import { type CacheTotals, findCacheTotals, findDailyRevenue, findDailyTraffic, statsScope } from "../../db/daily-stats.ts";
 import { type EventFilter, findEventsPage } from "../../db/events.ts";
 import { findPaywall, listPaywallNames } from "../../db/paywalls.ts";
 import { PROTOCOLS, TRANSACTION_STATUSES } from "../../db/schema.ts";
@@ -124,6 +117,7 @@ const WINDOWS = [
   { label: "30 days", days: 30 },
   { label: "90 days", days: 90 },
 ];
+const LONGEST_WINDOW = Math.max(...WINDOWS.map((w) => w.days));
 
 /** Event types follow the status filter: a payment started (PENDING) is a REQUEST, COMPLETED a SUCCESS, FAILED an ERROR. */
 const EVENT_OF_STATUS = { PENDING: "REQUEST", COMPLETED: "SUCCESS", FAILED: "ERROR" } as const;
@@ -323,22 +317,21 @@ async function earningsPage(c: Ctx) {
   const since = WINDOWS.map((w) => lastUtcDays(c.var.now, w.days)[0] as string);
   const scope = statsScope(history);
   const networks = networksMatching({ network: q.network, protocol: q.protocol });
-  const [perNetwork, traffic, revenue, txs, evs, cached] = await Promise.all([
-    findNetworkTotals(db, tenant.id, scope, since, networks),
-    findDailyStats(db, tenant.id, days, scope),
-    findDailyRevenue(db, tenant.id, days, scope, networks),
+  // One read of the longest window's revenue per day and network: the totals and the chart are both drawn from it.
+  const [revenue, traffic, txs, evs, cached] = await Promise.all([
+    findDailyRevenue(db, tenant.id, lastUtcDays(c.var.now, LONGEST_WINDOW), scope, networks),
+    findDailyTraffic(db, tenant.id, days, scope),
     findTransactionsPage(db, tenant.id, { limit: PAGE_SIZE, offset: (q.tpage - 1) * PAGE_SIZE }, filters.transactions),
     findEventsPage(db, tenant.id, { limit: PAGE_SIZE, offset: (q.epage - 1) * PAGE_SIZE }, filters.events),
     findCacheTotals(db, tenant.id, days, scope),
   ]);
-  const totals = sumsPerToken(perNetwork);
+  const totals = sumsPerToken(sumsSince(revenue, since));
   // The chart draws one token: the one that earned most over its 30 days (USDC when none did).
   const chartIn = chartToken(
     totals,
     WINDOWS.findIndex((w) => w.days === CHART_DAYS),
   );
-  const perDay = revenueInToken(revenue, chartIn);
-  const stats = traffic.map((d) => ({ ...d, revenue: perDay.get(d.day) ?? "0" }));
+  const stats = daysInToken(traffic, revenue, chartIn);
   const scopeName = q.paywall
     ? `paywall ${choices.paywalls.find((p) => p.id === q.paywall)?.name ?? q.paywall}`
     : q.service
