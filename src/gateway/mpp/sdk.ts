@@ -118,36 +118,19 @@ type Challenge = Awaited<ReturnType<ReturnType<typeof serverFor>["challenge"]["t
 type ChallengeTemplate = Omit<Challenge, "id" | "expires" | "opaque">;
 
 /**
- * Per isolate, for the same terms (least recently used dropped first): the first challenge mppx's server built for
- * them — its tempo charge's request hook and schema, the route's scope as `meta` — without its id and expiry. Later
- * challenges for those terms are that one with a new expiry, through mppx's `Challenge.from`, which computes the
- * HMAC-bound id as the server does: every challenge is still its own (its id covers its expiry), for a fraction of
- * the server's work. A credential is checked by a server of its own (`validateMpp`), which recomputes the id and
- * compares the request with the route's.
+ * Per terms object (the flow keeps one per paywall state, src/gateway/mpp/flow.ts): the first challenge mppx's server
+ * built for them — its tempo charge's request hook and schema, the route's scope as `meta` — without its id and
+ * expiry. Later challenges for those terms are that one with a new expiry, through mppx's `Challenge.from`, which
+ * computes the HMAC-bound id as the server does: every challenge is still its own (its id covers its expiry), for a
+ * fraction of the server's work. A credential is checked by a server of its own (`validateMpp`), which recomputes the
+ * id and compares the request with the route's. A template goes when its terms do.
  */
-const CHALLENGE_TEMPLATE_LIMIT = 256;
-const challengeTemplates = new Map<string, ChallengeTemplate>();
-
-/** Terms named in full, once per terms object (the flow keeps one per paywall state). */
-const termsKeys = new WeakMap<MppTerms, string>();
-function termsKey(terms: MppTerms): string {
-  let key = termsKeys.get(terms);
-  if (key === undefined) {
-    key = JSON.stringify(terms);
-    termsKeys.set(terms, key);
-  }
-  return key;
-}
+const challengeTemplates = new WeakMap<MppTerms, ChallengeTemplate>();
 
 async function challengeHeader(lib: Lib, terms: MppTerms): Promise<string> {
   const expires = new Date(Date.now() + terms.validitySeconds * 1000).toISOString();
-  const key = termsKey(terms);
-  const template = challengeTemplates.get(key);
-  if (template) {
-    challengeTemplates.delete(key);
-    challengeTemplates.set(key, template);
-    return lib.Challenge.serialize(lib.Challenge.from({ ...template, secretKey: terms.secret, expires }));
-  }
+  const template = challengeTemplates.get(terms);
+  if (template) return lib.Challenge.serialize(lib.Challenge.from({ ...template, secretKey: terms.secret, expires }));
   const challenge = await serverFor(lib, terms).challenge.tempo.charge({
     ...routeRequest(terms),
     description: terms.description,
@@ -155,8 +138,7 @@ async function challengeHeader(lib: Lib, terms: MppTerms): Promise<string> {
     expires,
   });
   const { id: _id, expires: _expires, opaque: _opaque, ...fresh } = challenge;
-  if (challengeTemplates.size >= CHALLENGE_TEMPLATE_LIMIT) challengeTemplates.delete(challengeTemplates.keys().next().value!);
-  challengeTemplates.set(key, fresh);
+  challengeTemplates.set(terms, fresh);
   return lib.Challenge.serialize(challenge);
 }
 

@@ -41,11 +41,11 @@ const X402_SETTLE_MARGIN_MS = FACILITATOR_TIMEOUT_MS;
 type Ctx = Context<GatewayEnv>;
 
 /**
- * Sessions by a short name of what their terms are read from in the request: the paywall's and the service's versions
- * (the service's moves with every write of it or of any of its paywalls, through any path: migrations/0007; so they
- * say price, payee, networks, description, schemas, name and categories) and the method; the rest comes from the env (facilitators, payment origin, network table), which the
- * memo is kept per. Building the terms (the Bazaar declaration's examples) and naming them in full is then done once
- * per state, not on every challenge.
+ * Sessions by a short name of what their terms are read from in the request: the paywall's and the service's
+ * versions (the service's moves with every write of it or of any of its paywalls, through any path: migrations/0007;
+ * so they say price, payee, networks, description, schemas, name and categories) and the method; the rest comes from
+ * the env (facilitators, payment origin, network table), which the memo is kept per. Building the terms (the Bazaar
+ * declaration's examples) and the session is then done once per state, not on every challenge.
  */
 const sessions = new EnvMemo<Promise<X402Session>>(512);
 

@@ -89,34 +89,14 @@ export interface X402Session {
   extensions: Record<string, unknown>;
 }
 
-/** Sessions kept per isolate, by everything they are built from (least recently used dropped first). */
-const SESSION_CACHE_LIMIT = 256;
-const sessions = new Map<string, Promise<X402Session>>();
 /** The `PAYMENT-REQUIRED` header of a session's plain challenge (no error, no payment), built once per session. */
 const challengeHeaders = new WeakMap<X402Session, Promise<string>>();
 
 /**
- * A resource server for one paywall and the requirements it accepts: one `exact` requirement per EVM network.
- * Built once per isolate for the same terms and timeout: the key is all of them (price, payee, networks and
- * their table entries, resource URL, description, facilitator), so a paywall whose terms changed gets a new session.
+ * A resource server for one paywall and the requirements it accepts: one `exact` requirement per EVM network. The
+ * gateway's flow keeps each session for the paywall's state (src/gateway/x402/flow.ts), so it is built once per state.
  */
-export function x402Session(terms: X402Terms, facilitatorTimeoutMs: number): Promise<X402Session> {
-  const key = JSON.stringify([terms, facilitatorTimeoutMs]);
-  let session = sessions.get(key);
-  if (session) {
-    sessions.delete(key);
-  } else {
-    session = buildSession(terms, facilitatorTimeoutMs);
-    session.catch(() => {
-      if (sessions.get(key) === session) sessions.delete(key);
-    });
-    if (sessions.size >= SESSION_CACHE_LIMIT) sessions.delete(sessions.keys().next().value!);
-  }
-  sessions.set(key, session);
-  return session;
-}
-
-async function buildSession(terms: X402Terms, facilitatorTimeoutMs: number): Promise<X402Session> {
+export async function x402Session(terms: X402Terms, facilitatorTimeoutMs: number): Promise<X402Session> {
   const kinds = terms.offers.map((o) => ({ x402Version: 2, scheme: "exact", network: caip2(o.entry) }) as SupportedKind);
   const sdk = await x402Lib();
   const server = new sdk.x402ResourceServer(
