@@ -1,4 +1,5 @@
 import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { env } from "cloudflare:workers";
 import { Challenge } from "mppx";
 import { describe, expect, it } from "vitest";
 import { api } from "../support/client.ts";
@@ -70,6 +71,38 @@ describe("the x402 challenge after the paywall changed", () => {
     expect(first.accepts).toEqual(second.accepts);
     expect([first.resource.url, second.resource.url]).toEqual([shop.x402, twinUrl]);
   });
+});
+
+describe("the challenges after a change made in the database, not through the API", () => {
+  // The gateway keeps a paywall's terms per state, named by versions the database's triggers move (migrations/0007):
+  // a price written by any path is the price of the next challenge, and the only price a payment is accepted at.
+  const setPrice = (paywallId: string, price: string) =>
+    env.DB.prepare("UPDATE paywalls SET price = ? WHERE id = ?").bind(price, paywallId).run();
+
+  it("x402: names the new price at once; a payment signed for the old one is refused without a charge", async () => {
+    const shop = await openShop({ price: "1000" });
+    const old = await signedPayment(shop.x402);
+    expect(old.required.accepts[0]?.amount).toBe("1000");
+
+    await setPrice(shop.paywallId, "3000");
+    expect((await challengeOf(shop.x402)).accepts.map((a) => a.amount)).toEqual(["3000"]);
+    const res = await gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": old.header } });
+    expect(res.status).toBe(402);
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
+    expect((await history(shop)).transactions).toHaveLength(0);
+    expect(await balanceOf(shop.merchant)).toBe(0n);
+  });
+
+  it("MPP: names the new price at once", async () => {
+    const shop = await openShop({ networks: ["tempo-testnet"], price: "1000" });
+    const mpp = shop.mpp as string;
+    const first = Challenge.fromResponse(await gatewayFetch(mpp));
+    expect(first.request).toMatchObject({ amount: "1000" });
+
+    await setPrice(shop.paywallId, "3000");
+    const next = Challenge.fromResponse(await gatewayFetch(mpp));
+    expect(next.request).toMatchObject({ amount: "3000" });
+  }, 60_000); // the first MPP request loads mppx
 });
 
 describe("the plain challenge and the refusals", () => {
