@@ -10,9 +10,8 @@ export interface TransactionFilter extends HistoryFilter {
   status?: TransactionStatus | undefined;
   network?: string | undefined;
   protocol?: "x402" | "mpp" | undefined;
-  /** One payment: its transaction id, or the hash of its transfer on chain (its `Payment-Reference`). */
+  /** One payment, by its transaction id (the dashboard finds the id of a transfer's hash first). */
   id?: string | undefined;
-  txHash?: string | undefined;
 }
 
 /** The filter's own columns, beside the history ones: every list of transactions applies all of them. */
@@ -21,7 +20,6 @@ const filterColumns = (filter: TransactionFilter): [SQLiteColumn, unknown][] => 
   [transactions.network, filter.network],
   [transactions.protocol, filter.protocol],
   [transactions.id, filter.id],
-  [transactions.txHash, filter.txHash],
 ];
 
 export type NewTransaction = typeof transactions.$inferInsert;
