@@ -1,6 +1,7 @@
 /**
- * Earnings and traffic: the last 30 days as two charts (revenue per day, requests / successes / errors per day),
- * read from the daily roll-ups (migrations/0005: at most 30 rows, whatever the size of the history), then the
+ * Earnings and traffic: revenue per token over four windows and the last 30 days as two charts (revenue per day,
+ * requests / successes / errors per day), read from the daily roll-ups (migrations/0005 and 0018: at most 90 rows per
+ * network and 30 of traffic, whatever the size of the history), then the
  * tenant's transactions and events with the API's filters (status, network, protocol, paywall, service, date
  * range) and paging, through the same history queries as `/v1/transactions` and `/v1/events`, and one payment found
  * by the receipt a buyer holds (its transaction id or transfer hash).
@@ -310,8 +311,7 @@ async function earningsPage(c: Ctx) {
     );
   }
   const q = parsed.data;
-  const foreign = await foreignFilter(c, q);
-  const filters = await listFilters(c, q);
+  const [foreign, filters] = await Promise.all([foreignFilter(c, q), listFilters(c, q)]);
   const history = filters.transactions;
   const days = lastUtcDays(c.var.now, CHART_DAYS);
   const since = WINDOWS.map((w) => lastUtcDays(c.var.now, w.days)[0] as string);
