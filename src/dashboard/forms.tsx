@@ -181,18 +181,19 @@ export function Choices({
   hint?: Child;
   options: readonly (readonly [value: string, label: Child])[];
   checked: readonly string[];
-  /** The boxes' ids are `<boxIds>-<value>` (default: the group's id). */
+  /** The boxes' ids are `<boxIds>-<value>` (default: the group's id), other characters than `[A-Za-z0-9_-]` as `-`. */
   boxIds?: string;
 }) {
+  const boxId = (value: string) => `${boxIds}-${value.replace(/[^A-Za-z0-9_-]/g, "-")}`;
   return (
     <FieldGroup errors={errors} name={name} id={id} legend={legend} hint={hint}>
       {(a) => (
         <>
           {options.map(([value, label], i) => (
-            <label for={`${boxIds}-${value}`}>
+            <label for={boxId(value)}>
               <input
                 {...boxAttrs(a, i)}
-                id={`${boxIds}-${value}`}
+                id={boxId(value)}
                 type={type}
                 name={name}
                 value={value}

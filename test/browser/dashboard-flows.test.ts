@@ -447,7 +447,7 @@ describe("keyboard and accessibility", () => {
     // A webhook endpoint made by form: its signing secret, shown once.
     await page.goto(`${worker.url}/dashboard/webhooks`, { waitUntil: "load" });
     await page.type("#new-url", "https://hooks.example.com/second");
-    await page.click("#new-event-0");
+    await page.click("#new-event-transaction-completed");
     await click(page, "Create endpoint");
     expect(await textOf(page, "#new-secret")).toMatch(/^whsec_/);
     await checkPage(page, "webhooks-created");

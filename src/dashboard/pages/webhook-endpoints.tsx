@@ -25,7 +25,7 @@ import { findWebhookDeliveriesPage, findWebhookEndpointsPage } from "../../db/we
 import type { DashboardEnv } from "../env.ts";
 import { putFlash, takeFlash } from "../flash.ts";
 import { formatDate } from "../format.ts";
-import { boxAttrs, ErrorSummary, Field, FieldGroup, type FormErrors, formErrorsOf, readForm } from "../forms.tsx";
+import { Choices, ErrorSummary, Field, type FormErrors, formErrorsOf, readForm } from "../forms.tsx";
 import { Layout, Notice } from "../layout.tsx";
 import { clientIp } from "../session.ts";
 
@@ -113,27 +113,16 @@ async function listPage(c: Ctx, extra: { shown?: ShownSecret; gone?: boolean; er
           >
             {(a) => <input {...a} id="new-url" type="url" name="url" required value={values.url ?? ""} />}
           </Field>
-          <FieldGroup errors={extra.errors} name="events" id="new-events" legend="Events">
-            {(a) => (
-              <>
-                {WEBHOOK_EVENT_TYPES.map((type, i) => (
-                  <label for={`new-event-${i}`}>
-                    <input
-                      {...boxAttrs(a, i)}
-                      id={`new-event-${i}`}
-                      type="checkbox"
-                      name="events"
-                      value={type}
-                      checked={(values.events ?? []).includes(type)}
-                    />
-                    <span>
-                      <code>{type}</code>
-                    </span>
-                  </label>
-                ))}
-              </>
-            )}
-          </FieldGroup>
+          <Choices
+            type="checkbox"
+            errors={extra.errors}
+            name="events"
+            id="new-events"
+            boxIds="new-event"
+            legend="Events"
+            options={WEBHOOK_EVENT_TYPES.map((type) => [type, <code>{type}</code>] as const)}
+            checked={values.events ?? []}
+          />
           <Field errors={extra.errors} name="description" id="new-description" label="Description" hint="Optional.">
             {(a) => (
               <input
