@@ -12,12 +12,10 @@ interface KeptPage {
   total: number;
   /** `{"data":[…],"meta":` */
   head: Uint8Array;
-  /** Bytes held, for the bound. */
-  length: number;
 }
 
 /** Services and paywalls pages kept in this isolate, 8 MiB at most (least recently used first out). */
-const pages = new BoundedCache<KeptPage>(8 * 1024 * 1024);
+const pages = new BoundedCache<KeptPage>(8 * 1024 * 1024, (page) => page.head.length);
 const utf8 = new TextEncoder();
 
 /** A page of the catalog as read: the catalog version it was read at, its total and its items, serialized. */
@@ -55,7 +53,7 @@ export async function catalogPage(
     // The catalog may have moved since the version was read: the page is tagged and kept as read now.
     const readState = stateAt(fresh.catalogVersion);
     const head = utf8.encode(`{"data":${JSON.stringify(fresh.data)},"meta":`);
-    page = { etag: readState === state ? etag : await listEtagOf(readState), total: fresh.total, head, length: head.length };
+    page = { etag: readState === state ? etag : await listEtagOf(readState), total: fresh.total, head };
     pages.set(readState, page);
     c.header("ETag", page.etag);
   }

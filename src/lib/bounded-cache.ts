@@ -1,14 +1,16 @@
 /**
- * A least-recently-used map bounded by its entries' total `length` (a string's UTF-16 code units, a byte array's
- * bytes, or an entry's own count): an entry longer than the bound is never kept, and the oldest entries go first to
- * make room.
+ * A least-recently-used map bounded by its entries' total length, as `lengthOf` measures it (a text's UTF-16 code
+ * units, a page's bytes, or 1 per entry for a bound on their number): an entry longer than the bound is never kept,
+ * and the oldest entries go first to make room.
  */
-export class BoundedCache<V extends { readonly length: number }> {
+export class BoundedCache<V> {
   private readonly entries = new Map<string, V>();
   private size = 0;
   private readonly maxLength: number;
-  constructor(maxLength: number) {
+  private readonly lengthOf: (value: V) => number;
+  constructor(maxLength: number, lengthOf: (value: V) => number) {
     this.maxLength = maxLength;
+    this.lengthOf = lengthOf;
   }
 
   get(key: string): V | undefined {
@@ -21,21 +23,22 @@ export class BoundedCache<V extends { readonly length: number }> {
 
   set(key: string, value: V): void {
     this.delete(key);
-    if (value.length > this.maxLength) return;
+    const length = this.lengthOf(value);
+    if (length > this.maxLength) return;
     for (const [oldest, old] of this.entries) {
-      if (this.size + value.length <= this.maxLength) break;
+      if (this.size + length <= this.maxLength) break;
       this.entries.delete(oldest);
-      this.size -= old.length;
+      this.size -= this.lengthOf(old);
     }
     this.entries.set(key, value);
-    this.size += value.length;
+    this.size += length;
   }
 
   delete(key: string): void {
     const old = this.entries.get(key);
     if (old === undefined) return;
     this.entries.delete(key);
-    this.size -= old.length;
+    this.size -= this.lengthOf(old);
   }
 
   /** The entries' total length. */

@@ -3,7 +3,7 @@ import { BoundedCache } from "../../src/lib/bounded-cache.ts";
 
 describe("BoundedCache", () => {
   it("keeps entries up to its total length, dropping the least recently used first", () => {
-    const cache = new BoundedCache<string>(10);
+    const cache = new BoundedCache<string>(10, (text) => text.length);
     cache.set("a", "aaaa");
     cache.set("b", "bbbb");
     expect(cache.get("a")).toBe("aaaa"); // a is now the most recently used
@@ -15,7 +15,7 @@ describe("BoundedCache", () => {
   });
 
   it("replaces an entry, counting its new length only", () => {
-    const cache = new BoundedCache<string>(10);
+    const cache = new BoundedCache<string>(10, (text) => text.length);
     cache.set("a", "aaaa");
     cache.set("a", "aaaaaaaa");
     expect(cache.get("a")).toBe("aaaaaaaa");
@@ -23,7 +23,7 @@ describe("BoundedCache", () => {
   });
 
   it("never keeps an entry longer than the bound, and drops what it replaced", () => {
-    const cache = new BoundedCache<string>(4);
+    const cache = new BoundedCache<string>(4, (text) => text.length);
     cache.set("a", "aa");
     cache.set("a", "aaaaa");
     expect(cache.get("a")).toBeUndefined();
