@@ -80,7 +80,7 @@ dl.profile dt { color:var(--muted); } dl.profile dd { margin:0; overflow-wrap:an
 .sr-only { position:absolute; width:1px; height:1px; overflow:hidden; clip:rect(0 0 0 0); white-space:nowrap; }
 section > :first-child, .card > :first-child { margin-top:0; }
 td .actions { min-width:9rem; }
-td.nowrap, td.nowrap code { white-space:nowrap; }
+td.nowrap, td.nowrap code { white-space:nowrap; overflow-wrap:normal; }
 @media (max-width: 40rem) {
   main { padding:.6rem; } .sign-out { margin-left:0; }
   /* Tables become one card per row; each cell says what it is. */

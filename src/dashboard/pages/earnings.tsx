@@ -103,7 +103,7 @@ const STYLE = `
 .filters select, .filters input { display:block; width:100%; font:inherit; padding:.35rem .4rem; border:1px solid #9aa3b2; border-radius:6px; background:#fff; }
 .filters .actions { grid-column:1 / -1; align-items:center; }
 td.amount, th.amount { text-align:right; font-variant-numeric:tabular-nums; }
-td.amount, td.nowrap, td.nowrap code { white-space:nowrap; overflow-wrap:normal; }
+td.amount { white-space:nowrap; overflow-wrap:normal; }
 td.hash { white-space:nowrap; }
 td.hash .copyable { flex-wrap:nowrap; }
 td.hash code { display:inline-block; max-width:9rem; overflow:hidden; text-overflow:ellipsis; white-space:nowrap; vertical-align:bottom; }
