@@ -166,10 +166,11 @@ export async function updateWebhookEndpoint(
   audit?: Audit,
 ): Promise<WebhookEndpointRow | undefined> {
   const where = ofTenant(id, tenantId);
+  const present = someEndpoint(db, where);
   const [[row]] = await batchRecording(
     db,
-    [db.update(webhookEndpoints).set(patch).where(where).returning(), ...(audit ? [audit(someEndpoint(db, where))] : [])],
-    { recorder, applied: someEndpoint(db, where), at: "first" },
+    [db.update(webhookEndpoints).set(patch).where(where).returning(), ...(audit ? [audit(present)] : [])],
+    { recorder, applied: present, at: "first" },
   );
   return row;
 }
