@@ -4,6 +4,7 @@ import { paymentRecordIds } from "../core/ledger/ids.ts";
 import { moveStatements } from "../core/ledger/ledger.ts";
 import { NETWORK_TABLE } from "../core/money/network-table.ts";
 import type { NetworkId } from "../core/money/networks.ts";
+import { protocolOf } from "../core/money/tokens.ts";
 import type { Db } from "../db/client.ts";
 import { insertPaywallWithinCap } from "../db/paywalls.ts";
 import { type PaywallRow, paywalls, type Tenant } from "../db/schema.ts";
@@ -100,7 +101,7 @@ export async function writeDemoData(db: Db, tenant: Tenant, count: number, rando
     const at = new Date(now - Math.floor(random() * 7 * DAY_MS));
     const later = new Date(at.getTime() + 50 + Math.floor(random() * 900));
     const network = pick(paywall.networks) as NetworkId;
-    const protocol = network.startsWith("tempo") && random() < 0.5 ? "mpp" : "x402";
+    const protocol = protocolOf(network); // MPP on Tempo, x402 on every EVM network: as the gateway records them
     const payer = `0x${randomHex(20)}`;
     const { transactionId } = await paymentRecordIds(protocol, network, payer, `0x${randomHex(32)}`);
     const ref = {

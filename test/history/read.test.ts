@@ -40,6 +40,11 @@ describe("reading history", () => {
     allEvents = await readAll("/v1/events", key);
   });
 
+  it("shows each payment on its network's protocol, as the gateway records it: MPP on Tempo, x402 elsewhere", () => {
+    const pairs = new Set(allTx.map((t) => `${t.network} ${t.protocol}`));
+    expect([...pairs].sort()).toEqual(["base-sepolia x402", "tempo-testnet mpp"]);
+  });
+
   it("returns everything the gateway wrote, newest first, with paywall summaries", async () => {
     const stored = await env.DB.prepare("SELECT count(*) AS n FROM transactions WHERE tenant_id = ?")
       .bind(tenantId)
