@@ -217,6 +217,16 @@ describe("earnings a merchant can use", () => {
     );
   });
 
+  it("names each amount's token in both lists: a Tempo payment's event is in pathUSD, never labelled USDC", async () => {
+    const { cookie } = await demoTenant(60);
+    const { html } = await page(cookie, "/dashboard/earnings?network=tempo-testnet&status=COMPLETED");
+    const events = text(html.split('aria-label="Events, table"')[1]!.split("</table>")[0]!);
+    expect(events).not.toContain("USDC");
+    const amounts = events.match(/\d+\.\d{6} \S+/g) ?? [];
+    expect(amounts.length).toBeGreaterThan(0);
+    expect(amounts.every((a) => a.endsWith(" pathUSD"))).toBe(true);
+  });
+
   it("events follow the protocol, network and status filters too", async () => {
     const { tenant, cookie } = await demoTenant(150);
     const n = async (where: string, ...params: unknown[]) =>

@@ -241,6 +241,9 @@ function EdgeCache({ counts }: { counts: CacheTotals }) {
   );
 }
 
+/** The token of a payment's network (an event names it in its metadata), as the transactions list shows it. */
+const tokenOf = (network: unknown) => NETWORK_TABLE[network as NetworkId]?.token ?? "";
+
 const short = (value: string | null) => (value ? `${value.slice(0, 8)}…${value.slice(-4)}` : "—");
 
 /**
@@ -487,7 +490,7 @@ async function earningsPage(c: Ctx) {
                   <th scope="col">HTTP status</th>
                   <th scope="col">Response time</th>
                   <th scope="col" class="amount">
-                    Amount (USDC)
+                    Amount
                   </th>
                 </tr>
               </thead>
@@ -505,8 +508,14 @@ async function earningsPage(c: Ctx) {
                     <td data-label="Response time" class="nowrap">
                       {e.responseTime === null ? "—" : `${count(e.responseTime)} ms`}
                     </td>
-                    <td data-label="Amount (USDC)" class="amount">
-                      {e.amount === null ? "—" : formatUsdc(e.amount)}
+                    <td data-label="Amount" class="amount">
+                      {e.amount === null ? (
+                        "—"
+                      ) : (
+                        <span>
+                          {formatUsdc(e.amount)} <span class="hint">{tokenOf(e.metadata?.network)}</span>
+                        </span>
+                      )}
                     </td>
                   </tr>
                 ))}
