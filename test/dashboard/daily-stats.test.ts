@@ -209,6 +209,7 @@ describe("daily roll-ups", () => {
     const stranger = await createTenant();
     const foreign = await daily(stranger.id, days, statsScope({ paywallId: a.id }), "USDC");
     expect(foreign.every((d) => d.revenue === "0" && d.errors === 0)).toBe(true);
+    expect(foreign).toEqual(days.map((day) => ({ day, requests: 0, successes: 0, errors: 0, revenue: "0" })));
   });
 });
 
