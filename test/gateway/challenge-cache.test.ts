@@ -1,10 +1,11 @@
-import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { env } from "cloudflare:workers";
+import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { Challenge } from "mppx";
 import { describe, expect, it } from "vitest";
+import { createMppBuyer } from "../localnet/mpp-buyer.ts";
 import { api } from "../support/client.ts";
 import { balanceOf, gatewayFetch, history, net, openShop, signedPayment, upstreamRequests } from "./support.ts";
-import { setTempoWallet } from "./tempo-support.ts";
+import { mppShop, setTempoWallet, TEMPO_RPC, tempo, tempoBalanceOf } from "./tempo-support.ts";
 
 const challengeOf = async (url: string, init?: RequestInit) => {
   const res = await gatewayFetch(url, init);
@@ -88,20 +89,36 @@ describe("the challenges after a change made in the database, not through the AP
     expect((await challengeOf(shop.x402)).accepts.map((a) => a.amount)).toEqual(["3000"]);
     const res = await gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": old.header } });
     expect(res.status).toBe(402);
+    const refusal = decodePaymentRequiredHeader(res.headers.get("PAYMENT-REQUIRED") as string);
+    expect(refusal.error).toMatch(/matches none/);
+    expect(refusal.accepts.map((a) => a.amount)).toEqual(["3000"]);
     expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
     expect((await history(shop)).transactions).toHaveLength(0);
     expect(await balanceOf(shop.merchant)).toBe(0n);
   });
 
-  it("MPP: names the new price at once", async () => {
-    const shop = await openShop({ networks: ["tempo-testnet"], price: "1000" });
-    const mpp = shop.mpp as string;
-    const first = Challenge.fromResponse(await gatewayFetch(mpp));
-    expect(first.request).toMatchObject({ amount: "1000" });
+  it("MPP: names the new price at once; a credential made at the old one is refused without a charge", async () => {
+    const shop = await mppShop({ price: "1000" });
+    const firstRes = await gatewayFetch(shop.mpp);
+    expect(Challenge.fromResponse(firstRes).request).toMatchObject({ amount: "1000" });
+    const buyer = tempo.buyers[0] as (typeof tempo.buyers)[number];
+    const credential = await createMppBuyer({
+      privateKey: buyer.privateKey,
+      rpcUrl: TEMPO_RPC,
+      chainId: tempo.chainId,
+      fetch: gatewayFetch,
+    }).mppx.createCredential(firstRes);
 
     await setPrice(shop.paywallId, "3000");
-    const next = Challenge.fromResponse(await gatewayFetch(mpp));
+    const next = Challenge.fromResponse(await gatewayFetch(shop.mpp));
     expect(next.request).toMatchObject({ amount: "3000" });
+    const res = await gatewayFetch(shop.mpp, { headers: { Authorization: credential } });
+    expect(res.status).toBe(402);
+    expect(Challenge.fromResponse(res).request).toMatchObject({ amount: "3000" });
+    expect((await res.json()).detail).toMatch(/amount does not match/);
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
+    expect((await history(shop)).transactions).toHaveLength(0);
+    expect(await tempoBalanceOf(shop.recipient)).toBe(0n);
   }, 60_000); // the first MPP request loads mppx
 });
 
