@@ -277,9 +277,18 @@ describe.each([x402, mpp])("$name: the buyer's contract", (standard) => {
         const event = new Webhook(endpoint.secret).verify(got[0]!.body, got[0]!.headers) as { type: string; data: unknown };
         expect(event.type).toBe(type);
         const asApi = await api(`/v1/transactions/${transaction!.id}`, { key: shop.actor.key });
+        expect(asApi.status).toBe(200);
         expect(event.data).toEqual(asApi.body.data);
-        // Sent again, the same payment moves nothing, so it is heard of once.
-        await payment.send();
+        expect(event.data).toMatchObject({
+          id: transaction!.id,
+          amount: "2500",
+          status: status === 200 ? "COMPLETED" : "FAILED",
+        });
+        // Sent again, the same payment moves nothing, so it is heard of once: the paid answer again, or (its upstream
+        // failed, nothing charged) the standard's refusal of a used payment; never forwarded again.
+        expect((await payment.send()).status).toBe(status === 200 ? 200 : 402);
+        expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
+        expect((await history(shop)).transactions).toHaveLength(1);
         await new Promise((resolve) => setTimeout(resolve, 1500));
         expect(await received(inbox)).toHaveLength(1);
       },
