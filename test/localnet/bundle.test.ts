@@ -335,14 +335,18 @@ describe("the production bundle charges nothing for an upstream that does not an
     const x402 = await payX402(shop.x402, (await signedX402(shop.x402)).header);
     expect(x402.status).toBe(504);
     expect(await x402.json()).toMatchObject({ code: "GATEWAY_TIMEOUT" });
+    expect(x402.headers.get("PAYMENT-RESPONSE")).toBeNull();
     const mpp = await mppBuyer().fetch(shop.mpp);
     expect(mpp.status).toBe(504);
+    expect(await mpp.json()).toMatchObject({ code: "GATEWAY_TIMEOUT" });
+    expect(mpp.headers.get("payment-receipt")).toBeNull();
     expect(await balances()).toEqual(before);
-    const { transactions } = await history(shop.id);
+    const { transactions, eventTypes } = await history(shop.id);
     expect(transactions.map((t) => [t.protocol, t.status, t.failureReason]).sort()).toEqual([
       ["mpp", "FAILED", "upstream timed out after 500 ms"],
       ["x402", "FAILED", "upstream timed out after 500 ms"],
     ]);
+    expect(eventTypes.filter((e) => e === "ERROR")).toHaveLength(2);
   });
 });
 
