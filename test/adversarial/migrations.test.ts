@@ -235,6 +235,8 @@ async function sampleValue(
     return keyHash;
   }
   if (c.name === "email") return `${tag}@example.com`;
+  // Amounts as the app writes them (integer micro-units as text), one past 2^53, so the revenue roll-ups have sums to keep.
+  if (c.name === "amount" || c.name === "price") return i === 1 ? "9007199254740993" : String(1_000 + 7 * i);
   const kind = d?.columnType;
   if (kind === "SQLiteTextJson") {
     if (c.name === "networks") return JSON.stringify(["base-sepolia"]);
@@ -266,6 +268,35 @@ async function expectCountsMatchRows(db: D1Database) {
     .all<{ tenant_id: string; kind: string; n: number }>();
   const key = (r: { tenant_id: string; kind: string; n: number }) => `${r.tenant_id} ${r.kind} ${r.n}`;
   expect(kept.results.map(key).sort(), "tenant_counts").toEqual(actual.results.map(key).sort());
+}
+
+/** daily_revenue (kept by triggers, backfilled by 0018) agrees with the COMPLETED transactions, summed here with BigInt. */
+async function expectRevenueMatchesRows(db: D1Database, seeded: Seeded) {
+  const completed = await db
+    .prepare(
+      `SELECT tenant_id, paywall_id, service_id, date(created_at / 1000, 'unixepoch') AS day, network, amount
+       FROM transactions WHERE status = 'COMPLETED'`,
+    )
+    .all<{ tenant_id: string; paywall_id: string; service_id: string | null; day: string; network: string; amount: string }>();
+  const expected = new Map<string, bigint>();
+  for (const t of completed.results) {
+    const scopes = ["tenant", `paywall:${t.paywall_id}`, ...(t.service_id ? [`service:${t.service_id}`] : [])];
+    for (const scope of scopes) {
+      const k = `${t.tenant_id} ${scope} ${t.day} ${t.network}`;
+      expected.set(k, (expected.get(k) ?? 0n) + BigInt(t.amount));
+    }
+  }
+  const kept = await db
+    .prepare("SELECT tenant_id, scope, day, network, CAST(amount AS TEXT) AS amount FROM daily_revenue WHERE amount <> 0")
+    .all<{ tenant_id: string; scope: string; day: string; network: string; amount: string }>();
+  // Seeded at a version with transactions: some COMPLETED ones, so there is revenue to agree on.
+  if (seeded.rows.has("transactions")) expect(completed.results.length, "COMPLETED transactions seeded").toBeGreaterThan(0);
+  expect(kept.results.map((r) => `${r.tenant_id} ${r.scope} ${r.day} ${r.network} ${r.amount}`).sort(), "daily_revenue").toEqual(
+    [...expected]
+      .filter(([, sum]) => sum !== 0n)
+      .map(([k, sum]) => `${k} ${sum}`)
+      .sort(),
+  );
 }
 
 describe("upgrade paths: every earlier schema version, seeded, migrates without losing a row", () => {
@@ -312,6 +343,7 @@ describe("upgrade paths: every earlier schema version, seeded, migrates without 
 
       await expectReadableByTheApp(db, seeded);
       await expectCountsMatchRows(db);
+      await expectRevenueMatchesRows(db, seeded);
     });
   }
 });
