@@ -16,6 +16,13 @@ describe("tokens", () => {
     expect(networksMatching({})).toHaveLength(7);
     expect(networksMatching({ protocol: "mpp" })).toEqual(["tempo-testnet", "tempo"]);
     expect(networksMatching({ protocol: "x402" })).not.toContain("tempo-testnet");
+    expect(networksMatching({ protocol: "x402" })).toEqual([
+      "arc-testnet",
+      "base-sepolia",
+      "hyperevm-testnet",
+      "base",
+      "hyperevm",
+    ]);
     expect(networksMatching({ network: "base-sepolia" })).toEqual(["base-sepolia"]);
     expect(networksMatching({ network: "base-sepolia", protocol: "mpp" })).toEqual([]);
     expect(protocolOf("tempo")).toBe("mpp");
