@@ -7,15 +7,23 @@
 import assert from "node:assert/strict";
 import { resolve } from "node:path";
 import { test } from "node:test";
-import { unstable_readConfig } from "wrangler";
+import { experimental_readRawConfig, unstable_readConfig } from "wrangler";
 
-const config = unstable_readConfig({ config: resolve(import.meta.dirname, "../../wrangler.toml") });
+const path = resolve(import.meta.dirname, "../../wrangler.toml");
+/** The top-level configuration, and each `[env.<name>]` one a deploy may name with `--env`. */
+const envNames = Object.keys(experimental_readRawConfig({ config: path }).rawConfig.env ?? {});
+const configs = [undefined, ...envNames].map((env) => ({
+  env: env ?? "top level",
+  config: unstable_readConfig({ config: path, env }),
+}));
 
 test("traces are off in production and nothing turns them on for a route", () => {
-  assert.equal(config.observability?.traces?.enabled, false);
+  for (const { env, config } of configs) assert.equal(config.observability?.traces?.enabled, false, env);
 });
 
 test("logs are kept, with query strings redacted from request URLs", () => {
-  assert.equal(config.observability?.enabled, true);
-  assert.equal(config.observability?.redact_query_string, true);
+  for (const { env, config } of configs) {
+    assert.equal(config.observability?.enabled, true, env);
+    assert.equal(config.observability?.redact_query_string, true, env);
+  }
 });
