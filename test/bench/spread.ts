@@ -1,5 +1,5 @@
 /**
- * `node test/bench/spread.ts run1.json run2.json …` (files from `npm run bench -- --out <file>`): each target across
+ * `npm run bench:spread -- run1.json run2.json …` (files from `npm run bench -- --out <file>`): each target across
  * the runs, how many passed, and each run's figure, so a target is judged over several runs on a noisy machine rather
  * than one. Prints a Markdown table.
  */
@@ -12,7 +12,7 @@ interface Report {
 
 const files = process.argv.slice(2);
 if (files.length === 0) {
-  console.error("usage: node test/bench/spread.ts <bench.json> [<bench.json> …]");
+  console.error("usage: npm run bench:spread -- <bench.json> [<bench.json> …]");
   process.exit(2);
 }
 const runs = files.map((f) => JSON.parse(readFileSync(f, "utf8")) as Report);
