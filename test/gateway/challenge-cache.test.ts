@@ -13,30 +13,44 @@ const challengeOf = async (url: string, init?: RequestInit) => {
   return decodePaymentRequiredHeader(res.headers.get("PAYMENT-REQUIRED") as string);
 };
 
-const patch = async (shop: Awaited<ReturnType<typeof openShop>>, body: Record<string, unknown>) => {
+type Shop = Awaited<ReturnType<typeof openShop>>;
+
+const patch = async (shop: Shop, body: Record<string, unknown>) => {
   const res = await api(`/v1/paywalls/${shop.paywallId}`, { key: shop.actor.key, method: "PATCH", body });
   expect(res.status, res.text).toBe(200);
 };
 
+/** A price written with plain SQL, as no API call would: only the database's triggers see it. */
+const setPrice = (paywallId: string, price: string) =>
+  env.DB.prepare("UPDATE paywalls SET price = ? WHERE id = ?").bind(price, paywallId).run();
+
 describe("the x402 challenge after the paywall changed", () => {
-  it("names the new price at once, and a payment signed for the old price is refused without a charge", async () => {
-    const shop = await openShop({ price: "1000" });
-    const old = await signedPayment(shop.x402); // the challenge at 1000 is now built (and kept)
-    expect(old.required.accepts[0]?.amount).toBe("1000");
+  // The gateway keeps a paywall's terms per state, named by versions the database's triggers move (migrations/0007):
+  // a price written by any path is the price of the next challenge, and the only price a payment is accepted at.
+  it.each([
+    { how: "through the API", change: (shop: Shop, price: string) => patch(shop, { price }) },
+    { how: "in the database, not through the API", change: (shop: Shop, price: string) => setPrice(shop.paywallId, price) },
+  ])(
+    "a price changed $how is named at once; a payment signed for the old price is refused without a charge",
+    async ({ change }) => {
+      const shop = await openShop({ price: "1000" });
+      const old = await signedPayment(shop.x402); // the challenge at 1000 is now built (and kept)
+      expect(old.required.accepts[0]?.amount).toBe("1000");
 
-    await patch(shop, { price: "2000" });
-    const next = await challengeOf(shop.x402);
-    expect(next.accepts.map((a) => a.amount)).toEqual(["2000"]);
+      await change(shop, "2000");
+      const next = await challengeOf(shop.x402);
+      expect(next.accepts.map((a) => a.amount)).toEqual(["2000"]);
 
-    const res = await gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": old.header } });
-    expect(res.status).toBe(402);
-    const refusal = decodePaymentRequiredHeader(res.headers.get("PAYMENT-REQUIRED") as string);
-    expect(refusal.error).toMatch(/matches none/);
-    expect(refusal.accepts.map((a) => a.amount)).toEqual(["2000"]);
-    expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
-    expect((await history(shop)).transactions).toHaveLength(0);
-    expect(await balanceOf(shop.merchant)).toBe(0n);
-  });
+      const res = await gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": old.header } });
+      expect(res.status).toBe(402);
+      const refusal = decodePaymentRequiredHeader(res.headers.get("PAYMENT-REQUIRED") as string);
+      expect(refusal.error).toMatch(/matches none/);
+      expect(refusal.accepts.map((a) => a.amount)).toEqual(["2000"]);
+      expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
+      expect((await history(shop)).transactions).toHaveLength(0);
+      expect(await balanceOf(shop.merchant)).toBe(0n);
+    },
+  );
 
   it("names the new networks and description at once", async () => {
     const shop = await openShop({ price: "1000" });
@@ -72,54 +86,6 @@ describe("the x402 challenge after the paywall changed", () => {
     expect(first.accepts).toEqual(second.accepts);
     expect([first.resource.url, second.resource.url]).toEqual([shop.x402, twinUrl]);
   });
-});
-
-describe("the challenges after a change made in the database, not through the API", () => {
-  // The gateway keeps a paywall's terms per state, named by versions the database's triggers move (migrations/0007):
-  // a price written by any path is the price of the next challenge, and the only price a payment is accepted at.
-  const setPrice = (paywallId: string, price: string) =>
-    env.DB.prepare("UPDATE paywalls SET price = ? WHERE id = ?").bind(price, paywallId).run();
-
-  it("x402: names the new price at once; a payment signed for the old one is refused without a charge", async () => {
-    const shop = await openShop({ price: "1000" });
-    const old = await signedPayment(shop.x402);
-    expect(old.required.accepts[0]?.amount).toBe("1000");
-
-    await setPrice(shop.paywallId, "3000");
-    expect((await challengeOf(shop.x402)).accepts.map((a) => a.amount)).toEqual(["3000"]);
-    const res = await gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": old.header } });
-    expect(res.status).toBe(402);
-    const refusal = decodePaymentRequiredHeader(res.headers.get("PAYMENT-REQUIRED") as string);
-    expect(refusal.error).toMatch(/matches none/);
-    expect(refusal.accepts.map((a) => a.amount)).toEqual(["3000"]);
-    expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
-    expect((await history(shop)).transactions).toHaveLength(0);
-    expect(await balanceOf(shop.merchant)).toBe(0n);
-  });
-
-  it("MPP: names the new price at once; a credential made at the old one is refused without a charge", async () => {
-    const shop = await mppShop({ price: "1000" });
-    const firstRes = await gatewayFetch(shop.mpp);
-    expect(Challenge.fromResponse(firstRes).request).toMatchObject({ amount: "1000" });
-    const buyer = tempo.buyers[0] as (typeof tempo.buyers)[number];
-    const credential = await createMppBuyer({
-      privateKey: buyer.privateKey,
-      rpcUrl: TEMPO_RPC,
-      chainId: tempo.chainId,
-      fetch: gatewayFetch,
-    }).mppx.createCredential(firstRes);
-
-    await setPrice(shop.paywallId, "3000");
-    const next = Challenge.fromResponse(await gatewayFetch(shop.mpp));
-    expect(next.request).toMatchObject({ amount: "3000" });
-    const res = await gatewayFetch(shop.mpp, { headers: { Authorization: credential } });
-    expect(res.status).toBe(402);
-    expect(Challenge.fromResponse(res).request).toMatchObject({ amount: "3000" });
-    expect((await res.json()).detail).toMatch(/amount does not match/);
-    expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
-    expect((await history(shop)).transactions).toHaveLength(0);
-    expect(await tempoBalanceOf(shop.recipient)).toBe(0n);
-  }, 60_000); // the first MPP request loads mppx
 });
 
 describe("the plain challenge and the refusals", () => {
@@ -168,5 +134,29 @@ describe("the MPP challenge after the paywall or its tenant changed", () => {
     expect(boundTo(next)).toContain(shop.paywallId);
     expect(boundTo(theirs)).toContain(other.paywallId);
     expect(boundTo(theirs)).not.toContain(shop.paywallId);
+  }, 60_000); // the first MPP request loads mppx
+
+  it("a price changed in the database is named at once; a credential made at the old one is refused without a charge", async () => {
+    const shop = await mppShop({ price: "1000" });
+    const firstRes = await gatewayFetch(shop.mpp);
+    expect(Challenge.fromResponse(firstRes).request).toMatchObject({ amount: "1000" });
+    const buyer = tempo.buyers[0] as (typeof tempo.buyers)[number];
+    const credential = await createMppBuyer({
+      privateKey: buyer.privateKey,
+      rpcUrl: TEMPO_RPC,
+      chainId: tempo.chainId,
+      fetch: gatewayFetch,
+    }).mppx.createCredential(firstRes);
+
+    await setPrice(shop.paywallId, "3000");
+    const next = Challenge.fromResponse(await gatewayFetch(shop.mpp));
+    expect(next.request).toMatchObject({ amount: "3000" });
+    const res = await gatewayFetch(shop.mpp, { headers: { Authorization: credential } });
+    expect(res.status).toBe(402);
+    expect(Challenge.fromResponse(res).request).toMatchObject({ amount: "3000" });
+    expect(((await res.json()) as { detail: string }).detail).toMatch(/amount does not match/);
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
+    expect((await history(shop)).transactions).toHaveLength(0);
+    expect(await tempoBalanceOf(shop.recipient)).toBe(0n);
   }, 60_000); // the first MPP request loads mppx
 });
