@@ -3,6 +3,7 @@ import { getConfig } from "../core/config.ts";
 import { findCatalogVersion } from "../db/catalog-versions.ts";
 import { BoundedCache } from "../lib/bounded-cache.ts";
 import { listEtagOf } from "../lib/etag.ts";
+import { acceptsGzip, type GzipHead, gzipAnswer, gzipHead } from "../lib/gzip-kept.ts";
 import { listMeta, notModified } from "./conditional.ts";
 import type { ApiEnv } from "./env.ts";
 
@@ -12,10 +13,12 @@ interface KeptPage {
   total: number;
   /** `{"data":[…],"meta":` */
   head: Uint8Array;
+  /** The same, compressed once for clients that accept gzip. */
+  gzip: GzipHead;
 }
 
 /** Services and paywalls pages kept in this isolate, 8 MiB at most (least recently used first out). */
-const pages = new BoundedCache<KeptPage>(8 * 1024 * 1024, (page) => page.head.length);
+const pages = new BoundedCache<KeptPage>(8 * 1024 * 1024, (page) => page.head.length + page.gzip.deflated.length);
 const utf8 = new TextEncoder();
 
 /** A page of the catalog as read: the catalog version it was read at, its total and its items, serialized. */
@@ -32,7 +35,8 @@ export interface CatalogPageRead {
  * kept is it read (with the version, in one batch), serialized and kept under the version it was read at, so a kept
  * page is only ever served for the very catalog it was built from. The state also holds what serialization reads
  * besides the rows (the payment origin and the facilitators). The answer is the JSON `c.json` would give, sent from
- * bytes encoded once; only `meta` is new each time.
+ * bytes encoded once; only `meta` is new each time. A client that accepts gzip gets the page compressed once too, with
+ * its `meta` appended uncompressed to the same gzip member (src/lib/gzip-kept.ts), under the weak form of the tag.
  */
 export async function catalogPage(
   c: Context<ApiEnv>,
@@ -46,20 +50,33 @@ export async function catalogPage(
     [list, paymentBaseUrl, facilitatorUrl.testnet, facilitatorUrl.mainnet, tenantId, JSON.stringify(query), version].join("\n");
   const state = stateAt(await findCatalogVersion(c.var.db, tenantId));
   let page = pages.get(state);
+  const gzip = acceptsGzip(c.req.header("accept-encoding"));
+  c.header("Vary", "Accept-Encoding", { append: true });
   const etag = page?.etag ?? (await listEtagOf(state));
-  if (notModified(c, etag)) return c.body(null, 304);
+  const held = notModified(c, etag);
+  if (gzip) c.header("ETag", weak(etag));
+  if (held) return c.body(null, 304);
   if (page === undefined) {
     const fresh = await read();
     // The catalog may have moved since the version was read: the page is tagged and kept as read now.
     const readState = stateAt(fresh.catalogVersion);
     const head = utf8.encode(`{"data":${JSON.stringify(fresh.data)},"meta":`);
-    page = { etag: readState === state ? etag : await listEtagOf(readState), total: fresh.total, head };
+    const readEtag = readState === state ? etag : await listEtagOf(readState);
+    page = { etag: readEtag, total: fresh.total, head, gzip: gzipHead(head) };
     pages.set(readState, page);
-    c.header("ETag", page.etag);
+    c.header("ETag", gzip ? weak(page.etag) : page.etag);
   }
   const tail = utf8.encode(`${listMeta(c, { total: page.total, limit: query.limit, offset: query.offset })}}`);
+  if (gzip) {
+    const answer = c.body(gzipAnswer(page.gzip, tail), 200, { "content-type": "application/json", "content-encoding": "gzip" });
+    // Sent as compressed here: the runtime would otherwise compress the body again for its Content-Encoding.
+    return new Response(answer.body, { status: 200, headers: answer.headers, encodeBody: "manual" });
+  }
   const body = new Uint8Array(page.head.length + tail.length);
   body.set(page.head);
   body.set(tail, page.head.length);
   return c.body(body, 200, { "content-type": "application/json" });
 }
+
+/** The weak form of a strong tag: the gzip answer is another representation of the same page (RFC 9110 §8.8.1). */
+const weak = (etag: string) => `W/${etag}`;

@@ -123,6 +123,60 @@ describe("GET /docs in a browser", () => {
     await page.close();
   });
 
+  it("Chromium reads the catalog pages the API sends it compressed: the same JSON as uncompressed", async () => {
+    const post = async (path: string, body: Record<string, unknown>) => {
+      const res = await fetch(`${worker.url}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${worker.key}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      expect(res.status, await res.clone().text()).toBe(201);
+      return ((await res.json()) as { data: { id: string } }).data;
+    };
+    for (const name of ["Weather", "Tides", "Pollen"]) {
+      const service = await post("/v1/services", {
+        name,
+        baseUrl: "https://api.weather.example.com",
+        authMethod: "none",
+        authConfig: {},
+        networks: ["base-sepolia"],
+        mode: "testnet",
+      });
+      await post("/v1/paywalls", {
+        slug: name.toLowerCase(),
+        name: `${name} forecast`,
+        targetType: "ROUTE",
+        targetRoute: "/v1/forecast",
+        serviceId: service.id,
+        price: "10000",
+        currency: "USDC",
+        networks: ["base-sepolia"],
+        fulfillmentMode: "PROXY",
+      });
+    }
+    const { page } = await load();
+    const encodings: Record<string, string | undefined> = {};
+    page.on("response", (res) => {
+      if (res.url().includes("/v1/")) encodings[new URL(res.url()).pathname] = res.headers()["content-encoding"];
+    });
+    for (const path of ["/v1/services?limit=20", "/v1/paywalls?limit=100"]) {
+      const inBrowser = await inPage<{ data: unknown[]; meta: { pagination: unknown } }>(
+        page,
+        `() => fetch(${JSON.stringify(path)}, { headers: { authorization: "Bearer ${worker.key}" } }).then((r) => r.json())`,
+      );
+      const plain = await fetch(`${worker.url}${path}`, {
+        headers: { authorization: `Bearer ${worker.key}`, "accept-encoding": "identity" },
+      });
+      expect(plain.headers.get("content-encoding")).toBeNull();
+      const expected = (await plain.json()) as typeof inBrowser;
+      expect(inBrowser.data.length).toBeGreaterThanOrEqual(3);
+      expect(inBrowser.data).toEqual(expected.data);
+      expect(inBrowser.meta.pagination).toEqual(expected.meta.pagination);
+      expect(encodings[new URL(path, worker.url).pathname], path).toBe("gzip");
+    }
+    await page.close();
+  });
+
   it("the curl sample of POST /v1/services sends a body that the API accepts", async () => {
     const { page } = await load();
     const body = await inPage<string | undefined>(
