@@ -1,6 +1,7 @@
 // Drives one scenario: a closed-loop load over keep-alive connections for the throughput figures (runLoad), then a
 // short pass on the accounting worker.
-import { Agent, request as httpRequest } from "node:http";
+import { Agent, request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import { gunzipSync } from "node:zlib";
 import type { Traced } from "./overhead.ts";
 import type { Scenario, Seeded, Step, Vars } from "./scenarios.ts";
 import { parseServerTiming } from "./server-timing-header.ts";
@@ -51,6 +52,9 @@ export const COOKIE_KEY = "cookie:";
 export const clientAddress = (connection: number) =>
   connection < 0 ? "198.18.255.254" : `198.18.${connection >> 8}.${(connection & 255) + 1}`;
 
+/** What fetch (undici) and browsers send: the app may answer gzip, which a kept body is decoded from. */
+const ACCEPT_ENCODING = "gzip, deflate, br";
+
 function headersFor(
   scenario: Scenario,
   key: string | undefined,
@@ -58,13 +62,17 @@ function headersFor(
   vars: Vars,
   connection = -1,
 ): Record<string, string> {
-  const headers: Record<string, string> = step.headers ? step.headers(vars) : {};
+  const headers: Record<string, string> = { "accept-encoding": ACCEPT_ENCODING, ...step.headers?.(vars) };
   if (scenario.ownAddress) headers["cf-connecting-ip"] = clientAddress(connection);
   if (key?.startsWith(COOKIE_KEY)) headers.cookie = key.slice(COOKIE_KEY.length);
   else if (key) headers.authorization = `Bearer ${key}`;
   if (step.body !== undefined) headers["content-type"] = "application/json";
   return headers;
 }
+
+/** A kept body as text, gunzipped when the app compressed it. */
+const decoded = (headers: IncomingHttpHeaders, bytes: Buffer) =>
+  (headers["content-encoding"] === "gzip" ? gunzipSync(bytes) : bytes).toString("utf8");
 
 function bodyOf(step: Step, vars: Vars): string | undefined {
   const body = typeof step.body === "function" ? (step.body as (vars: Vars) => unknown)(vars) : step.body;
@@ -129,7 +137,7 @@ function request(
         if (keepBody) res.on("data", (c: Buffer) => chunks.push(c));
         else res.resume();
         res.on("end", () =>
-          resolve({ status: res.statusCode ?? 0, body: keepBody ? Buffer.concat(chunks).toString("utf8") : "" }),
+          resolve({ status: res.statusCode ?? 0, body: keepBody ? decoded(res.headers, Buffer.concat(chunks)) : "" }),
         );
         res.on("error", reject);
       },
