@@ -6,7 +6,8 @@ import type { PresentedPayment } from "../resend.ts";
 
 /**
  * The MPP side of the gateway, built from mppx's own server (`Mppx.create` with its tempo `charge` method): mppx
- * issues the challenge, checks a credential against it and broadcasts it; nothing here writes the wire format.
+ * issues the challenge (later ones for the same terms are its header with a new expiry and id: `ChallengeTemplate`),
+ * checks a credential against it and broadcasts it.
  *
  * The charge is split the way mppx's server allows: `validate` (the challenge's HMAC, expiry and binding to this
  * paywall, the signed transaction's transfer call — amount, currency, recipient, the challenge-bound memo — and an
@@ -114,40 +115,76 @@ const NO_STORE = { "Cache-Control": "no-store" };
 const VALID_BEFORE_SKEW_MS = 5_000;
 
 type Challenge = Awaited<ReturnType<ReturnType<typeof serverFor>["challenge"]["tempo"]["charge"]>>;
-/** A challenge without what each one has of its own: its expiry and the HMAC-bound id (and `opaque`) derived from it. */
-type ChallengeTemplate = Omit<Challenge, "id" | "expires" | "opaque">;
 
 /**
  * Per terms object (the flow keeps one per paywall state, src/gateway/mpp/flow.ts): the first challenge mppx's server
- * built for them — its tempo charge's request hook and schema, the route's scope as `meta` — without its id and
- * expiry. Later challenges for those terms are that one with a new expiry, through mppx's `Challenge.from`, which
- * computes the HMAC-bound id as the server does: every challenge is still its own (its id covers its expiry), for a
- * fraction of the server's work. A credential is checked by a server of its own (`validateMpp`), which recomputes the
- * id and compares the request with the route's. A template goes when its terms do.
+ * built for them, serialized by mppx, and what makes a later challenge for the same terms its own. Only two values
+ * differ from one challenge to the next: its expiry, and its id, which the MPP specification defines as the
+ * HMAC-SHA256, keyed with the server's secret, of the challenge's seven pipe-joined binding slots (realm, method,
+ * intent, request, expires, digest, opaque: mppx's `Challenge.verify` recomputes it on every credential). A later
+ * challenge is that header with those two values replaced, the id computed by the runtime's WebCrypto: the same
+ * header mppx's `Challenge.from` and `serialize` would write for that expiry, which `test/payments/mpp-challenge.test.ts`
+ * holds it to, for a fraction of the work (mppx's HMAC runs in JavaScript). A template goes when its terms do.
  */
-const challengeTemplates = new WeakMap<MppTerms, ChallengeTemplate>();
+interface ChallengeTemplate {
+  /** `Challenge.serialize` of the first challenge. */
+  header: string;
+  /** Its id and expiry, as they appear in `header` (each exactly once, as quoted auth-params). */
+  id: string;
+  expires: string;
+  /** The binding slots before the expiry (`realm|method|intent|request|`) and after it (`|digest|opaque`). */
+  before: string;
+  after: string;
+  key: Promise<CryptoKey>;
+}
 
-async function challengeHeader(lib: Lib, terms: MppTerms): Promise<string> {
+const challengeTemplates = new WeakMap<MppTerms, ChallengeTemplate>();
+const utf8 = new TextEncoder();
+
+/** The `WWW-Authenticate` value of a new challenge for `terms`, valid `terms.validitySeconds` from now. */
+export async function challengeHeader(terms: MppTerms): Promise<string> {
   const expires = new Date(Date.now() + terms.validitySeconds * 1000).toISOString();
   const template = challengeTemplates.get(terms);
-  if (template) return lib.Challenge.serialize(lib.Challenge.from({ ...template, secretKey: terms.secret, expires }));
+  if (template) {
+    const mac = await crypto.subtle.sign("HMAC", await template.key, utf8.encode(template.before + expires + template.after));
+    return template.header
+      .replace(`id="${template.id}"`, `id="${base64url(new Uint8Array(mac))}"`)
+      .replace(`, expires="${template.expires}"`, `, expires="${expires}"`);
+  }
+  // Loaded on the first MPP request only (./lib.ts): an isolate that answers the management API never evaluates mppx,
+  // and evaluating it is most of an MPP challenge's first-request cost (test/bench/startup.ts).
+  const lib = await mppx();
   const challenge = await serverFor(lib, terms).challenge.tempo.charge({
     ...routeRequest(terms),
     description: terms.description,
     scope: terms.scope,
     expires,
   });
-  const { id: _id, expires: _expires, opaque: _opaque, ...fresh } = challenge;
-  challengeTemplates.set(terms, fresh);
-  return lib.Challenge.serialize(challenge);
+  const header = lib.Challenge.serialize(challenge);
+  // A challenge naming a credential header other than Authorization binds it in one more slot: none here does.
+  if (challenge.header === undefined && challenge.expires !== undefined) {
+    challengeTemplates.set(terms, {
+      header,
+      id: challenge.id,
+      expires: challenge.expires,
+      before: [challenge.realm, challenge.method, challenge.intent, lib.PaymentRequest.serialize(challenge.request), ""].join("|"),
+      after: ["", challenge.digest ?? "", challenge.opaque ?? ""].join("|"),
+      key: crypto.subtle.importKey("raw", utf8.encode(terms.secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]),
+    });
+  }
+  return header;
 }
+
+/** Unpadded base64url (RFC 4648 §5), as the challenge id is written. */
+const base64url = (bytes: Uint8Array) =>
+  btoa(String.fromCharCode(...bytes))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replace(/=+$/, "");
 
 /** The MPP `402`: `WWW-Authenticate: Payment` with method `tempo`, intent `charge`, pull mode only. */
 export async function mppChallenge(terms: MppTerms): Promise<Response> {
-  // Loaded on the first MPP request only (./lib.ts): an isolate that answers the management API never evaluates mppx,
-  // and evaluating it is most of an MPP challenge's first-request cost (test/bench/startup.ts).
-  const lib = await mppx();
-  return new Response(null, { status: 402, headers: { "WWW-Authenticate": await challengeHeader(lib, terms), ...NO_STORE } });
+  return new Response(null, { status: 402, headers: { "WWW-Authenticate": await challengeHeader(terms), ...NO_STORE } });
 }
 
 /**
@@ -160,7 +197,7 @@ export async function mppRefusal(terms: MppTerms, reason: string | Error): Promi
     reason instanceof lib.Errors.PaymentError
       ? reason
       : new lib.Errors.VerificationFailedError({ reason: typeof reason === "string" ? reason : "the payment is not valid" });
-  const header = await challengeHeader(lib, terms);
+  const header = await challengeHeader(terms);
   const challengeId = /id="([^"]+)"/.exec(header)?.[1] ?? "";
   return new Response(JSON.stringify(error.toProblemDetails(challengeId)), {
     status: error.status ?? 402,
