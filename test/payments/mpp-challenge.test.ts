@@ -15,7 +15,7 @@ const terms = (overrides: Partial<MppTerms> = {}): MppTerms => ({
   rpcUrl: "https://rpc.tempo.example",
   testnet: true,
   realm: "pay.example.com",
-  description: "Forecast — “quoted” \\ and \"escaped\"",
+  description: 'Forecast — “quoted” \\ and "escaped"',
   scope: "pw_123",
   validitySeconds: 300,
   ...overrides,

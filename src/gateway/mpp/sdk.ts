@@ -167,7 +167,7 @@ export async function challengeHeader(terms: MppTerms): Promise<string> {
       header,
       id: challenge.id,
       expires: challenge.expires,
-      before: [challenge.realm, challenge.method, challenge.intent, lib.PaymentRequest.serialize(challenge.request), ""].join("|"),
+      before: `${[challenge.realm, challenge.method, challenge.intent, lib.PaymentRequest.serialize(challenge.request)].join("|")}|`,
       after: ["", challenge.digest ?? "", challenge.opaque ?? ""].join("|"),
       key: crypto.subtle.importKey("raw", utf8.encode(terms.secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]),
     });
