@@ -114,8 +114,6 @@ const NO_STORE = { "Cache-Control": "no-store" };
 /** How far past the challenge's expiry a transaction's `validBefore` may reach (the clocks of buyer and gateway). */
 const VALID_BEFORE_SKEW_MS = 5_000;
 
-type Challenge = Awaited<ReturnType<ReturnType<typeof serverFor>["challenge"]["tempo"]["charge"]>>;
-
 /**
  * Per terms object (the flow keeps one per paywall state, src/gateway/mpp/flow.ts): the first challenge mppx's server
  * built for them, serialized by mppx, and what makes a later challenge for the same terms its own. Only two values
