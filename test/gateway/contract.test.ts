@@ -65,6 +65,10 @@ interface Standard {
     options: ShopOptions,
   ): Promise<{ shop: Awaited<ReturnType<typeof openShop>>; payee: string; pay(): Promise<SignedPayment> }>;
   balanceOf(address: string): Promise<bigint>;
+  /** The shop's payment URL for this standard. */
+  url(shop: Awaited<ReturnType<typeof openShop>>): string;
+  /** A credential header that is not a payment. */
+  notAPayment: Record<string, string>;
 }
 
 const clientHeaders = (client?: { ip: string }): Record<string, string> => (client ? { "CF-Connecting-IP": client.ip } : {});
@@ -74,6 +78,8 @@ const x402: Standard = {
   name: "x402",
   receipt: "PAYMENT-RESPONSE",
   balanceOf,
+  url: (shop) => shop.x402,
+  notAPayment: { "PAYMENT-SIGNATURE": "not-a-payment" },
   async shop(options) {
     const shop = await openShop(options);
     return {
@@ -114,6 +120,8 @@ const mpp: Standard = {
   name: "MPP",
   receipt: "Payment-Receipt",
   balanceOf: tempoBalanceOf,
+  url: (shop) => shop.mpp as string,
+  notAPayment: { Authorization: "Payment not-a-credential" },
   async shop(options) {
     const shop = await mppShop(options);
     return {
@@ -173,6 +181,24 @@ const sweepLater = (later = 1_000) =>
   sweepPendingPayments({ ...env, ...GATEWAY_ENV } as Env, new Date(Date.now() + SWEEP_MIN_AGE_MS + later));
 
 describe.each([x402, mpp])("$name: the buyer's contract", (standard) => {
+  it("the access log: a plain challenge is not written; a refused payment, an unknown paywall and a payment are", async () => {
+    const { shop, pay } = await standard.shop({ price: "1500" });
+    const payment = await pay();
+    const output = consoleOutput();
+    const challenge = await gatewayFetch(standard.url(shop));
+    expect(challenge.status).toBe(402);
+    const refused = await gatewayFetch(standard.url(shop), { headers: standard.notAPayment });
+    expect(refused.status).toBe(402);
+    const unknown = await gatewayFetch(`${standard.url(shop)}-gone`);
+    expect(unknown.status).toBe(404);
+    const paid = await payment.send();
+    expect(paid.status).toBe(200);
+    const logged = output.entries().filter((e) => String(e.path).startsWith("/api/"));
+    // One line each, in order; the challenge (the first request) has none.
+    expect(logged.map((e) => e.status)).toEqual([402, 404, 200]);
+    expect(logged[1]?.requestId).toBe(unknown.headers.get("x-request-id"));
+  });
+
   describe("a payment is charged once and answered every time it is presented", () => {
     it("sent again after it completed: the same answer, byte for byte, with the same receipt; never forwarded, verified or charged again", async () => {
       const { shop, payee, pay } = await standard.shop({ price: "2000" });

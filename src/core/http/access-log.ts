@@ -14,19 +14,28 @@ export type LoggedError =
 /** A tenant's upstream failed a paid request (its 5xx, a timeout, no connection): not a failure of ours. */
 export type UpstreamFailure = "UPSTREAM_ERROR" | "UPSTREAM_TIMEOUT" | "UPSTREAM_UNREACHABLE";
 
-/** Set by whoever refuses the request (the error renderer, or a middleware with a more precise cause). */
-export type AccessLogVariables = { errorCode?: LoggedError };
+/**
+ * `errorCode`: set by whoever refuses the request (the error renderer, or a middleware with a more precise cause).
+ * `challenge`: set by the payment flows when they answer a request that presented no payment with the paywall's `402`.
+ */
+export type AccessLogVariables = { errorCode?: LoggedError; challenge?: true };
 
 /** Who the request acted for, when an app authenticated it (the API's key): ids only. */
 type LoggedIdentity = { auth?: { keyId: string; tenant: { id: string } } };
 
-/** One structured JSON line per request. It names the key and tenant by id only: never a key, a body or a query string. */
+/**
+ * One structured JSON line per request. It names the key and tenant by id only: never a key, a body or a query string.
+ * A payment challenge answered to a request that presented no payment is the one answer not logged: anybody may ask
+ * for one, as often as they like, with no credential, and it moves nothing; Workers Logs' own record of each request
+ * (its path, status and time) still has it, and a refused payment, a paid request and every failure are logged.
+ */
 export function accessLog(): MiddlewareHandler<{
   Variables: RequestIdVariables & AccessLogVariables & LoggedIdentity;
 }> {
   return async function accessLog(c, next) {
     const start = performance.now();
     await next();
+    if (c.var.challenge && c.res.status === 402) return;
     const { keyId, tenant } = c.var.auth ?? { keyId: null, tenant: null };
     const line = {
       requestId: c.var.requestId,

@@ -81,6 +81,7 @@ const mppReason = (err: unknown) =>
 export async function payMpp(c: Ctx): Promise<Response> {
   const authorization = c.req.header("authorization") ?? "";
   if (!/(^|,)\s*payment\s/i.test(authorization)) {
+    c.set("challenge", true);
     const target = await resolveTarget(c, "mpp");
     return mppChallenge(mppTerms(c, target).terms);
   }

@@ -109,7 +109,10 @@ const isoOf = (unixSeconds: string | bigint) => new Date(Number(unixSeconds) * 1
  */
 export async function payX402(c: Ctx): Promise<Response> {
   const header = c.req.header(PAYMENT_SIGNATURE);
-  if (!header) return paymentRequiredResponse(await sessionFor(c, await resolveTarget(c, "x402")));
+  if (!header) {
+    c.set("challenge", true);
+    return paymentRequiredResponse(await sessionFor(c, await resolveTarget(c, "x402")));
+  }
   refuseOverLimit(c);
 
   const table = networkTable(c.env);
