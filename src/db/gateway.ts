@@ -1,6 +1,7 @@
 import { and, eq, gt, isNull, type SQL, sql } from "drizzle-orm";
+import { BoundedCache } from "../lib/bounded-cache.ts";
 import type { Db } from "./client.ts";
-import { type PaywallRow, paywalls, type ServiceRow, services, signedUrls, tenants } from "./schema.ts";
+import { catalogVersions, type PaywallRow, paywalls, type ServiceRow, services, signedUrls, tenants } from "./schema.ts";
 
 export interface PaymentTarget {
   paywall: PaywallRow;
@@ -24,23 +25,84 @@ const targetQuery = (db: Db, where: SQL | undefined) =>
     .where(where)
     .limit(1);
 
+const byUrl = and(eq(paywalls.serviceId, sql.placeholder("serviceId")), eq(paywalls.slug, sql.placeholder("slug")));
+
+/** The paywall behind a payment URL with its service and the tenant's wallets, and the catalog version it was read at. */
 const targetByUrl = (db: Db) =>
-  targetQuery(
-    db,
-    and(eq(paywalls.serviceId, sql.placeholder("serviceId")), eq(paywalls.slug, sql.placeholder("slug"))),
-  ).prepare();
+  db
+    .select({ ...targetColumns, catalogVersion: catalogVersions.version })
+    .from(paywalls)
+    .innerJoin(services, eq(services.id, paywalls.serviceId))
+    .innerJoin(tenants, eq(tenants.id, paywalls.tenantId))
+    .leftJoin(catalogVersions, eq(catalogVersions.tenantId, paywalls.tenantId))
+    .where(byUrl)
+    .limit(1)
+    .prepare();
 
-/** Built once per drizzle instance: every buyer request (each 402 challenge included) runs this query. */
-const preparedTargets = new WeakMap<Db, ReturnType<typeof targetByUrl>>();
+/**
+ * What a payment URL's target is as of now, in a few columns: the tenant's catalog version (every write of its services
+ * and paywalls moves it, through any path: migrations/0019) and the tenant's wallets (not part of the catalog).
+ */
+const targetStateByUrl = (db: Db) =>
+  db
+    .select({
+      catalogVersion: catalogVersions.version,
+      walletAddress: tenants.walletAddress,
+      tempoWalletAddress: tenants.tempoWalletAddress,
+    })
+    .from(paywalls)
+    .innerJoin(tenants, eq(tenants.id, paywalls.tenantId))
+    .leftJoin(catalogVersions, eq(catalogVersions.tenantId, paywalls.tenantId))
+    .where(byUrl)
+    .limit(1)
+    .prepare();
 
-/** The paywall behind a payment URL. */
+/** Built once per drizzle instance: every buyer request (each 402 challenge included) runs these queries. */
+const preparedTargets = new WeakMap<Db, { target: ReturnType<typeof targetByUrl>; state: ReturnType<typeof targetStateByUrl> }>();
+
+/** Targets kept in this isolate under the state they were read at (frozen: shared by the requests that use them). */
+const keptTargets = new BoundedCache<PaymentTarget>(1024, () => 1);
+
+const stateName = (
+  serviceId: string,
+  slug: string,
+  s: { catalogVersion: number | null; walletAddress: string; tempoWalletAddress: string | null },
+) =>
+  s.catalogVersion === null
+    ? undefined
+    : [serviceId, slug, s.catalogVersion, s.walletAddress, s.tempoWalletAddress ?? ""].join("\n");
+
+/**
+ * The paywall behind a payment URL. One narrow read names its state (above); the whole row is read only when this
+ * isolate keeps no target of that state, and kept under the state it was read at, so a kept target is only ever
+ * answered for the very rows it was built from: a price or a wallet written by any path is the next request's.
+ */
 export async function findPaymentTarget(db: Db, serviceId: string, slug: string): Promise<PaymentTarget | undefined> {
-  let query = preparedTargets.get(db);
-  if (!query) {
-    query = targetByUrl(db);
-    preparedTargets.set(db, query);
+  let queries = preparedTargets.get(db);
+  if (!queries) {
+    queries = { target: targetByUrl(db), state: targetStateByUrl(db) };
+    preparedTargets.set(db, queries);
   }
-  return query.get({ serviceId, slug });
+  const state = await queries.state.get({ serviceId, slug });
+  if (!state) return undefined;
+  const name = stateName(serviceId, slug, state);
+  const kept = name === undefined ? undefined : keptTargets.get(name);
+  if (kept) return kept;
+  const row = await queries.target.get({ serviceId, slug });
+  if (!row) return undefined;
+  const { catalogVersion, ...target } = row;
+  const readName = stateName(serviceId, slug, { catalogVersion, ...target.tenant });
+  if (readName !== undefined) keptTargets.set(readName, deepFreeze(target));
+  return target;
+}
+
+/** Freezes a value and everything it holds. */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
 }
 
 /** The paywall a signed URL was paid for (it may have been deleted or detached from its service since). */

@@ -160,3 +160,41 @@ describe("the MPP challenge after the paywall or its tenant changed", () => {
     expect(await tempoBalanceOf(shop.recipient)).toBe(0n);
   }, 60_000); // the first MPP request loads mppx
 });
+
+describe("what a payment URL answers follows the database at once, whatever wrote it", () => {
+  // The gateway keeps each payment URL's paywall per state (src/db/gateway.ts): the tenant's catalog version, which
+  // the database's triggers move on any write of its services and paywalls (migrations/0019), and its wallets.
+  const sql = (query: string, ...values: unknown[]) =>
+    env.DB.prepare(query)
+      .bind(...values)
+      .run();
+
+  it.each(["x402", "mpp"] as const)(
+    "%s: disabled, enabled, its methods narrowed, then deleted, in plain SQL",
+    async (protocol) => {
+      const shop = await openShop({ networks: ["base-sepolia", "tempo-testnet"], price: "1000" });
+      const url = shop[protocol] as string;
+      const status = async (method = "GET") => (await gatewayFetch(url, { method })).status;
+      expect(await status()).toBe(402);
+      await sql("UPDATE paywalls SET enabled = 0 WHERE id = ?", shop.paywallId);
+      expect(await status()).toBe(404);
+      await sql("UPDATE paywalls SET enabled = 1 WHERE id = ?", shop.paywallId);
+      expect(await status()).toBe(402);
+      await sql(`UPDATE paywalls SET allowed_methods = '["POST"]' WHERE id = ?`, shop.paywallId);
+      expect(await status()).toBe(405);
+      expect(await status("POST")).toBe(402);
+      await sql("DELETE FROM paywalls WHERE id = ?", shop.paywallId);
+      expect(await status("POST")).toBe(404);
+    },
+    60_000,
+  ); // the first MPP request loads mppx
+
+  it("mpp: the tenant's Tempo wallet changed alone (no catalog write) is the next challenge's recipient", async () => {
+    const shop = await mppShop({ price: "1000" });
+    const recipientOf = async () =>
+      (Challenge.fromResponse(await gatewayFetch(shop.mpp)).request as { recipient: string }).recipient;
+    expect(await recipientOf()).toBe(shop.recipient);
+    const next = await setTempoWallet(shop.actor.tenant.id);
+    expect(await recipientOf()).toBe(next);
+  }, 60_000);
+});
