@@ -168,6 +168,7 @@ export async function startWorkers(options: {
     convertV4MiniflareOptions({
       host: "127.0.0.1",
       port: 0,
+      ...(process.env.BENCH_INSPECTOR ? { inspectorPort: Number(process.env.BENCH_INSPECTOR) } : {}),
       resourcePersistencePath: options.storageDir,
       workers,
       // The app writes one access-log line per request: drop them rather than print thousands of lines.
