@@ -21,7 +21,8 @@ function markBatchFailures(d1: D1Database | D1DatabaseSession): D1Database {
 }
 
 /**
- * No relational schema: every query is written with the query builder, and a drizzle instance is then cheap enough
+ * No relational schema: every query is written with the query builder (but the catalog version's point read, sent as
+ * written: src/db/catalog-versions.ts), and a drizzle instance is then cheap enough
  * (about a microsecond) to make one per request over its D1 session (`getSessionDb`).
  */
 const createDb = (d1: D1Database | D1DatabaseSession) => drizzle(markBatchFailures(d1));
