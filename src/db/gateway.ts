@@ -7,37 +7,32 @@ export interface PaymentTarget {
   paywall: PaywallRow;
   service: ServiceRow;
   tenant: { walletAddress: string; tempoWalletAddress: string | null };
+  /** The tenant's catalog version the rows were read at (null for a tenant without one): names what is built from them. */
+  catalogVersion: number | null;
 }
 
 const targetColumns = {
   paywall: paywalls,
   service: services,
   tenant: { walletAddress: tenants.walletAddress, tempoWalletAddress: tenants.tempoWalletAddress },
+  catalogVersion: catalogVersions.version,
 };
 
-/** A paywall with its service and the tenant's wallets, in one query. */
+/** A paywall with its service, the tenant's wallets and its catalog version, in one query. */
 const targetQuery = (db: Db, where: SQL | undefined) =>
   db
     .select(targetColumns)
     .from(paywalls)
     .innerJoin(services, eq(services.id, paywalls.serviceId))
     .innerJoin(tenants, eq(tenants.id, paywalls.tenantId))
+    .leftJoin(catalogVersions, eq(catalogVersions.tenantId, paywalls.tenantId))
     .where(where)
     .limit(1);
 
 const byUrl = and(eq(paywalls.serviceId, sql.placeholder("serviceId")), eq(paywalls.slug, sql.placeholder("slug")));
 
-/** The paywall behind a payment URL with its service and the tenant's wallets, and the catalog version it was read at. */
-const targetByUrl = (db: Db) =>
-  db
-    .select({ ...targetColumns, catalogVersion: catalogVersions.version })
-    .from(paywalls)
-    .innerJoin(services, eq(services.id, paywalls.serviceId))
-    .innerJoin(tenants, eq(tenants.id, paywalls.tenantId))
-    .leftJoin(catalogVersions, eq(catalogVersions.tenantId, paywalls.tenantId))
-    .where(byUrl)
-    .limit(1)
-    .prepare();
+/** The paywall behind a payment URL, as `targetQuery` reads it. */
+const targetByUrl = (db: Db) => targetQuery(db, byUrl).prepare();
 
 /**
  * What a payment URL's target is as of now, in a few columns: the tenant's catalog version (every write of its services
@@ -88,10 +83,9 @@ export async function findPaymentTarget(db: Db, serviceId: string, slug: string)
   const name = stateName(serviceId, slug, state);
   const kept = name === undefined ? undefined : keptTargets.get(name);
   if (kept) return kept;
-  const row = await queries.target.get({ serviceId, slug });
-  if (!row) return undefined;
-  const { catalogVersion, ...target } = row;
-  const readName = stateName(serviceId, slug, { catalogVersion, ...target.tenant });
+  const target = await queries.target.get({ serviceId, slug });
+  if (!target) return undefined;
+  const readName = stateName(serviceId, slug, { catalogVersion: target.catalogVersion, ...target.tenant });
   if (readName !== undefined) keptTargets.set(readName, deepFreeze(target));
   return target;
 }

@@ -198,3 +198,14 @@ describe("what a payment URL answers follows the database at once, whatever wrot
     expect(await recipientOf()).toBe(next);
   }, 60_000);
 });
+
+describe("the x402 challenge after its service changed outside the API", () => {
+  it("a service renamed in plain SQL (no version of its own moved) is named in the next challenge", async () => {
+    const shop = await openShop({ price: "1000" });
+    const nameOf = async () => (await challengeOf(shop.x402)).resource.serviceName;
+    const before = await nameOf();
+    expect(before).toBeTruthy();
+    await env.DB.prepare("UPDATE services SET name = ? WHERE id = ?").bind("Renamed by hand", shop.serviceId).run();
+    expect(await nameOf()).toBe("Renamed by hand");
+  });
+});

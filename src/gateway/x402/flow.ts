@@ -42,15 +42,16 @@ type Ctx = Context<GatewayEnv>;
 
 /**
  * Sessions by a short name of what their terms are read from in the request: the paywall's and the service's
- * versions (the service's moves with every write of it or of any of its paywalls, through any path: migrations/0007;
- * so they say price, payee, networks, description, schemas, name and categories) and the method; the rest comes from
- * the env (facilitators, payment origin, network table), which the memo is kept per. Building the terms (the Bazaar
+ * versions (so they say price, payee, networks, description, schemas, name and categories), the tenant's catalog
+ * version (moved by the database's triggers on any write of its services and paywalls, whatever wrote it:
+ * migrations/0019; the versions above move with the API's writes) and the method; the rest comes from the env
+ * (facilitators, payment origin, network table), which the memo is kept per. Building the terms (the Bazaar
  * declaration's examples) and the session is then done once per state, not on every challenge.
  */
 const sessions = new EnvMemo<Promise<X402Session>>(512);
 
 function sessionFor(c: Ctx, t: PaymentTarget): Promise<X402Session> {
-  const name = `${t.paywall.id}:${t.paywall.version}\n${t.service.id}:${t.service.version}\n${c.req.method}`;
+  const name = `${t.paywall.id}:${t.paywall.version}\n${t.service.id}:${t.service.version}\n${t.catalogVersion}\n${c.req.method}`;
   return sessions.get(c.env, name, () => {
     const session = buildSessionFor(c, t);
     session.catch(() => sessions.delete(c.env, name, session));
