@@ -68,9 +68,10 @@ export async function catalogPage(
   }
   const tail = utf8.encode(`${listMeta(c, { total: page.total, limit: query.limit, offset: query.offset })}}`);
   if (gzip) {
-    const answer = c.body(gzipAnswer(page.gzip, tail), 200, { "content-type": "application/json", "content-encoding": "gzip" });
-    // Sent as compressed here: the runtime would otherwise compress the body again for its Content-Encoding.
-    return new Response(answer.body, { status: 200, headers: answer.headers, encodeBody: "manual" });
+    // Hono's answer gives the headers set so far; the body goes in a Response of its own, sent as compressed here
+    // (`encodeBody: "manual"`): the runtime would otherwise compress it again for its Content-Encoding.
+    const { headers } = c.body(null, 200, { "content-type": "application/json", "content-encoding": "gzip" });
+    return new Response(gzipAnswer(page.gzip, tail), { status: 200, headers, encodeBody: "manual" });
   }
   const body = new Uint8Array(page.head.length + tail.length);
   body.set(page.head);
