@@ -3,7 +3,7 @@ import { getConfig } from "../core/config.ts";
 import { findCatalogVersion } from "../db/catalog-versions.ts";
 import { BoundedCache } from "../lib/bounded-cache.ts";
 import { listEtagOf } from "../lib/etag.ts";
-import { acceptsGzip, type GzipHead, gzipAnswer, gzipHead } from "../lib/gzip-kept.ts";
+import { acceptsGzip, clientAcceptEncoding, type GzipHead, gzipAnswer, gzipHead } from "../lib/gzip-kept.ts";
 import { listMeta, notModified } from "./conditional.ts";
 import type { ApiEnv } from "./env.ts";
 
@@ -50,7 +50,7 @@ export async function catalogPage(
     [list, paymentBaseUrl, facilitatorUrl.testnet, facilitatorUrl.mainnet, tenantId, JSON.stringify(query), version].join("\n");
   const state = stateAt(await findCatalogVersion(c.var.db, tenantId));
   let page = pages.get(state);
-  const gzip = acceptsGzip(c.req.header("accept-encoding"));
+  const gzip = acceptsGzip(clientAcceptEncoding(c.req.raw));
   c.header("Vary", "Accept-Encoding", { append: true });
   const etag = page?.etag ?? (await listEtagOf(state));
   const held = notModified(c, etag);

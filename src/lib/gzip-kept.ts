@@ -66,3 +66,15 @@ export function acceptsGzip(header: string | undefined): boolean {
   }
   return star;
 }
+
+/**
+ * The `Accept-Encoding` the client itself sent. On Cloudflare (and under `wrangler dev`, which does the same) the
+ * Worker's request carries a normalized `Accept-Encoding` (`br, gzip`, whatever the client sent, none included) and
+ * the client's own header as `request.cf.clientAcceptEncoding` (`""` when it sent none); elsewhere (tests, direct
+ * sockets) the header is the client's.
+ */
+export function clientAcceptEncoding(request: Request): string | undefined {
+  const cf = (request as { cf?: { clientAcceptEncoding?: unknown } }).cf;
+  if (typeof cf?.clientAcceptEncoding === "string") return cf.clientAcceptEncoding;
+  return request.headers.get("accept-encoding") ?? undefined;
+}

@@ -1,6 +1,6 @@
 import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { acceptsGzip, gzipAnswer, gzipHead } from "../../src/lib/gzip-kept.ts";
+import { acceptsGzip, clientAcceptEncoding, gzipAnswer, gzipHead } from "../../src/lib/gzip-kept.ts";
 
 const utf8 = new TextEncoder();
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
@@ -63,5 +63,26 @@ describe("acceptsGzip", () => {
     ["*;q=0", false],
   ])("%j → %s", (header, expected) => {
     expect(acceptsGzip(header)).toBe(expected);
+  });
+});
+
+describe("clientAcceptEncoding", () => {
+  const request = (headers: Record<string, string>, cf?: Record<string, unknown>) =>
+    new Request("https://api.test/v1/services", { headers, ...(cf ? { cf } : {}) });
+
+  it("is the client's own header from cf when the edge normalized the request's (none sent: empty)", () => {
+    expect(clientAcceptEncoding(request({ "accept-encoding": "br, gzip" }, { clientAcceptEncoding: "" }))).toBe("");
+    expect(clientAcceptEncoding(request({ "accept-encoding": "br, gzip" }, { clientAcceptEncoding: "identity" }))).toBe(
+      "identity",
+    );
+    expect(clientAcceptEncoding(request({ "accept-encoding": "br, gzip" }, { clientAcceptEncoding: "gzip, deflate" }))).toBe(
+      "gzip, deflate",
+    );
+  });
+
+  it("is the request's header where no edge stands in front (tests, direct sockets)", () => {
+    expect(clientAcceptEncoding(request({ "accept-encoding": "gzip" }))).toBe("gzip");
+    expect(clientAcceptEncoding(request({}))).toBeUndefined();
+    expect(clientAcceptEncoding(request({ "accept-encoding": "gzip" }, { country: "DE" }))).toBe("gzip");
   });
 });

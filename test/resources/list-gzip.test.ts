@@ -82,6 +82,24 @@ describe("catalog pages compressed for clients that accept gzip", () => {
     expect(JSON.parse(new TextDecoder().decode(res.bytes)).data).toHaveLength(3);
   });
 
+  it("follows the client's own Accept-Encoding where the edge normalized the request's (cf.clientAcceptEncoding)", async () => {
+    const who = await catalog();
+    const withCf = (clientSent: string) => {
+      const request = buildRequest("/v1/services", { key: who.key, headers: { "accept-encoding": "br, gzip" } });
+      return new Request(request, { cf: { clientAcceptEncoding: clientSent } });
+    };
+    for (const [clientSent, encoding] of [
+      ["", null],
+      ["identity", null],
+      ["gzip, deflate", "gzip"],
+    ] as const) {
+      const res = await send(withCf(clientSent), {});
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-encoding"), JSON.stringify(clientSent)).toBe(encoding);
+      await res.arrayBuffer();
+    }
+  });
+
   it("names both what it varies on when a browser origin is allowed: Accept-Encoding and Origin", async () => {
     const who = await catalog();
     const origin = "https://app.example";
