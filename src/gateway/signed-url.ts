@@ -5,6 +5,7 @@ import { renderError } from "../core/http/render.ts";
 import { VALIDITY_WINDOW_SECONDS } from "../core/payments.ts";
 import { getDb } from "../db/client.ts";
 import { claimSignedUrl, findPaymentTargetOfPaywall, insertSignedUrl, type PaymentTarget } from "../db/gateway.ts";
+import { encodeBase64Url } from "../lib/base64.ts";
 import { randomHex } from "../lib/ids.ts";
 import type { GatewayEnv } from "./env.ts";
 import { requireAllowedMethod, upstreamParts } from "./target.ts";
@@ -42,12 +43,6 @@ function signingKey(secret: string): Promise<CryptoKey> {
   return key;
 }
 
-const toBase64Url = (bytes: ArrayBuffer) =>
-  btoa(String.fromCharCode(...new Uint8Array(bytes)))
-    .replaceAll("+", "-")
-    .replaceAll("/", "_")
-    .replace(/=+$/, "");
-
 function fromBase64Url(text: string): Uint8Array<ArrayBuffer> | undefined {
   if (!/^[A-Za-z0-9_-]{43}$/.test(text)) return undefined;
   const binary = atob(`${text.replaceAll("-", "+").replaceAll("_", "/")}=`);
@@ -57,7 +52,7 @@ function fromBase64Url(text: string): Uint8Array<ArrayBuffer> | undefined {
 export async function signToken(secret: string, id: string, expiresAt: Date): Promise<string> {
   const message = `${id}.${expiresAt.getTime()}`;
   const mac = await crypto.subtle.sign("HMAC", await signingKey(secret), new TextEncoder().encode(message));
-  return `${message}.${toBase64Url(mac)}`;
+  return `${message}.${encodeBase64Url(new Uint8Array(mac))}`;
 }
 
 /** The token's id and expiry if its signature holds (expiry is checked by the caller, against the clock). */

@@ -9,6 +9,7 @@
  *
  * Pure WebCrypto and `atob`/`btoa`: runs in workerd and in Node.
  */
+import { encodeBase64, encodeBase64Url } from "../../lib/base64.ts";
 
 /** What every secret value looks like in a response. */
 export const MASK = "***";
@@ -179,12 +180,6 @@ function encodeAad(aad: string): Uint8Array {
   return new TextEncoder().encode(aad);
 }
 
-function encodeBase64(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary);
-}
-
 /** Strict standard base64 (padding optional); undefined when invalid or non-canonical. */
 function decodeBase64(text: string): Uint8Array<ArrayBuffer> | undefined {
   if (!BASE64_PATTERN.test(text)) return undefined;
@@ -199,10 +194,6 @@ function decodeBase64(text: string): Uint8Array<ArrayBuffer> | undefined {
   }
   const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
   return encodeBase64(bytes).replace(/=+$/, "") === unpadded ? bytes : undefined;
-}
-
-function encodeBase64Url(bytes: Uint8Array): string {
-  return encodeBase64(bytes).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
 /**

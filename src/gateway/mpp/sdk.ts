@@ -1,6 +1,7 @@
 import { formatUnits } from "viem/utils";
 import { ApiError } from "../../core/http/errors.ts";
 import { paymentRetryKey } from "../../core/ledger/ids.ts";
+import { encodeBase64Url } from "../../lib/base64.ts";
 import { PaymentRefusal } from "../refusals.ts";
 import type { PresentedPayment } from "../resend.ts";
 
@@ -146,7 +147,7 @@ export async function challengeHeader(terms: MppTerms): Promise<string> {
   if (template) {
     const mac = await crypto.subtle.sign("HMAC", await template.key, utf8.encode(template.before + expires + template.after));
     return template.header
-      .replace(`id="${template.id}"`, `id="${base64url(new Uint8Array(mac))}"`)
+      .replace(`id="${template.id}"`, `id="${encodeBase64Url(new Uint8Array(mac))}"`)
       .replace(`, expires="${template.expires}"`, `, expires="${expires}"`);
   }
   // Loaded on the first MPP request only (./lib.ts): an isolate that answers the management API never evaluates mppx,
@@ -172,13 +173,6 @@ export async function challengeHeader(terms: MppTerms): Promise<string> {
   }
   return header;
 }
-
-/** Unpadded base64url (RFC 4648 §5), as the challenge id is written. */
-const base64url = (bytes: Uint8Array) =>
-  btoa(String.fromCharCode(...bytes))
-    .replaceAll("+", "-")
-    .replaceAll("/", "_")
-    .replace(/=+$/, "");
 
 /** The MPP `402`: `WWW-Authenticate: Payment` with method `tempo`, intent `charge`, pull mode only. */
 export async function mppChallenge(terms: MppTerms): Promise<Response> {
