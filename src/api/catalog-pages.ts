@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { getConfig } from "../core/config.ts";
 import { findCatalogVersion } from "../db/catalog-versions.ts";
 import { BoundedCache } from "../lib/bounded-cache.ts";
-import { listEtagOf } from "../lib/etag.ts";
+import { listEtagOf, weakEtagOf } from "../lib/etag.ts";
 import { acceptsGzip, clientAcceptEncoding, type GzipHead, gzipAnswer, gzipHead } from "../lib/gzip-kept.ts";
 import { listMeta, notModified } from "./conditional.ts";
 import type { ApiEnv } from "./env.ts";
@@ -52,19 +52,17 @@ export async function catalogPage(
   let page = pages.get(state);
   const gzip = acceptsGzip(clientAcceptEncoding(c.req.raw));
   c.header("Vary", "Accept-Encoding", { append: true });
+  const sentAs = (etag: string) => (gzip ? weakEtagOf(etag) : etag);
   const etag = page?.etag ?? (await listEtagOf(state));
-  const held = notModified(c, etag);
-  if (gzip) c.header("ETag", weak(etag));
-  if (held) return c.body(null, 304);
+  if (notModified(c, etag, sentAs(etag))) return c.body(null, 304);
   if (page === undefined) {
     const fresh = await read();
     // The catalog may have moved since the version was read: the page is tagged and kept as read now.
     const readState = stateAt(fresh.catalogVersion);
     const head = utf8.encode(`{"data":${JSON.stringify(fresh.data)},"meta":`);
-    const readEtag = readState === state ? etag : await listEtagOf(readState);
-    page = { etag: readEtag, total: fresh.total, head, gzip: gzipHead(head) };
+    page = { etag: readState === state ? etag : await listEtagOf(readState), total: fresh.total, head, gzip: gzipHead(head) };
     pages.set(readState, page);
-    c.header("ETag", gzip ? weak(page.etag) : page.etag);
+    c.header("ETag", sentAs(page.etag));
   }
   const tail = utf8.encode(`${listMeta(c, { total: page.total, limit: query.limit, offset: query.offset })}}`);
   if (gzip) {
@@ -78,6 +76,3 @@ export async function catalogPage(
   body.set(tail, page.head.length);
   return c.body(body, 200, { "content-type": "application/json" });
 }
-
-/** The weak form of a strong tag: the gzip answer is another representation of the same page (RFC 9110 §8.8.1). */
-const weak = (etag: string) => `W/${etag}`;

@@ -36,8 +36,11 @@ export async function itemNotModified(c: Context, data: unknown): Promise<boolea
   return notModified(c, await contentEtagOf(JSON.stringify(data)));
 }
 
-/** Sets the answer's `ETag` and tells whether the request's `If-None-Match` names it: then the answer is `304`. */
-export function notModified(c: Context, etag: string): boolean {
-  c.header("ETag", etag);
+/**
+ * Sets the answer's `ETag` and tells whether the request's `If-None-Match` names it: then the answer is `304`. `sent`
+ * is the tag as the answer carries it when it is another form of `etag` (a compressed answer's weak tag).
+ */
+export function notModified(c: Context, etag: string, sent = etag): boolean {
+  c.header("ETag", sent);
   return noneMatchesTag(c.req.header("if-none-match"), etag);
 }

@@ -20,6 +20,9 @@ export const listEtagOf = async (state: string): Promise<string> => `"l${(await 
  */
 export const contentEtagOf = async (content: string): Promise<string> => `"c${(await sha256Hex(content)).slice(0, 32)}"`;
 
+/** The weak form of a strong tag: another representation of the same state, such as its gzip answer (RFC 9110 §8.8.1). */
+export const weakEtagOf = (etag: string): string => `W/${etag}`;
+
 /** True when an `If-None-Match` header names `etag` (weak comparison, RFC 9110 §13.1.2) or is `*`: the GET answers 304. */
 export function noneMatchesTag(header: string | undefined, etag: string): boolean {
   if (header === undefined) return false;

@@ -1,10 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { etagOf, ifMatchVersions, listEtagOf, noneMatchesTag, noneMatchHits } from "../../src/lib/etag.ts";
+import { etagOf, ifMatchVersions, listEtagOf, noneMatchesTag, noneMatchHits, weakEtagOf } from "../../src/lib/etag.ts";
 
 describe("etagOf", () => {
   it("is a strong quoted tag of the version", () => {
     expect(etagOf(1)).toBe('"v1"');
     expect(etagOf(42)).toBe('"v42"');
+  });
+});
+
+describe("weakEtagOf", () => {
+  it("is the tag's weak form, which If-None-Match compares equal to the strong one", () => {
+    expect(weakEtagOf('"l0a"')).toBe('W/"l0a"');
+    expect(noneMatchesTag(weakEtagOf('"l0a"'), '"l0a"')).toBe(true);
   });
 });
 
