@@ -6,6 +6,7 @@ import { VALIDITY_WINDOW_SECONDS } from "../core/payments.ts";
 import { getDb } from "../db/client.ts";
 import { claimSignedUrl, findPaymentTargetOfPaywall, insertSignedUrl, type PaymentTarget } from "../db/gateway.ts";
 import { encodeBase64Url } from "../lib/base64.ts";
+import { hmacKey } from "../lib/hmac.ts";
 import { randomHex } from "../lib/ids.ts";
 import type { GatewayEnv } from "./env.ts";
 import { requireAllowedMethod, upstreamParts } from "./target.ts";
@@ -22,26 +23,7 @@ import { buyerResponseHeaders } from "./upstream/request.ts";
  * The signature makes a token unforgeable and its expiry untamperable; the D1 row makes it single-use.
  */
 
-const keys = new Map<string, Promise<CryptoKey>>();
-
-function signingKey(secret: string): Promise<CryptoKey> {
-  let key = keys.get(secret);
-  if (!key) {
-    key = crypto.subtle
-      .importKey("raw", new TextEncoder().encode(secret), "HKDF", false, ["deriveKey"])
-      .then((base) =>
-        crypto.subtle.deriveKey(
-          { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(0), info: new TextEncoder().encode("signed-url v1") },
-          base,
-          { name: "HMAC", hash: "SHA-256", length: 256 },
-          false,
-          ["sign", "verify"],
-        ),
-      );
-    keys.set(secret, key);
-  }
-  return key;
-}
+const signingKey = (secret: string) => hmacKey(secret, "signed-url v1");
 
 function fromBase64Url(text: string): Uint8Array<ArrayBuffer> | undefined {
   if (!/^[A-Za-z0-9_-]{43}$/.test(text)) return undefined;
