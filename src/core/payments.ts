@@ -1,3 +1,4 @@
+import { headerText } from "../lib/header-rules.ts";
 import { supportsMpp } from "./money/networks.ts";
 
 // What buyers of a paywall meet, whichever app shows it: its payment URLs and how long a payment request stays valid.
@@ -34,3 +35,14 @@ export function paymentUrls(base: string, serviceId: string | null, slug: string
 export function isPaymentOrigin(requestUrl: string, paymentBaseUrl: string): boolean {
   return new URL(requestUrl).host === new URL(paymentBaseUrl).host;
 }
+
+/** The most characters of a paywall's description a 402 carries (in the challenge header of either standard). */
+export const MAX_CHALLENGE_DESCRIPTION = 300;
+
+/**
+ * What a paywall's 402s say it sells: its description, else its name, on one line (line breaks, tabs and control
+ * characters folded to spaces: the dashboard's textarea sends CRLF) and at most `MAX_CHALLENGE_DESCRIPTION`
+ * characters, so the challenge header can always be built. Its documents keep the full text.
+ */
+export const challengeDescription = (paywall: { description: string | null; name: string }): string =>
+  headerText(paywall.description ?? paywall.name, MAX_CHALLENGE_DESCRIPTION);

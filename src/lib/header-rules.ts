@@ -105,3 +105,23 @@ export function paramNameProblem(name: string): string | null {
   if (name === "") return "Must not be empty";
   return /[\p{Cc}\s&=#?]/u.test(name) ? "Must not contain &, =, #, ?, whitespace or control characters" : null;
 }
+
+/** What `headerText` folds: whitespace, control characters, line separators and bidirectional controls. */
+const FOLDED = /[\s\p{Cc}\u202a-\u202e\u2066-\u2069]+/gu;
+
+/**
+ * Free text (a description, a name) made fit to travel inside a header parameter: every run of whitespace, control
+ * characters (CR, LF, NUL, …), line separators and bidirectional controls becomes one space, the ends are trimmed,
+ * and a text longer than `max` characters (code points) is cut to `max`, its last one an ellipsis. What is left may
+ * still hold quotes, backslashes and non-ASCII letters: the header's own syntax (a quoted string, base64) carries
+ * them. Never throws.
+ */
+export function headerText(text: string, max: number): string {
+  const chars = [...text.replace(FOLDED, " ").trim()];
+  return chars.length > max
+    ? `${chars
+        .slice(0, max - 1)
+        .join("")
+        .trimEnd()}…`
+    : chars.join("");
+}

@@ -4,6 +4,7 @@ import {
   allowedHeaderProblem,
   HTTP_TOKEN,
   headerNameProblem,
+  headerText,
   headerTokenProblem,
   headerValueProblem,
   isNeverForwarded,
@@ -179,5 +180,35 @@ describe("query and JSON field names", () => {
 
   it.each(["", "a&b", "a=b", "a#b", "a?b", "a b", "a\tb", "a\nb", "a\u0000", "\u007f", "a\u0085"])("refuse %j", (name) => {
     expect(paramNameProblem(name)).not.toBeNull();
+  });
+});
+
+describe("headerText: free text folded for a header parameter", () => {
+  it.each([
+    ["Line one\r\nline two", "Line one line two"],
+    ["  tabs\tand\n\nblank lines  ", "tabs and blank lines"],
+    ["nul\u0000del\u007fc1\u0085end", "nul del c1 end"],
+    ["sep\u2028par\u2029bidi\u202eend\u2066", "sep par bidi end"],
+    ['quotes " and \\ backslashes stay', 'quotes " and \\ backslashes stay'],
+    ["Météo — 東京 🌦", "Météo — 東京 🌦"],
+  ])("%j → %j", (text, folded) => {
+    expect(headerText(text, 100)).toBe(folded);
+  });
+
+  it("cuts a long text to max code points, the last an ellipsis, never half of a surrogate pair", () => {
+    expect(headerText("abcdef", 4)).toBe("abc…");
+    expect(headerText("abc", 3)).toBe("abc");
+    expect(headerText("🌦🌦🌦🌦", 3)).toBe("🌦🌦…");
+  });
+
+  it("whatever the text, the result is one line a header value may hold, at most max code points", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", maxLength: 400 }), fc.integer({ min: 1, max: 300 }), (text, max) => {
+        const folded = headerText(text, max);
+        expect(headerValueProblem(folded)).toBeNull();
+        expect(folded).not.toMatch(/[\r\n\t]/);
+        expect([...folded].length).toBeLessThanOrEqual(max);
+      }),
+    );
   });
 });

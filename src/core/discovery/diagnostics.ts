@@ -1,8 +1,10 @@
 import type { DiscoveryListingRow, PaywallRow, ServiceRow } from "../../db/schema.ts";
 import { cacheRulesOf } from "../../lib/cache-rules.ts";
+import { headerValueProblem } from "../../lib/header-rules.ts";
 import { normalizeRoute } from "../../lib/route-pattern.ts";
 import type { NetworkEntry } from "../money/network-table.ts";
 import type { NetworkId } from "../money/networks.ts";
+import { challengeDescription, MAX_CHALLENGE_DESCRIPTION } from "../payments.ts";
 import { inputExampleOf, outputExampleOf } from "./bazaar.ts";
 import { exampleProblem, type JsonSchema } from "./json-schema.ts";
 import {
@@ -145,6 +147,37 @@ function cacheRulesDiagnostics(paywall: PaywallRow, service: ServiceRow): Diagno
   return out;
 }
 
+/**
+ * How a paywall's 402s carry its description (else its name) in their challenge headers: folded on one line and cut
+ * to `MAX_CHALLENGE_DESCRIPTION` characters (info), or not at all: a text no header can carry means no challenge of
+ * either standard can be built (error).
+ */
+function challengeTextDiagnostics(paywall: PaywallRow): Diagnostic[] {
+  const text = paywall.description ?? paywall.name;
+  const said = challengeDescription(paywall);
+  const about = { paywallId: paywall.id };
+  if (headerValueProblem(said)) {
+    return [
+      {
+        severity: "error",
+        code: "CHALLENGE_NOT_BUILDABLE",
+        message: `Paywall "${paywall.slug}": its ${paywall.description === null ? "name" : "description"} cannot be carried in a 402's challenge header, so its payment URLs cannot answer with a challenge.`,
+        ...about,
+      },
+    ];
+  }
+  if (said === text) return [];
+  const cut = [...said].length === MAX_CHALLENGE_DESCRIPTION && [...text].length > MAX_CHALLENGE_DESCRIPTION;
+  return [
+    {
+      severity: "info",
+      code: "CHALLENGE_DESCRIPTION_FOLDED",
+      message: `Paywall "${paywall.slug}": its 402s (x402 and MPP) carry its ${paywall.description === null ? "name" : "description"} on one line${cut ? `, cut to ${MAX_CHALLENGE_DESCRIPTION} characters` : ""} (line breaks, tabs and control characters become spaces); its documents keep the full text.`,
+      ...about,
+    },
+  ];
+}
+
 export function discoveryDiagnostics(input: DiagnosticsInput): Diagnostic[] {
   const { service, table, paymentBaseUrl } = input;
   const out: Diagnostic[] = [];
@@ -248,6 +281,7 @@ export function discoveryDiagnostics(input: DiagnosticsInput): Diagnostic[] {
         paywallId: p.id,
       });
     }
+    out.push(...challengeTextDiagnostics(p));
     out.push(...cacheRulesDiagnostics(p, service));
     const networks = protocolNetworks(p, table);
     if (networks.x402.length === 0) {

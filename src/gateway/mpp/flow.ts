@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { encryptionSecret, getConfig } from "../../core/config.ts";
 import { networkTable } from "../../core/money/network-table.ts";
 import type { NetworkId } from "../../core/money/networks.ts";
-import { VALIDITY_WINDOW_SECONDS } from "../../core/payments.ts";
+import { challengeDescription, VALIDITY_WINDOW_SECONDS } from "../../core/payments.ts";
 import type { PaymentTarget } from "../../db/gateway.ts";
 import { EnvMemo } from "../../lib/env-memo.ts";
 import { tempoChainOutcome } from "../chain-outcome.ts";
@@ -58,7 +58,7 @@ function buildMppTerms(c: Ctx, t: PaymentTarget): { network: NetworkId; terms: M
     rpcUrl: entry.rpcUrl,
     testnet: network !== "tempo",
     realm: new URL(getConfig(c.env).paymentBaseUrl).host,
-    description: t.paywall.description ?? t.paywall.name,
+    description: challengeDescription(t.paywall),
     scope: t.paywall.id,
     validitySeconds: VALIDITY_WINDOW_SECONDS,
   };

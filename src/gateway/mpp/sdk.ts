@@ -138,6 +138,15 @@ interface ChallengeTemplate {
 }
 
 const challengeTemplates = new WeakMap<MppTerms, ChallengeTemplate>();
+
+/**
+ * mppx writes characters above U+00FF of a quoted value (the description) as `\uXXXX`, which its parser reads back;
+ * the Latin-1 letters it leaves as they are (é, ü) would make the header value non-ASCII, which HTTP stacks read as
+ * they please: written the same way, the challenge is ASCII only. The description (already one line: see
+ * `challengeDescription`) is the only value that can hold them.
+ */
+const latin1Escaped = (header: string) =>
+  header.replace(/[\u0080-\u00ff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
 const utf8 = new TextEncoder();
 
 /** The `WWW-Authenticate` value of a new challenge for `terms`, valid `terms.validitySeconds` from now. */
@@ -159,7 +168,7 @@ export async function challengeHeader(terms: MppTerms): Promise<string> {
     scope: terms.scope,
     expires,
   });
-  const header = lib.Challenge.serialize(challenge);
+  const header = latin1Escaped(lib.Challenge.serialize(challenge));
   // A challenge naming a credential header other than Authorization binds it in one more slot: none here does.
   if (challenge.header === undefined && challenge.expires !== undefined) {
     challengeTemplates.set(terms, {

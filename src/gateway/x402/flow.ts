@@ -4,7 +4,7 @@ import { bazaarDeclaration } from "../../core/discovery/bazaar.ts";
 import { ApiError } from "../../core/http/errors.ts";
 import { networkTable } from "../../core/money/network-table.ts";
 import { commonMode, type NetworkId } from "../../core/money/networks.ts";
-import { VALIDITY_WINDOW_SECONDS } from "../../core/payments.ts";
+import { challengeDescription, VALIDITY_WINDOW_SECONDS } from "../../core/payments.ts";
 import type { PaymentTarget } from "../../db/gateway.ts";
 import { EnvMemo } from "../../lib/env-memo.ts";
 import { x402ChainOutcome } from "../chain-outcome.ts";
@@ -71,7 +71,7 @@ function buildSessionFor(c: Ctx, t: PaymentTarget): Promise<X402Session> {
       payTo: t.paywall.merchantWallet,
       maxTimeoutSeconds: VALIDITY_WINDOW_SECONDS,
       resourceUrl: paymentUrl(c, "x402", t),
-      description: t.paywall.description ?? t.paywall.name,
+      description: challengeDescription(t.paywall),
       discovery: {
         method: c.req.method,
         declaration: bazaarDeclaration(t.paywall, c.req.method),
