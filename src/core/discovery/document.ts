@@ -1,4 +1,5 @@
 import type { PaywallRow, ServiceRow } from "../../db/schema.ts";
+import { inertMarkdown } from "../../lib/markdown-text.ts";
 import { caip2, type NetworkEntry } from "../money/network-table.ts";
 import type { NetworkId } from "../money/networks.ts";
 import { outputExampleOf } from "./bazaar.ts";
@@ -83,7 +84,7 @@ function paidOperationObject(op: PaidOperation, operationId: string) {
   return {
     operationId,
     summary: `${paywall.name} (${PROTOCOL_LABEL[op.protocol]}, ${op.priceUsd} USD)`,
-    description: paywall.description ? `${paywall.description}\n\n${terms}` : terms,
+    description: paywall.description ? `${inertMarkdown(paywall.description)}\n\n${terms}` : terms,
     tags: [op.protocol],
     security: [],
     ...inputOf(op),
@@ -176,9 +177,10 @@ export function serviceDocument({ paymentBaseUrl, table, service, paywalls, wall
     info: {
       title: service.name,
       version: String(service.version),
-      description: service.description ?? `Paid API routes of ${service.name}, paid per call in USDC.`,
+      // Descriptions are CommonMark: the tenant's text is made inert there (no HTML, no link but http(s)).
+      description: inertMarkdown(service.description ?? `Paid API routes of ${service.name}, paid per call in USDC.`),
       ...(service.contactEmail ? { contact: { email: service.contactEmail } } : {}),
-      ...(service.xGuidance ? { "x-guidance": service.xGuidance } : {}),
+      ...(service.xGuidance ? { "x-guidance": inertMarkdown(service.xGuidance) } : {}),
     },
     servers: [{ url: new URL(paymentBaseUrl).origin }],
     "x-service-info": { ...(service.categories.length > 0 ? { categories: service.categories } : {}), docs },

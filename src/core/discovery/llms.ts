@@ -1,4 +1,5 @@
 import type { PaywallRow, ServiceRow } from "../../db/schema.ts";
+import { inertMarkdown, quotedMarkdown } from "../../lib/markdown-text.ts";
 import type { NetworkEntry } from "../money/network-table.ts";
 import type { NetworkId } from "../money/networks.ts";
 import { type AccessOperation, discoveryPaths, type PaidOperation, type PayeeWallets, serviceOperations } from "./operations.ts";
@@ -7,13 +8,17 @@ import { type AccessOperation, discoveryPaths, type PaidOperation, type PayeeWal
  * llms.txt files (llmstxt.org: an H1, a one-line blockquote, free text, `##` sections of `- [name](url): note`
  * lines), served as text/plain: a service's (every paid route with its price and networks, how to pay, its free and
  * sign-in routes, its documents) and the payment origin's root one (the services). Built from the same operations as
- * the discovery documents.
+ * the discovery documents. Tenant text never forms a line of the platform's: names and descriptions are kept on one
+ * line inside the platform's, the service's guidance is a blockquote, and all of it is inert Markdown.
  */
 
-/** Text on one line, without Markdown link brackets, at most `max` characters. */
+/**
+ * Tenant text on one line, without Markdown link brackets, at most `max` characters, inert (`inertMarkdown`: no
+ * `javascript:`/`data:` URL, no HTML, no autolink).
+ */
 function oneLine(text: string, max: number): string {
   const flat = text.replace(/\s+/g, " ").replace(/[[\]]/g, "").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return inertMarkdown(flat.length > max ? `${flat.slice(0, max - 1)}…` : flat);
 }
 
 const HOW_TO_PAY = [
@@ -49,7 +54,8 @@ export function serviceLlmsTxt({ paymentBaseUrl, table, service, paywalls, walle
     `> ${oneLine(service.description ?? "A paid API: every route is paid per call.", 300)}`,
     "",
   ];
-  if (service.xGuidance) lines.push(service.xGuidance.trim(), "");
+  // The tenant's guidance, fenced: a blockquote whose lines cannot read as the sections below (quotedMarkdown).
+  if (service.xGuidance?.trim()) lines.push("The service's guidance for agents:", "", quotedMarkdown(service.xGuidance), "");
   lines.push(...HOW_TO_PAY, "## Paid routes", "");
   const paid = operations.filter((op): op is PaidOperation => op.kind === "paid");
   lines.push(...(paid.length > 0 ? paid.map(paidLine) : ["No paid route is enabled."]));
