@@ -1,8 +1,8 @@
 import type { PaymentTarget } from "../db/gateway.ts";
-import { type CacheRules, cacheRulesOf } from "../lib/cache-rules.ts";
+import { type CacheRules, cacheKeyInputs, cacheRulesOf } from "../lib/cache-rules.ts";
+import { forwardedHeaderNames } from "../lib/header-rules.ts";
 import { sha256Hex } from "../lib/ids.ts";
 import { type AnswerParts, bytesSha256, decodeAnswer, encodeAnswer } from "./paid-answer.ts";
-import { forwardableHeaders } from "./upstream/request.ts";
 
 // The edge cache of paid answers (docs/gateway.md, "Cache rules"): an upstream answer that is the same for every
 // buyer, kept per data centre in the Workers Cache API for the paywall's `cacheRules.ttlSeconds`, so the next buyer
@@ -33,9 +33,19 @@ export function cacheRulesFor(target: PaymentTarget): CacheRules | null {
 }
 
 /**
- * The parts of a buyer request that vary the key, under `rules`: the method; the whole query string, or the values of
- * `varyQuery`'s names; every buyer header forwarded upstream (the paywall's `allowedHeaders`, `Accept`,
- * `Content-Type`), or `varyHeaders`' values; and, unless `varyBody` is false, the body's SHA-256. Pure.
+ * The buyer's query parameters that go upstream: under rules with `varyQuery`, only the parameters it names (the
+ * key holds exactly those), else all of them.
+ */
+export function forwardedQuery(query: URLSearchParams, rules: CacheRules | null): URLSearchParams {
+  if (!rules?.varyQuery) return query;
+  const named = new Set(rules.varyQuery);
+  return new URLSearchParams([...query].filter(([name]) => named.has(name)));
+}
+
+/**
+ * The parts of a buyer request that vary the key, under `rules` and the paywall's current `allowedHeaders`: exactly
+ * what reaches the upstream of it (`cacheKeyInputs`): the method, the forwarded query, every forwarded buyer header
+ * and `varyHeaders`' values, the body's SHA-256. Pure.
  */
 export function varyingParts(
   rules: CacheRules,
@@ -44,11 +54,10 @@ export function varyingParts(
   bodyHash: string | null,
 ): string {
   const { search, searchParams } = new URL(request.url);
-  const query = rules.varyQuery ? [...new Set(rules.varyQuery)].sort().map((name) => [name, searchParams.getAll(name)]) : search;
-  const headers = rules.varyHeaders
-    ? [...new Set(rules.varyHeaders)].sort().map((name) => [name, request.headers.get(name)])
-    : [...forwardableHeaders(request.headers, allowedHeaders)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return JSON.stringify([request.method, query, headers, rules.varyBody ? bodyHash : null]);
+  const inputs = cacheKeyInputs(rules, forwardedHeaderNames(allowedHeaders));
+  const query = inputs.query ? inputs.query.map((name) => [name, searchParams.getAll(name)]) : search;
+  const headers = inputs.headers.map((name) => [name, request.headers.get(name)]);
+  return JSON.stringify([request.method, query, headers, bodyHash]);
 }
 
 /**

@@ -6,6 +6,7 @@ import { type NetworkId, supportsMpp } from "../core/money/networks.ts";
 import type { AuthMethod } from "../core/secrets/auth-config.ts";
 import { getDb } from "../db/client.ts";
 import { findPaymentTarget, type PaymentTarget } from "../db/gateway.ts";
+import { cacheRulesFor, forwardedQuery } from "./answer-cache.ts";
 import type { GatewayEnv } from "./env.ts";
 import { upstreamAllowed } from "./upstream/call.ts";
 import { openAuthConfig, openPaywallHeaders } from "./upstream/credentials.ts";
@@ -55,14 +56,16 @@ export async function buyerBody(c: Ctx): Promise<ArrayBuffer | undefined> {
 }
 
 /**
- * The upstream request for this buyer request: target, query, headers and credentials, in that precedence.
+ * The upstream request for this buyer request: target, query, headers and credentials, in that precedence. A
+ * paywall whose answers are cached under `varyQuery` forwards only those parameters: what its cache key holds.
  * Refused before any payment is verified when the body cannot carry a `json-body-field` credential (400) or
  * the final URL is in a denied range (502: the paywall is misconfigured, the buyer is not charged).
  */
 export async function upstreamParts(c: Ctx, t: PaymentTarget, request: Request): Promise<UpstreamParts> {
   const ring = keyRing(c.env);
   const [authConfig, paywallHeaders] = await Promise.all([openAuthConfig(ring, t.service), openPaywallHeaders(ring, t.paywall)]);
-  const url = withQuery(targetUrl(t.paywall, t.service), new URL(request.url).searchParams, t.paywall.queryParams ?? []);
+  const query = forwardedQuery(new URL(request.url).searchParams, cacheRulesFor(t));
+  const url = withQuery(targetUrl(t.paywall, t.service), query, t.paywall.queryParams ?? []);
   const headers = forwardableHeaders(request.headers, t.paywall.allowedHeaders);
   for (const { key, value } of paywallHeaders) headers.set(key, value);
   const body = await buyerBody(c);

@@ -8,9 +8,11 @@ import { HTTP_TOKEN } from "./header-rules.ts";
  * | key           | shape                                     | default                                          |
  * | ------------- | ----------------------------------------- | ------------------------------------------------ |
  * | `ttlSeconds`  | integer 0…86,400                          | absent or 0: no caching                          |
- * | `varyQuery`   | query parameter names (≤ 20)              | the whole query string varies the key            |
- * | `varyHeaders` | request header names (≤ 20)               | every buyer header forwarded upstream varies it  |
- * | `varyBody`    | boolean                                   | `true`: the body's SHA-256 varies the key        |
+ * | `varyQuery`   | query parameter names (≤ 20): the only    | the whole query string varies the key            |
+ * |               | ones forwarded                            |                                                  |
+ * | `varyHeaders` | request header names (≤ 20), added to     | every buyer header forwarded upstream varies it  |
+ * |               | the forwarded ones                        |                                                  |
+ * | `varyBody`    | boolean (a forwarded body always varies)  | `true`: the body's SHA-256 varies the key        |
  * | `statuses`    | upstream statuses 200…399 (1 to 10)       | `[200]`                                          |
  */
 
@@ -101,6 +103,28 @@ export function cacheRulesOf(raw: Record<string, unknown> | null | undefined): C
         }
       : null;
   return { rules, notActedOn };
+}
+
+/**
+ * What the key of a cached answer is made of: everything of the buyer's request that reaches the upstream, whatever
+ * the rules or `allowedHeaders` say later. The method; the query parameters named by `varyQuery` (the only ones
+ * forwarded then), else the whole query string; the values of every forwarded buyer header (`forwardedHeaders`:
+ * `Accept`, `Content-Type`, `allowedHeaders`) and of `varyHeaders`' names; the body's SHA-256 when there is one
+ * (`varyBody` cannot leave out a body that is forwarded). So two requests share an answer only when the upstream
+ * would have been sent the same request.
+ */
+export interface CacheKeyInputs {
+  /** The query parameter names keyed (and forwarded), sorted; `null`: the whole query string. */
+  query: string[] | null;
+  /** The request header names keyed, lower-case, sorted. */
+  headers: string[];
+}
+
+export function cacheKeyInputs(rules: CacheRules, forwardedHeaders: readonly string[]): CacheKeyInputs {
+  return {
+    query: rules.varyQuery ? [...new Set(rules.varyQuery)].sort() : null,
+    headers: [...new Set([...forwardedHeaders, ...(rules.varyHeaders ?? [])])].sort(),
+  };
 }
 
 /** The known keys of the wrong shape, as validation issues (the create schema refuses them; unknown keys are kept). */

@@ -92,6 +92,22 @@ export function isNeverForwarded(name: string): boolean {
   return isReservedHeader(name) || BUYER_CREDENTIAL_HEADERS.includes(name.toLowerCase());
 }
 
+/**
+ * Buyer headers every paywall forwards: `Content-Type` describes the body that is forwarded, `Accept` the answer
+ * wanted; neither says who the buyer is.
+ */
+export const ALWAYS_FORWARDED_HEADERS: readonly string[] = ["accept", "content-type"];
+
+/**
+ * The names (lower-case, sorted, once each) of the buyer headers a paywall forwards upstream: `Accept`,
+ * `Content-Type` and its `allowedHeaders`, less those never forwarded (`isNeverForwarded`) or that are no header
+ * name (rows stored before those rules may list them).
+ */
+export function forwardedHeaderNames(allowedHeaders: readonly string[]): string[] {
+  const names = new Set([...ALWAYS_FORWARDED_HEADERS, ...allowedHeaders.map((h) => h.toLowerCase())]);
+  return [...names].filter((name) => HTTP_TOKEN.test(name) && !isNeverForwarded(name)).sort();
+}
+
 /** Why a paywall may not list this name in `allowedHeaders` (buyer headers it forwards), or `null`. */
 export function allowedHeaderProblem(name: string): string | null {
   return (

@@ -228,3 +228,50 @@ describe("a configuration change is never answered from before it", () => {
     expect(after.body).not.toContain("old-token");
   });
 });
+
+describe("the key holds everything that reaches the upstream", () => {
+  /** The preview's CACHE_KEY diagnostic of a shop's paywall: which inputs its cached answers are keyed by. */
+  const keyedInputs = async (shop: Shop) => {
+    const preview = await api(`/v1/services/${shop.serviceId}/discovery`, { key: shop.actor.key });
+    expect(preview.status, preview.text).toBe(200);
+    const found = preview.body.data.diagnostics.filter((d: { code: string }) => d.code === "CACHE_KEY");
+    expect(found).toEqual([expect.objectContaining({ severity: "info", paywallId: shop.paywallId })]);
+    return found[0].message as string;
+  };
+
+  it("varyQuery [city]: ?city=lisbon&inject=X forwards city alone, so it cannot shape the next ?city=lisbon answer", async () => {
+    const shop = await openShop({ price: "3200", paywall: { cacheRules: { ttlSeconds: 60, varyQuery: ["city"] } } });
+    const alice = await pay(`${shop.x402}?city=lisbon&inject=X`);
+    const bob = await pay(`${shop.x402}?city=lisbon`);
+    expect([alice.status, bob.status]).toEqual([200, 200]);
+    expect([alice.headers.get("X-Cache"), bob.headers.get("X-Cache")]).toEqual(["MISS", "HIT"]);
+    expect(JSON.parse(bob.body).query).toBe("city=lisbon");
+    expect(bob.body).not.toContain("inject");
+    expect((await upstreamRequests(shop.prefix)).map((r) => r.query)).toEqual(["city=lisbon"]);
+    await expectPaidTwice(shop, 3200n, [alice.nonce, bob.nonce]);
+    expect(await keyedInputs(shop)).toMatch(
+      /the query parameters city \(the only ones forwarded\), headers accept, content-type and body/,
+    );
+  });
+
+  it("varyHeaders [accept], then allowedHeaders [X-User-Token]: Bob gets his own upstream answer, never Alice's token", async () => {
+    const shop = await openShop({
+      price: "3300",
+      paywall: { cacheRules: { ttlSeconds: 60, varyHeaders: ["accept"] } },
+      allowedHeaders: ["X-User-Token"],
+    });
+    const as = (token: string) => ({ headers: { Accept: "application/json", "X-User-Token": token } });
+    const alice = await pay(shop.x402, as("alice-token"));
+    const bob = await pay(shop.x402, as("bob-token"));
+    expect([alice.status, bob.status]).toEqual([200, 200]);
+    expect(bob.headers.get("X-Cache")).toBe("MISS");
+    expect(JSON.parse(bob.body).headers["x-user-token"]).toBe("bob-token");
+    expect(bob.body).not.toContain("alice-token");
+    // The same forwarded request again is still shared.
+    const aliceAgain = await pay(shop.x402, as("alice-token"));
+    expect(aliceAgain.headers.get("X-Cache")).toBe("HIT");
+    expect(aliceAgain.body).toBe(alice.body);
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(2);
+    expect(await keyedInputs(shop)).toMatch(/the whole query string, headers accept, content-type, x-user-token and body/);
+  });
+});

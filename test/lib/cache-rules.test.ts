@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { cachedAnswer, isStorable, storeAnswer, varyingParts } from "../../src/gateway/answer-cache.ts";
-import { cacheRulesOf, cacheRulesProblems, MAX_CACHE_TTL_SECONDS } from "../../src/lib/cache-rules.ts";
+import { cachedAnswer, forwardedQuery, isStorable, storeAnswer, varyingParts } from "../../src/gateway/answer-cache.ts";
+import { cacheKeyInputs, cacheRulesOf, cacheRulesProblems, MAX_CACHE_TTL_SECONDS } from "../../src/lib/cache-rules.ts";
+import { forwardedHeaderNames } from "../../src/lib/header-rules.ts";
 
 describe("cacheRulesOf", () => {
   it("no rules, an empty object, ttlSeconds 0: never cached, nothing to report", () => {
@@ -90,12 +91,67 @@ describe("the cache key's varying parts", () => {
     expect(parts(req("https://p/x?a=1&b=2", { accept: "application/json" }), {}, [], "abc")).not.toBe(base);
   });
 
-  it("varyQuery: only the named parameters, in any order; varyHeaders: only the named headers; varyBody false: not the body", () => {
-    const named = { varyQuery: ["a"], varyHeaders: ["x-lang"], varyBody: false };
+  it("varyQuery: only the named parameters (the only ones forwarded), in any order; varyHeaders: added to the forwarded headers", () => {
+    const named = { varyQuery: ["a"], varyHeaders: ["x-lang"] };
     const base = parts(req("https://p/x?a=1&utm=z", { "x-lang": "en" }), named, [], "abc");
-    expect(parts(req("https://p/x?utm=y&a=1", { "x-lang": "en", accept: "text/plain" }), named, [], "def")).toBe(base);
-    expect(parts(req("https://p/x?a=2", { "x-lang": "en" }), named)).not.toBe(base);
-    expect(parts(req("https://p/x?a=1", { "x-lang": "fr" }), named)).not.toBe(base);
+    expect(parts(req("https://p/x?utm=y&a=1", { "x-lang": "en", "user-agent": "other" }), named, [], "abc")).toBe(base);
+    expect(parts(req("https://p/x?a=2", { "x-lang": "en" }), named, [], "abc")).not.toBe(base);
+    expect(parts(req("https://p/x?a=1", { "x-lang": "fr" }), named, [], "abc")).not.toBe(base);
+  });
+
+  it("whatever the rules say, every forwarded buyer header and the body vary it: a narrower key would share one buyer's answer", () => {
+    const narrow = { varyHeaders: ["accept"], varyBody: false };
+    const alice = parts(
+      req("https://p/x", { accept: "application/json", "x-user-token": "alice" }),
+      narrow,
+      ["X-User-Token"],
+      "abc",
+    );
+    expect(
+      parts(req("https://p/x", { accept: "application/json", "x-user-token": "bob" }), narrow, ["X-User-Token"], "abc"),
+    ).not.toBe(alice);
+    expect(
+      parts(req("https://p/x", { accept: "application/json", "x-user-token": "alice" }), narrow, ["X-User-Token"], "def"),
+    ).not.toBe(alice);
+    expect(
+      parts(
+        req("https://p/x", { accept: "application/json", "content-type": "text/csv", "x-user-token": "alice" }),
+        narrow,
+        ["X-User-Token"],
+        "abc",
+      ),
+    ).not.toBe(alice);
+    // A header the paywall does not forward never varies it (unless varyHeaders names it).
+    expect(
+      parts(
+        req("https://p/x", { accept: "application/json", "x-user-token": "alice", "x-other": "1" }),
+        narrow,
+        ["X-User-Token"],
+        "abc",
+      ),
+    ).toBe(alice);
+  });
+});
+
+describe("cacheKeyInputs and the forwarded query", () => {
+  it("names what the key holds: varyQuery's names or the whole query; the forwarded headers and varyHeaders' names", () => {
+    const rules = cacheRulesOf({ ttlSeconds: 60, varyQuery: ["city", "city", "b"], varyHeaders: ["X-Lang"] }).rules!;
+    expect(cacheKeyInputs(rules, forwardedHeaderNames(["X-User-Token", "Cookie"]))).toEqual({
+      query: ["b", "city"],
+      headers: ["accept", "content-type", "x-lang", "x-user-token"],
+    });
+    expect(cacheKeyInputs(cacheRulesOf({ ttlSeconds: 60 }).rules!, forwardedHeaderNames([]))).toEqual({
+      query: null,
+      headers: ["accept", "content-type"],
+    });
+  });
+
+  it("forwardedQuery: under varyQuery only its parameters (every value) go upstream; else the whole query", () => {
+    const query = new URLSearchParams("city=lisbon&inject=X&city=porto");
+    const rules = cacheRulesOf({ ttlSeconds: 60, varyQuery: ["city"] }).rules!;
+    expect(forwardedQuery(query, rules).toString()).toBe("city=lisbon&city=porto");
+    expect(forwardedQuery(query, cacheRulesOf({ ttlSeconds: 60 }).rules!).toString()).toBe(query.toString());
+    expect(forwardedQuery(query, null).toString()).toBe(query.toString());
   });
 });
 

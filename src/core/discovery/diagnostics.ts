@@ -1,6 +1,6 @@
 import type { DiscoveryListingRow, PaywallRow, ServiceRow } from "../../db/schema.ts";
-import { cacheRulesOf } from "../../lib/cache-rules.ts";
-import { headerValueProblem } from "../../lib/header-rules.ts";
+import { cacheKeyInputs, cacheRulesOf } from "../../lib/cache-rules.ts";
+import { forwardedHeaderNames, headerValueProblem } from "../../lib/header-rules.ts";
 import { normalizeRoute } from "../../lib/route-pattern.ts";
 import type { NetworkEntry } from "../money/network-table.ts";
 import type { NetworkId } from "../money/networks.ts";
@@ -141,6 +141,17 @@ function cacheRulesDiagnostics(paywall: PaywallRow, service: ServiceRow): Diagno
       severity: "info",
       code: "CACHE_RULES_NOT_APPLIED",
       message: `Paywall "${paywall.slug}" has a ttlSeconds, but its answers are never cached: ${why}.`,
+      paywallId: paywall.id,
+    });
+  } else if (rules) {
+    const keyed = cacheKeyInputs(rules, forwardedHeaderNames(paywall.allowedHeaders));
+    const query = keyed.query
+      ? `the query parameters ${keyed.query.join(", ")} (the only ones forwarded)`
+      : "the whole query string";
+    out.push({
+      severity: "info",
+      code: "CACHE_KEY",
+      message: `Paywall "${paywall.slug}": an answer is served from the cache for ${rules.ttlSeconds} s to requests with the same method, ${query}, headers ${keyed.headers.join(", ")} and body: everything that reaches the upstream.`,
       paywallId: paywall.id,
     });
   }

@@ -1,5 +1,5 @@
 import type { AuthMethod } from "../../core/secrets/auth-config.ts";
-import { isNeverForwarded } from "../../lib/header-rules.ts";
+import { forwardedHeaderNames } from "../../lib/header-rules.ts";
 
 /**
  * How a paid request becomes the upstream request: pure functions, no I/O.
@@ -10,23 +10,17 @@ import { isNeverForwarded } from "../../lib/header-rules.ts";
  */
 
 /**
- * Buyer headers every paywall forwards: `Content-Type` describes the body that is forwarded, `Accept` the answer
- * wanted; neither says who the buyer is.
- */
-export const ALWAYS_FORWARDED_HEADERS: readonly string[] = ["accept", "content-type"];
-
-/**
  * The buyer headers that go to the upstream: the paywall's `allowedHeaders` (names, case-insensitive) and
- * `Accept` / `Content-Type`; nothing else. Never forwarded, listed or not (`allowedHeaders` refuses these names; rows
- * stored before may hold them): the names the platform owns (framing, routing, client identity, `Authorization`, the
+ * `Accept` / `Content-Type` (`forwardedHeaderNames`); nothing else. Never forwarded, listed or not (`allowedHeaders`
+ * refuses these names; rows stored before may hold them): the names the platform owns (framing, routing, client identity, `Authorization`, the
  * payment headers) and the buyer's own credentials (`Cookie`, `X-API-Key`, `X-API-Secret`; the bearer of
  * `bearer-customer` goes its own way, see `injectAuth`): `isNeverForwarded`, the management API's rule.
  */
 export function forwardableHeaders(buyer: Headers, allowedHeaders: readonly string[]): Headers {
-  const allowed = new Set([...ALWAYS_FORWARDED_HEADERS, ...allowedHeaders.map((h) => h.toLowerCase())]);
   const out = new Headers();
-  for (const [name, value] of buyer) {
-    if (allowed.has(name) && !isNeverForwarded(name)) out.set(name, value);
+  for (const name of forwardedHeaderNames(allowedHeaders)) {
+    const value = buyer.get(name);
+    if (value !== null) out.set(name, value);
   }
   return out;
 }
