@@ -103,14 +103,14 @@ export async function insertNonce(db: Db, nonce: string, purpose: string, now: D
   ]);
 }
 
-/** Uses a nonce up: deletes it and says whether it existed, was meant for `purpose`, and had not expired. Race-free. */
-export async function consumeNonce(db: Db, nonce: string, purpose: string, now: Date): Promise<boolean> {
+/** Uses a nonce up: deletes it, and answers what it was issued for (`purpose`) unless it was unknown or expired. Race-free. */
+export async function consumeNonce(db: Db, nonce: string, now: Date): Promise<string | undefined> {
   const rows = await db
     .delete(siweNonces)
     .where(and(eq(siweNonces.nonce, nonce)))
     .returning({ purpose: siweNonces.purpose, expiresAt: siweNonces.expiresAt });
   const row = rows[0];
-  return row !== undefined && row.purpose === purpose && row.expiresAt.getTime() > now.getTime();
+  return row !== undefined && row.expiresAt.getTime() > now.getTime() ? row.purpose : undefined;
 }
 
 // ---- sign-in links
