@@ -24,6 +24,7 @@ import type { WebhookEndpointRow } from "../../db/schema.ts";
 import { findWebhookDeliveriesPage, findWebhookEndpointsPage } from "../../db/webhooks.ts";
 import type { DashboardEnv } from "../env.ts";
 import { putFlash, takeFlash } from "../flash.ts";
+import { FormToken, oneTimeForm } from "../form-token.tsx";
 import { formatDate } from "../format.ts";
 import { Choices, ErrorSummary, Field, type FormErrors, formErrorsOf, readForm } from "../forms.tsx";
 import { Layout, Notice } from "../layout.tsx";
@@ -104,6 +105,7 @@ async function listPage(c: Ctx, extra: { shown?: ShownSecret; gone?: boolean; er
         <h2 id="create-heading">New endpoint</h2>
         <ErrorSummary errors={extra.errors} labels={LABELS} ids={(f) => `new-${f}`} />
         <form method="post" action="/dashboard/webhooks" novalidate>
+          <FormToken />
           <Field
             errors={extra.errors}
             name="url"
@@ -195,7 +197,7 @@ webhookPages.get("/webhooks", async (c) => {
   return c.html(await listPage(c, { shown, gone: !!shownId && !shown }));
 });
 
-webhookPages.post("/webhooks", async (c) => {
+webhookPages.post("/webhooks", oneTimeForm("/dashboard/webhooks"), async (c) => {
   const form = await readForm(c.req);
   const values: FormValues = { url: form.one("url"), events: form.many("events"), description: form.one("description") };
   let created: Awaited<ReturnType<typeof createWebhookEndpoint>>;
