@@ -4,6 +4,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { WEBHOOK_DISABLE_AFTER, WEBHOOK_MAX_ATTEMPTS, WEBHOOK_TIMEOUT_MS } from "../../src/core/webhooks/schedule.ts";
+import { page, signIn, submit, text } from "../dashboard/insights-support.ts";
 import { api } from "../support/client.ts";
 import { completeRecorded, recordPayment } from "../support/payments.ts";
 import {
@@ -67,7 +68,9 @@ describe("webhook bounds", () => {
     expect(logged).toMatchObject({ status: "pending", attempts: 1, error: `no answer within ${WEBHOOK_TIMEOUT_MS / 1000} s` });
   });
 
-  it("a delivery's schedule ends; an endpoint failing every attempt is disabled and receives nothing more", async () => {
+  it("a delivery's schedule ends; an endpoint failing every attempt is disabled and receives nothing more", {
+    timeout: 30_000,
+  }, async () => {
     const who = await hookTenant();
     const inbox = newInbox("down");
     const endpoint = await createEndpoint(who, inboxUrl(inbox, "fail=1000"), ["transaction.completed"]);
@@ -112,9 +115,16 @@ describe("webhook bounds", () => {
     expect(await deliveryIds(endpoint.id)).toHaveLength(3);
     expect(await received(inbox)).toHaveLength(WEBHOOK_DISABLE_AFTER);
 
-    // Re-enabled, it takes events again; a failed delivery can still be replayed by hand.
-    const enabled = await api(`/v1/webhook-endpoints/${endpoint.id}`, { key: who.key, method: "PATCH", body: { enabled: true } });
-    expect(enabled.body.data).toMatchObject({ enabled: true, consecutiveFailures: 0 });
+    // The dashboard says so on the Webhooks page and the endpoint's own; its Enable re-enables it and resets the run.
+    const cookie = await signIn(who.tenant);
+    const notice = `${endpoint.url} was disabled after ${WEBHOOK_DISABLE_AFTER} consecutive failed attempts: no events are sent to it.`;
+    expect(text((await page(cookie, "/dashboard/webhooks")).html)).toContain(notice);
+    expect(text((await page(cookie, `/dashboard/webhooks/${endpoint.id}`)).html)).toContain(notice);
+    expect((await submit(cookie, `/dashboard/webhooks/${endpoint.id}/enable`, {})).status).toBe(303);
+    expect(text((await page(cookie, "/dashboard/webhooks")).html)).not.toContain("was disabled after");
+    const enabled = await api(`/v1/webhook-endpoints/${endpoint.id}`, { key: who.key });
+    expect(enabled.body.data).toMatchObject({ enabled: true, consecutiveFailures: 0, disabledReason: null });
+    // A failed delivery can still be replayed by hand.
     const replay = await api(`/v1/webhook-endpoints/${endpoint.id}/deliveries/${first}/retry`, { key: who.key, method: "POST" });
     expect(replay.status, replay.text).toBeLessThan(300);
   });
