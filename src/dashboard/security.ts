@@ -9,7 +9,7 @@
  *   nothing else loaded, forms only to this origin, and `frame-ancestors 'none'` (the app's `secureHeaders` adds
  *   `X-Frame-Options` and `Referrer-Policy: no-referrer`).
  */
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { csrf } from "hono/csrf";
 import { HTTPException } from "hono/http-exception";
@@ -56,19 +56,22 @@ export function formBodies(): MiddlewareHandler<DashboardEnv> {
   return async function formBodies(c, next) {
     if (SAFE_METHOD.test(c.req.method)) return next();
     return limit(c, async () => {
-      try {
-        if (
-          /^application\/x-www-form-urlencoded/i.test(c.req.header("content-type") ?? "") &&
-          !wellEncoded(new TextDecoder().decode(await c.req.arrayBuffer()))
-        )
-          throw new Error("broken percent-encoding");
-        await c.req.parseBody();
-      } catch {
-        throw new HTTPException(400, { message: "Malformed form" });
-      }
+      if (!(await readableForm(c))) throw new HTTPException(400, { message: "Malformed form" });
       await next();
     });
   };
+}
+
+/** Whether the body parses as a form (Hono keeps the parsed copy); a urlencoded one must also be well encoded. */
+async function readableForm(c: Context<DashboardEnv>): Promise<boolean> {
+  try {
+    const urlencoded = /^application\/x-www-form-urlencoded/i.test(c.req.header("content-type") ?? "");
+    if (urlencoded && !wellEncoded(new TextDecoder().decode(await c.req.arrayBuffer()))) return false;
+    await c.req.parseBody();
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export function contentSecurityPolicy(): MiddlewareHandler<DashboardEnv> {

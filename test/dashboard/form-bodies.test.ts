@@ -76,7 +76,9 @@ const counts = async () =>
   ).first();
 
 describe("form bodies the dashboard cannot read", () => {
-  it("are refused with a 4xx dashboard page on every form post, signed in or not, and change nothing", async () => {
+  it("are refused with a 4xx dashboard page on every form post, signed in or not, and change nothing", {
+    timeout: 60_000,
+  }, async () => {
     const { client } = await signedIn(app);
     const clients = { "signed in": client, "signed out": new DashboardClient(app) };
     const before = await counts();
