@@ -23,7 +23,7 @@ import { profilePages } from "./pages/profile.tsx";
 import { servicesPages } from "./pages/services.tsx";
 import { signInPages } from "./pages/sign-in.tsx";
 import { webhookPages } from "./pages/webhook-endpoints.tsx";
-import { contentSecurityPolicy, sameOriginForms } from "./security.ts";
+import { contentSecurityPolicy, formBodies, sameOriginForms } from "./security.ts";
 import { currentSession, requireSession } from "./session.ts";
 
 export type { DashboardEnv } from "./env.ts";
@@ -39,6 +39,8 @@ function describe(err: unknown): { status: number; message: string } {
     if (err.status === 403)
       return { status: 403, message: "This request did not come from a dashboard page (cross-site request refused)." };
     if (err.status === 415) return { status: 415, message: "The dashboard accepts form submissions only." };
+    if (err.status === 413) return { status: 413, message: "The form is too large to be sent." };
+    if (err.status === 400) return { status: 400, message: "The form could not be read; reload the page and try again." };
     return { status: err.status, message: "The request is not valid." };
   }
   if (isDatabaseFailure(err)) return { status: 500, message: "A database error occurred; try again." };
@@ -61,7 +63,7 @@ export function createDashboard(options: DashboardOptions = {}) {
     c.set("signup", options.signup ?? signupPolicy(c.env.DASHBOARD_SIGNUP));
     await next();
   });
-  dashboard.use("*", sameOriginForms());
+  dashboard.use("*", sameOriginForms(), formBodies());
 
   dashboard.get("/", async (c) => c.redirect((await currentSession(c)) ? "/dashboard/keys" : "/dashboard/sign-in", 303));
   dashboard.route("/", signInPages);

@@ -1,10 +1,10 @@
 /**
  * Sign-In with Ethereum (EIP-4361) with viem's SIWE utilities. The server builds the message it wants signed:
  * this deployment's domain and URI, the wallet's address and chain id, issued-at, an expiration 5 minutes later,
- * and a single-use nonce stored with what it was issued for (purpose, chain id, address). Verification parses
- * the signed text, checks every field against this deployment and the clock (the chain id written as a canonical
- * decimal, valid for no longer than a nonce lives), uses the nonce up (a replay finds none), and recovers the signer
- * from the signature (EOA, offline).
+ * and a single-use nonce stored with what it was issued for (purpose, chain id, address, statement). Verification
+ * parses the signed text, checks every field against this deployment, the clock and the nonce (the chain id written
+ * as a canonical decimal, valid for no longer than a nonce lives, the statement offered, no field the server did not
+ * write), uses the nonce up (a replay finds none), and recovers the signer from the signature (EOA, offline).
  */
 
 import { createSiweMessage, generateSiweNonce, parseSiweMessage, validateSiweMessage } from "viem/siwe";
@@ -40,6 +40,8 @@ const CHAIN_ID_LINE = /\nChain ID: ([^\n]*)\n/;
 
 /** Binds a nonce to what it may sign: the purpose (sign-in, or a wallet change of one tenant), chain and address. */
 const nonceBinding = (purpose: string, chainId: number, address: string) => `${purpose}|${chainId}|${address.toLowerCase()}`;
+/** What a nonce row keeps: the statement offered (a SIWE statement has no line break), then its binding. */
+const STATEMENT_SEPARATOR = "\n";
 
 /** Issues a nonce and returns the exact message for the wallet to sign. */
 export async function issueSiweMessage(
@@ -51,7 +53,8 @@ export async function issueSiweMessage(
   if (chainId === undefined) throw new SiweError("The chain id is not valid: a positive decimal integer without leading zeros");
   const nonce = generateSiweNonce();
   const expiresAt = new Date(request.now.getTime() + NONCE_TTL_MS);
-  await insertNonce(db, nonce, nonceBinding(request.purpose, chainId, request.address), request.now, expiresAt);
+  const offered = `${request.statement}${STATEMENT_SEPARATOR}${nonceBinding(request.purpose, chainId, request.address)}`;
+  await insertNonce(db, nonce, offered, request.now, expiresAt);
   return createSiweMessage({
     ...deploymentOf(request.origin),
     address: getAddress(request.address),
@@ -93,9 +96,16 @@ export async function verifySiweMessage(
   }
   if (!validateSiweMessage({ message, domain, time: request.now }))
     throw new SiweError("The message has expired or is not valid");
-  const binding = nonceBinding(request.purpose, message.chainId, message.address);
-  if (!(await consumeNonce(db, message.nonce, binding, request.now))) {
+  if (message.resources !== undefined || message.notBefore !== undefined || message.requestId !== undefined) {
+    throw new SiweError("The message has fields this site did not ask you to sign (resources, not-before, request id)");
+  }
+  const offered = await consumeNonce(db, message.nonce, request.now);
+  const at = offered?.lastIndexOf(STATEMENT_SEPARATOR) ?? -1;
+  if (offered === undefined || offered.slice(at + 1) !== nonceBinding(request.purpose, message.chainId, message.address)) {
     throw new SiweError("The sign-in request has expired or was already used; start again");
+  }
+  if (at < 0 || (message.statement ?? "") !== offered.slice(0, at)) {
+    throw new SiweError("The message's statement is not the one this site asked you to sign; start again");
   }
   let signer: `0x${string}`;
   try {

@@ -5,6 +5,7 @@ import type { Db } from "./client.ts";
 import {
   type DashboardSessionRow,
   dashboardFlashes,
+  dashboardFormTokens,
   dashboardSessions,
   signInLinks,
   siweNonces,
@@ -103,14 +104,14 @@ export async function insertNonce(db: Db, nonce: string, purpose: string, now: D
   ]);
 }
 
-/** Uses a nonce up: deletes it and says whether it existed, was meant for `purpose`, and had not expired. Race-free. */
-export async function consumeNonce(db: Db, nonce: string, purpose: string, now: Date): Promise<boolean> {
+/** Uses a nonce up: deletes it, and answers what it was issued for (`purpose`) unless it was unknown or expired. Race-free. */
+export async function consumeNonce(db: Db, nonce: string, now: Date): Promise<string | undefined> {
   const rows = await db
     .delete(siweNonces)
     .where(and(eq(siweNonces.nonce, nonce)))
     .returning({ purpose: siweNonces.purpose, expiresAt: siweNonces.expiresAt });
   const row = rows[0];
-  return row !== undefined && row.purpose === purpose && row.expiresAt.getTime() > now.getTime();
+  return row !== undefined && row.expiresAt.getTime() > now.getTime() ? row.purpose : undefined;
 }
 
 // ---- sign-in links
@@ -161,6 +162,40 @@ export async function deleteExpiredSignInRows(
     db.delete(dashboardSessions).where(or(lte(dashboardSessions.expiresAt, now), lte(dashboardSessions.lastSeenAt, idleSince))),
   ]);
   return { nonces: nonces.meta.changes ?? 0, links: links.meta.changes ?? 0, sessions: sessions.meta.changes ?? 0 };
+}
+
+// ---- one-time form tokens
+
+type FormTokenKey = { sessionId: string; token: string };
+const formTokenIs = (k: FormTokenKey) =>
+  and(eq(dashboardFormTokens.sessionId, k.sessionId), eq(dashboardFormTokens.token, k.token));
+
+/**
+ * Claims a form token for its session: `true` for the first claim only (one INSERT; the primary key makes it
+ * single-use under concurrency), `false` when it was claimed before. Drops expired tokens in the same batch.
+ */
+export async function claimFormToken(db: Db, k: FormTokenKey & { now: Date; ttlMs: number }): Promise<boolean> {
+  const [, claimed] = await db.batch([
+    db.delete(dashboardFormTokens).where(lt(dashboardFormTokens.expiresAt, k.now)),
+    db
+      .insert(dashboardFormTokens)
+      .values({ sessionId: k.sessionId, token: k.token, location: null, expiresAt: new Date(k.now.getTime() + k.ttlMs) })
+      .onConflictDoNothing()
+      .returning({ token: dashboardFormTokens.token }),
+  ]);
+  return claimed.length === 1;
+}
+
+/** Where the first post of a claimed token went; `null` while it runs (or if it was given back meanwhile). */
+export async function formTokenLocation(db: Db, k: FormTokenKey): Promise<string | null> {
+  const [row] = await db.select({ location: dashboardFormTokens.location }).from(dashboardFormTokens).where(formTokenIs(k));
+  return row?.location ?? null;
+}
+
+/** Records where a claimed token's post went, or gives the token back (`null`: the post created nothing). */
+export async function settleFormToken(db: Db, k: FormTokenKey, location: string | null): Promise<void> {
+  if (location === null) await db.delete(dashboardFormTokens).where(formTokenIs(k));
+  else await db.update(dashboardFormTokens).set({ location }).where(formTokenIs(k));
 }
 
 // ---- flashes (messages shown once after a redirect)

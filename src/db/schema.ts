@@ -375,6 +375,23 @@ export const dashboardFlashes = sqliteTable(
   (t) => [index("dashboard_flashes_expires_idx").on(t.expiresAt)],
 );
 
+/**
+ * One-time tokens of the dashboard's create forms (src/dashboard/form-token.tsx): the first post of a token claims it
+ * (the primary key makes that single-use under concurrency) and records where it went; another post of it goes there.
+ */
+export const dashboardFormTokens = sqliteTable(
+  "dashboard_form_tokens",
+  {
+    /** The session's row id (the SHA-256 of its cookie). */
+    sessionId: text("session_id").notNull(),
+    token: text("token").notNull(),
+    /** The page the first post redirected to; null while it runs. */
+    location: text("location"),
+    expiresAt: integer("expires_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.sessionId, t.token] }), index("dashboard_form_tokens_expires_idx").on(t.expiresAt)],
+);
+
 export type DashboardSessionRow = typeof dashboardSessions.$inferSelect;
 export type AccountEventRow = typeof accountEvents.$inferSelect;
 export type KeyEventRow = typeof keyEvents.$inferSelect;

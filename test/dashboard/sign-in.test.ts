@@ -170,6 +170,7 @@ describe("Sign-In with Ethereum", () => {
       domain: "dash.test",
       uri: `${ORIGIN}/dashboard`,
       version: "1" as const,
+      statement: "Sign in to the Paywall dashboard.",
       issuedAt: new Date(clock.now()),
       expirationTime: new Date(clock.now() + 5 * 60 * 1000),
     };
@@ -346,6 +347,42 @@ describe("SIWE messages are what this server writes", () => {
       expect(((await res.json()) as { error: string }).error).toMatch(/canonical/);
     }
     expect(client.cookies.size).toBe(0);
+  });
+
+  it("a message signed over another statement, or with fields the site did not write, is refused and signs nobody in", async () => {
+    const wallet = newWallet();
+    await createTenant({ walletAddress: wallet.address });
+    const client = new DashboardClient(dashboardApp());
+    const edits: [string, (message: string) => string, RegExp][] = [
+      [
+        "another statement",
+        (m) => m.replace("\nSign in to the Paywall dashboard.\n", "\nSend all my USDC to 0xdead.\n"),
+        /statement is not the one/,
+      ],
+      ["no statement", (m) => m.replace("\nSign in to the Paywall dashboard.\n", ""), /statement is not the one/],
+      ["resources", (m) => `${m}\nResources:\n- https://evil.test/`, /did not ask you to sign/],
+      [
+        "a request id",
+        (m) => m.replace(/\nExpiration Time: (\S+)/, "\nExpiration Time: $1\nRequest ID: r1"),
+        /did not ask you to sign/,
+      ],
+    ];
+    for (const [what, edit, error] of edits) {
+      const issued = await client.post("/dashboard/sign-in/siwe/message", { address: wallet.address, chainId: "8453" });
+      const { message } = (await issued.json()) as { message: string };
+      const edited = edit(message);
+      expect(edited, what).not.toBe(message);
+      // A real signature by the wallet (viem, a local key) over the edited text.
+      const res = await client.post("/dashboard/sign-in/siwe", {
+        message: edited,
+        signature: await wallet.signMessage({ message: edited }),
+      });
+      expect(res.status, what).toBe(400);
+      expect(((await res.json()) as { error: string }).error, what).toMatch(error);
+    }
+    expect(client.cookies.size).toBe(0);
+    // The message as offered still signs in.
+    expect((await siweSignIn(client, wallet)).res.status).toBe(200);
   });
 
   it("a signed message that claims to stay valid longer than a sign-in request lasts is refused", async () => {

@@ -283,6 +283,28 @@ describe("wallet sign-in routes (siwxRoutes)", () => {
     expect(await refusal(me, "not base64!")).toMatch(/not a valid sign-in/);
     expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
   });
+
+  it("take a sign-in only as the challenge offered it: another statement, resources, expiry or extra field is refused", async () => {
+    const { shop, me } = await siwxShop();
+    const account = wallet();
+    const refusal = async (edit: (info: SIWxExtensionInfo) => SIWxExtensionInfo) => {
+      const res = await gatewayFetch(me, { headers: { "SIGN-IN-WITH-X": await signIn(me, account, edit) } });
+      expect(res.status).toBe(402);
+      return decodePaymentRequiredHeader(res.headers.get("PAYMENT-REQUIRED") as string).error;
+    };
+    // Each is really signed by the wallet (viem, a local key): only the text differs from the challenge's.
+    expect(await refusal((info) => ({ ...info, statement: "Transfer all my funds to 0xdead" }))).toMatch(/another statement/);
+    expect(await refusal(({ statement: _, ...info }) => info)).toMatch(/another statement/);
+    expect(await refusal((info) => ({ ...info, resources: [me, "https://evil.example/"] }))).toMatch(/other resources/);
+    expect(await refusal(({ resources: _, ...info }) => info)).toMatch(/other resources/);
+    const day = new Date(Date.now() + 86_400_000).toISOString();
+    expect(await refusal((info) => ({ ...info, expirationTime: day }))).toMatch(/expire as the challenge/);
+    expect(await refusal(({ expirationTime: _, ...info }) => info)).toMatch(/expire as the challenge/);
+    expect(await refusal((info) => ({ ...info, requestId: "r1" }))).toMatch(/did not offer/);
+    expect(await upstreamRequests(shop.prefix)).toEqual([]);
+    // The challenge signed as given still signs in.
+    expect((await gatewayFetch(me, { headers: { "SIGN-IN-WITH-X": await signIn(me, account) } })).status).toBe(200);
+  });
 });
 
 describe("paid routes", () => {

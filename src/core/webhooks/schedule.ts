@@ -12,8 +12,11 @@ export const WEBHOOK_RETRY_DELAYS_S = [30, 120, 600, 1_800, 7_200, 21_600, 43_20
 /** Failed attempts in a row (across deliveries, no success between) after which the endpoint is disabled. */
 export const WEBHOOK_DISABLE_AFTER = 10;
 
-/** How long an endpoint has to answer an attempt. */
-export const WEBHOOK_TIMEOUT_MS = 10_000;
+/**
+ * How long an endpoint has to answer an attempt. Kept short: a batch's messages are attempted side by side, and the
+ * batch (with other tenants' deliveries behind it in the queue) waits for its slowest endpoint at most this long.
+ */
+export const WEBHOOK_TIMEOUT_MS = 5_000;
 
 /** Bytes of an endpoint's answer kept in the delivery log (text bodies only). */
 export const WEBHOOK_RESPONSE_EXCERPT_BYTES = 256;

@@ -29,6 +29,7 @@ import { findKeyById, listKeysOfTenant } from "../../db/api-keys.ts";
 import type { ApiKeyRow } from "../../db/schema.ts";
 import type { DashboardEnv } from "../env.ts";
 import { putFlash, takeFlash } from "../flash.ts";
+import { FormToken, oneTimeForm } from "../form-token.tsx";
 import { expiryFromForm, formatDate, toDateTimeLocal } from "../format.ts";
 import { boxAttrs, ErrorSummary, Field, FieldGroup, type FormErrors, formErrorsOf, hasErrors, readForm } from "../forms.tsx";
 import { Layout, Notice } from "../layout.tsx";
@@ -308,6 +309,7 @@ async function keysPage(
             ids={(f) => (f === "scopes" ? "new-scopes" : `new-${f === "allowIps" ? "ips" : f === "expiresAt" ? "expires" : f}`)}
           />
           <form method="post" action="/dashboard/keys" novalidate>
+            <FormToken />
             <KeyFields idPrefix="new" values={extra.values ?? {}} errors={extra.errors} />
             <p>
               <button type="submit">Create key</button>
@@ -361,7 +363,7 @@ keyPages.get("/keys", async (c) => {
   return c.html(await keysPage(c, { done: c.req.query("done"), shown, gone: !!shownId && !shown }));
 });
 
-keyPages.post("/keys", async (c) => {
+keyPages.post("/keys", oneTimeForm("/dashboard/keys"), async (c) => {
   const { input, values } = await readKeyForm(c);
   let created: CreatedKeyOutput;
   try {
@@ -451,6 +453,7 @@ function rollPage(c: Ctx, k: ApiKeyRow, error?: string | null) {
           expires.
         </p>
         <form method="post" action={`/dashboard/keys/${k.id}/roll`}>
+          <FormToken />
           <div class="field">
             <label for="roll-grace">Old key keeps working for</label>
             <select id="roll-grace" name="graceSeconds">
@@ -475,7 +478,7 @@ function rollPage(c: Ctx, k: ApiKeyRow, error?: string | null) {
 
 keyPages.get("/keys/:id/roll", async (c) => c.html(rollPage(c, await ownKey(c))));
 
-keyPages.post("/keys/:id/roll", async (c) => {
+keyPages.post("/keys/:id/roll", oneTimeForm("/dashboard/keys"), async (c) => {
   const k = await ownKey(c);
   const form = await readForm(c.req);
   let result: Awaited<ReturnType<typeof rollKey>>;

@@ -34,6 +34,7 @@ import type { PaywallRow, ServiceRow } from "../../db/schema.ts";
 import { findService, findServicesPage, listServiceNames } from "../../db/services.ts";
 import type { AssetId } from "../assets.ts";
 import type { DashboardEnv } from "../env.ts";
+import { FormToken, oneTimeForm } from "../form-token.tsx";
 import { ErrorSummary, type FormErrors, readForm } from "../forms.tsx";
 import { Layout, Notice } from "../layout.tsx";
 import { clientIp } from "../session.ts";
@@ -379,6 +380,7 @@ function formPage(
       <ErrorSummary errors={o.errors} labels={o.labels} ids={o.ids} />
       <section>
         <form method="post" action={o.action} novalidate>
+          <FormToken />
           {o.version !== undefined && <input type="hidden" name="version" value={String(o.version)} />}
           {o.children}
           <p class="actions">
@@ -436,7 +438,7 @@ async function ownPaywall(c: Ctx): Promise<PaywallRow> {
 
 servicesPages.get("/services/new", (c) => serviceForm(c, emptyService(), {}));
 
-servicesPages.post("/services", async (c) => {
+servicesPages.post("/services", oneTimeForm("/dashboard/services"), async (c) => {
   const { parsed, values } = serviceCreateFrom(await readForm(c.req), ServiceCreateSchema);
   if (parsed.errors) return serviceForm(c, values, { errors: parsed.errors, status: 400 });
   try {
@@ -539,7 +541,7 @@ async function paywallForm(
 
 servicesPages.get("/paywalls/new", async (c) => paywallForm(c, emptyPaywall(c.req.query("service") ?? ""), {}));
 
-servicesPages.post("/paywalls", async (c) => {
+servicesPages.post("/paywalls", oneTimeForm("/dashboard/services"), async (c) => {
   const { parsed, values } = paywallCreateFrom(await readForm(c.req), PaywallCreateSchema);
   if (parsed.errors) return paywallForm(c, values, { errors: parsed.errors, status: 400 });
   try {

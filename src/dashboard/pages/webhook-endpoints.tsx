@@ -24,6 +24,7 @@ import type { WebhookEndpointRow } from "../../db/schema.ts";
 import { findWebhookDeliveriesPage, findWebhookEndpointsPage } from "../../db/webhooks.ts";
 import type { DashboardEnv } from "../env.ts";
 import { putFlash, takeFlash } from "../flash.ts";
+import { FormToken, oneTimeForm } from "../form-token.tsx";
 import { formatDate } from "../format.ts";
 import { Choices, ErrorSummary, Field, type FormErrors, formErrorsOf, readForm } from "../forms.tsx";
 import { Layout, Notice } from "../layout.tsx";
@@ -72,6 +73,17 @@ function EndpointState({ e }: { e: WebhookEndpointRow }) {
   );
 }
 
+/** An endpoint the platform disabled after failing every attempt (the tenant's own _Disable_ leaves no reason). */
+function DisabledNotice({ e, link }: { e: WebhookEndpointRow; link: boolean }) {
+  if (e.enabled || !e.disabledReason) return null;
+  return (
+    <Notice kind="error">
+      {link ? <a href={`/dashboard/webhooks/${e.id}`}>{e.url}</a> : e.url} was disabled after {e.disabledReason}: no events are
+      sent to it. Fix the endpoint, then enable it again.
+    </Notice>
+  );
+}
+
 async function listPage(c: Ctx, extra: { shown?: ShownSecret; gone?: boolean; errors?: FormErrors; values?: FormValues }) {
   const tenant = c.var.session.tenant;
   const { rows, total } = await findWebhookEndpointsPage(c.var.db, tenant.id, {
@@ -83,6 +95,9 @@ async function listPage(c: Ctx, extra: { shown?: ShownSecret; gone?: boolean; er
   return (
     <Layout title="Webhooks" active="webhooks" tenantName={tenant.name} scripts={["copy"]}>
       {done && DONE[done] && <Notice kind="ok">{DONE[done]}</Notice>}
+      {rows.map((e) => (
+        <DisabledNotice e={e} link />
+      ))}
       {extra.shown && (
         <Notice kind="warning">
           <p>
@@ -104,6 +119,7 @@ async function listPage(c: Ctx, extra: { shown?: ShownSecret; gone?: boolean; er
         <h2 id="create-heading">New endpoint</h2>
         <ErrorSummary errors={extra.errors} labels={LABELS} ids={(f) => `new-${f}`} />
         <form method="post" action="/dashboard/webhooks" novalidate>
+          <FormToken />
           <Field
             errors={extra.errors}
             name="url"
@@ -195,7 +211,7 @@ webhookPages.get("/webhooks", async (c) => {
   return c.html(await listPage(c, { shown, gone: !!shownId && !shown }));
 });
 
-webhookPages.post("/webhooks", async (c) => {
+webhookPages.post("/webhooks", oneTimeForm("/dashboard/webhooks"), async (c) => {
   const form = await readForm(c.req);
   const values: FormValues = { url: form.one("url"), events: form.many("events"), description: form.one("description") };
   let created: Awaited<ReturnType<typeof createWebhookEndpoint>>;
@@ -231,6 +247,7 @@ async function endpointPage(c: Ctx, endpoint: WebhookEndpointRow, error?: string
     <Layout title={`Webhook endpoint ${endpoint.url}`} active="webhooks" tenantName={c.var.session.tenant.name}>
       {error && <Notice kind="error">{error}</Notice>}
       {done && DONE[done] && <Notice kind="ok">{DONE[done]}</Notice>}
+      <DisabledNotice e={endpoint} link={false} />
       <p>
         <a href="/dashboard/webhooks">All endpoints</a>
       </p>

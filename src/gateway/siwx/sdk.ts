@@ -8,6 +8,8 @@ import { isIssuedNonce, issueNonce } from "./nonce.ts";
  * so the gateway adds the rest (docs/discovery.md, "SIWX"):
  *
  * - the path: the signed `uri` must be this route's URL exactly (origin and path; the query is free);
+ * - what was offered: the statement, the version, the resources (this route's URL only), an expiration no later than
+ *   the challenge's and no `notBefore` or `requestId` (`unlikeOffer`): the wallet signs the challenge as given;
  * - issued nonces only: the nonce is HMAC-bound to that URI and the challenge's `issuedAt` (`nonce.ts`);
  * - single use: the nonce is claimed in D1 (`claim`), so a replayed header is refused;
  * - the chains of the service's networks only (EVM signatures, EIP-191; no on-chain call).
@@ -88,9 +90,41 @@ export async function siwxChallenge(terms: SiwxTerms, error?: string): Promise<R
   );
 }
 
+/** Slack for the challenge's `expirationTime`, which the SDK computes a moment after its `issuedAt`. */
+const EXPIRY_SLACK_MS = 1_000;
+
+/**
+ * Why a signed sign-in differs from the challenge this route offers (its fields other than those checked elsewhere:
+ * domain, uri, chain, nonce and `issuedAt`), or `null` when it matches.
+ */
+function unlikeOffer(
+  terms: SiwxTerms,
+  payload: {
+    statement?: string;
+    version: string;
+    resources?: string[];
+    issuedAt: string;
+    expirationTime?: string;
+    notBefore?: string;
+    requestId?: string;
+  },
+): string | null {
+  if (payload.statement !== terms.statement)
+    return "The sign-in was signed over another statement than this route's challenge: sign the challenge as given";
+  if (payload.version !== "1") return "The sign-in's version is not the challenge's (1)";
+  if (payload.resources?.length !== 1 || payload.resources[0] !== terms.resourceUrl)
+    return "The sign-in names other resources than this route's challenge";
+  if (payload.notBefore !== undefined || payload.requestId !== undefined)
+    return "The sign-in carries fields the challenge did not offer (notBefore, requestId)";
+  const lasts = Date.parse(payload.expirationTime ?? "") - Date.parse(payload.issuedAt);
+  if (!(lasts <= SIWX_VALIDITY_SECONDS * 1000 + EXPIRY_SLACK_MS))
+    return `The sign-in must expire as the challenge does, ${SIWX_VALIDITY_SECONDS} s after it was issued`;
+  return null;
+}
+
 /**
  * The wallet behind a `SIGN-IN-WITH-X` header, once: refused (a `PaymentRefusal` carrying a fresh challenge and why)
- * unless it parses, is for this route, was issued here and is still valid, is signed by its address on an accepted
+ * unless it parses, is for this route, signs what the challenge offered, was issued here and is still valid, is signed by its address on an accepted
  * chain, and its nonce was never used (`claim` records it until it could no longer be accepted anyway).
  */
 export async function verifySiwx(
@@ -108,6 +142,8 @@ export async function verifySiwx(
   }
   if (payload.uri !== terms.resourceUrl)
     throw await refuse("The sign-in was signed for another route: sign this route's challenge");
+  const unlike = unlikeOffer(terms, payload);
+  if (unlike) throw await refuse(unlike);
   const valid = await lib.validateSIWxMessage(payload, new URL(terms.origin), { maxAge: SIWX_VALIDITY_SECONDS * 1000 });
   if (!valid.isValid) throw await refuse(valid.invalidMessage ?? "The sign-in is not valid");
   if (!(await isIssuedNonce(terms.secret, payload.nonce, payload.uri, payload.issuedAt))) {
