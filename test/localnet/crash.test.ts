@@ -1,7 +1,7 @@
-// A paid x402 call whose Worker is killed: the production bundle in Miniflare, on persisted D1 and Durable Object
-// storage and the local chain, has its runtime disposed while one step of a payment is held (the facilitator's verify,
-// the upstream call, the settlement before or after its transfer was sent, the record after the settlement), then
-// started again on the same state. After the Cron sweep and the buyer's resend of the same payment, either the buyer
+// A paid call whose Worker is killed: the production bundle in Miniflare, on persisted D1 and Durable Object storage
+// and the local chains, has its runtime disposed while one step of a payment is held (x402: the facilitator's verify,
+// the upstream call, the settlement before or after its transfer was sent, the record after the settlement; MPP: the
+// broadcast before or after it was sent), then started again on the same state. After the Cron sweep and the buyer's resend of the same payment, either the buyer
 // was not charged and no transaction is COMPLETED, or the buyer was charged exactly once, the payment has exactly one
 // COMPLETED transaction and the resend gets the upstream's answer; the merchant's balance equals the ledger's total.
 import { type Address, createPublicClient, erc20Abi, http } from "viem";
@@ -11,6 +11,7 @@ import { EXPIRY_MARGIN_MS } from "../../src/gateway/chain-outcome.ts";
 import { PAYMENT_SWEEP_CRON, SWEEP_MIN_AGE_MS } from "../../src/gateway/sweep.ts";
 import { type RunningWorker, startWorker } from "../browser/support/worker.ts";
 import { createX402Buyer, paymentResponseOf } from "./buyer.ts";
+import { createMppBuyer } from "./mpp-buyer.ts";
 import { createOutboundRouter, GATEWAY_TEST_HOSTS } from "./outbound.ts";
 import { type LocalStack, startStack } from "./stack.ts";
 
@@ -23,7 +24,7 @@ const merchant = privateKeyToAddress(generatePrivateKey());
 let serviceId: string;
 
 /** Where the payment is when the Worker is killed. */
-type Step = "verify" | "upstream" | "settle-unsent" | "settle-sent" | "record";
+type Step = "verify" | "upstream" | "settle-unsent" | "settle-sent" | "record" | "broadcast-unsent" | "broadcast-sent";
 
 /** The step being held: its request is kept waiting (`reached` once it arrives) until the Worker is gone. */
 let hold: { step: Step; reached: () => void; released: Promise<void>; release: () => void } | undefined;
@@ -47,11 +48,13 @@ async function held(): Promise<Response> {
 }
 
 beforeAll(async () => {
-  stack = await startStack({ tempo: false });
+  stack = await startStack();
+  const tempo = stack.tempo as NonNullable<LocalStack["tempo"]>;
   const router = createOutboundRouter({
     [GATEWAY_TEST_HOSTS.upstream]: stack.info.upstreamUrl,
     [GATEWAY_TEST_HOSTS.facilitator]: stack.info.facilitatorUrl,
     [GATEWAY_TEST_HOSTS.rpc]: stack.info.rpcUrl,
+    [GATEWAY_TEST_HOSTS.tempoRpc]: tempo.rpcUrl,
   });
   worker = await startWorker({
     port: PORT,
@@ -70,11 +73,22 @@ beforeAll(async () => {
         await (await router(request)).arrayBuffer();
         return held();
       }
+      if (hold?.step.startsWith("broadcast") && hostname === GATEWAY_TEST_HOSTS.tempoRpc) {
+        const sends = (await request.clone().text()).includes('"eth_sendRawTransaction');
+        if (sends && hold.step === "broadcast-unsent") return held();
+        if (sends) {
+          await (await router(request)).arrayBuffer(); // sent and mined: the receipt's answer never arrives
+          return held();
+        }
+      }
       return router(request);
     },
   });
   const db = await worker.db();
-  await db.prepare("UPDATE tenants SET wallet_address = ? WHERE id = ?").bind(merchant, worker.tenantId).run();
+  await db
+    .prepare("UPDATE tenants SET wallet_address = ?, tempo_wallet_address = NULL WHERE id = ?")
+    .bind(merchant, worker.tenantId)
+    .run();
   const service = await api("/v1/services", {
     method: "POST",
     body: {
@@ -82,7 +96,7 @@ beforeAll(async () => {
       baseUrl: `https://${GATEWAY_TEST_HOSTS.upstream}/crash`,
       authMethod: "none",
       authConfig: {},
-      networks: [stack.info.networkId],
+      networks: [stack.info.networkId, "tempo-testnet"],
       mode: "testnet",
     },
   });
@@ -116,12 +130,13 @@ async function paywall(slug: string) {
       serviceId,
       price: PRICE,
       currency: "USDC",
-      networks: [stack.info.networkId],
+      networks: [stack.info.networkId, "tempo-testnet"],
       fulfillmentMode: "PROXY",
     },
   });
   expect(created.status).toBe(201);
-  return { id: created.body.data.id as string, url: (created.body.data.paymentUrls as Record<string, string>).x402 as string };
+  const urls = created.body.data.paymentUrls as Record<string, string>;
+  return { id: created.body.data.id as string, url: urls.x402 as string, mpp: urls.mpp as string };
 }
 
 const transactionsOf = async (paywallId: string) =>
@@ -233,5 +248,60 @@ describe("a Worker killed during a paid x402 call, restarted on the same state",
 
   it("settled, the record never written: COMPLETED by the sweep, the resend gets the answer", async () => {
     expect(await crashAt("record", "before-record")).toEqual({ charged: true });
+  });
+});
+
+/** Each MPP payment needs a buyer of its own (test/localnet/README.md). */
+let nextTempoBuyer = 0;
+
+/** An MPP payment killed at `step`, restarted, swept and sent again: the same two promises, on the Tempo chain. */
+async function mppCrashAt(step: "broadcast-unsent" | "broadcast-sent", slug: string) {
+  const tempo = stack.tempo as NonNullable<LocalStack["tempo"]>;
+  const shop = await paywall(slug);
+  const url = `${shop.mpp}?city=${slug}`;
+  const merchantBefore = await tempo.balanceOf(merchant);
+  const buyer = createMppBuyer({ privateKey: tempo.buyers[nextTempoBuyer++]?.privateKey as `0x${string}`, rpcUrl: tempo.rpcUrl });
+  const credential = await buyer.mppx.createCredential(await fetch(url));
+  const pay = () => fetch(url, { headers: { Authorization: credential } });
+  const reached = holdAt(step);
+  const paid = pay().catch(() => undefined);
+  await reached;
+  await worker.restart();
+  hold?.release();
+  hold = undefined;
+  expect((await paid)?.status ?? "no answer").not.toBe(200);
+
+  await worker.scheduled(PAYMENT_SWEEP_CRON, Date.now() + SWEEP_MIN_AGE_MS + 1_000);
+  if ((await transactionsOf(shop.id)).some((t) => t.status === "PENDING")) {
+    // An MPP transaction is valid 25 s: past that and the margin, nothing can mine it.
+    await worker.scheduled(PAYMENT_SWEEP_CRON, Date.now() + 25_000 + EXPIRY_MARGIN_MS + 1_000);
+  }
+  const resend = await pay();
+  const text = await resend.text();
+  const charged = (await tempo.balanceOf(merchant)) - merchantBefore;
+  const transactions = await transactionsOf(shop.id);
+  const completed = transactions.filter((t) => t.status === "COMPLETED");
+  expect(transactions.filter((t) => t.status === "PENDING")).toEqual([]);
+  if (charged === 0n) {
+    expect(completed).toEqual([]);
+    expect(resend.status, text).toBe(402);
+  } else {
+    expect(charged).toBe(BigInt(PRICE));
+    expect(completed).toHaveLength(1);
+    expect(resend.status, text).toBe(200);
+    expect(JSON.parse(text)).toMatchObject({ path: "/crash/echo", query: `city=${slug}` });
+    expect(resend.headers.get("payment-receipt")).toBeTruthy();
+    expect(resend.headers.get("payment-reference")).toBe(completed[0]?.txHash);
+  }
+  return { charged: charged !== 0n };
+}
+
+describe("a Worker killed during a paid MPP call, restarted on the same state", () => {
+  it("upstream answered, killed before the broadcast: the transaction expires unpaid, the resend gets 402", async () => {
+    expect(await mppCrashAt("broadcast-unsent", "mpp-before-broadcast")).toEqual({ charged: false });
+  });
+
+  it("killed while broadcasting (mined, answer lost): COMPLETED by the sweep, the resend gets the answer", async () => {
+    expect(await mppCrashAt("broadcast-sent", "mpp-during-broadcast")).toEqual({ charged: true });
   });
 });
