@@ -48,6 +48,9 @@ export interface SweepResult {
  * transaction's receipt and `validBefore`. A payment that can no longer move money (never sent, expired) ends
  * FAILED with the reason. Each outcome is the ledger's own move (`completePayment`, `failPayment`); one the request
  * recorded meanwhile is left as it is. The outcome of a payment whose paywall was deleted is recorded all the same.
+ * An x402 payment whose upstream answered (its answer kept) and whose request died before recording any outcome is
+ * settled here while its authorization is valid (./x402/sweep-settlement.ts), then read from the chain: the buyer's
+ * resend gets the kept answer. Without a kept answer nothing is settled: such a payment expires unpaid.
  *
  * A run takes the least recently checked payments first and sends each one it leaves PENDING to the back of the
  * queue (`checked_at`, `attempts`), so payments that stay unknown cannot starve newer ones. It stops taking payments
