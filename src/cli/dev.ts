@@ -8,6 +8,7 @@
  * 4. Local traces are off (see localTracesOff): they would keep credentials sent in URLs.
  * 5. `wrangler dev` on port 8787 (extra arguments are passed on: `npm run dev -- --port 9000`), with inherited stdio;
  *    SIGINT/SIGTERM/SIGHUP, and the end of our parent (npm's shell), stop it (see stopWithUs); its exit code is ours.
+ *    wrangler.toml's Cron Triggers run on their schedule meanwhile (./dev-crons.ts): the payment sweep, the cleanup.
  * With `--payments`: the local payment loop instead (chain, token, facilitator, demo upstream and paywall, then
  * `npm run buy`; see test/localnet/dev-loop.ts).
  */
@@ -19,6 +20,7 @@ import { DEMO_TENANT, listAllTenants, seedDemo } from "../admin/commands.ts";
 import { generateKeyRingSecret } from "../core/secrets/secret-box.ts";
 import { createSignInLink } from "../dashboard/sign-in-links.ts";
 import { getDb } from "../db/client.ts";
+import { runCronsOnSchedule, scheduledOverHttp, wranglerCrons } from "./dev-crons.ts";
 import {
   applyLocalMigrations,
   LOCAL_TRACE_STORE,
@@ -142,6 +144,7 @@ async function main(): Promise<void> {
     stdio: "inherit",
   });
   stopWithUs(child);
+  runCronsOnSchedule(await wranglerCrons(), (cron, at) => scheduledOverHttp(port, cron, at));
   child.on("error", (err) => {
     process.stderr.write(`Could not start wrangler dev: ${err.message}\n`);
     process.exit(1);

@@ -5,11 +5,14 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "./client.ts";
 import { isUniqueViolation } from "./errors.ts";
 import type { NewEvent } from "./events.ts";
-import { events, pendingPayments, type TransactionRow, transactions } from "./schema.ts";
+import { events, paidAnswers, pendingPayments, type TransactionRow, transactions } from "./schema.ts";
 import type { NewTransaction } from "./transactions.ts";
 import type { webhookFanOutStatement } from "./webhooks.ts";
 
-export type PendingPayment = Pick<typeof pendingPayments.$inferInsert, "reference" | "validBefore" | "asset" | "payTo">;
+export type PendingPayment = Pick<
+  typeof pendingPayments.$inferInsert,
+  "reference" | "validBefore" | "asset" | "payTo" | "settlement"
+>;
 
 /** Statements a move adds to its own batch (the paid answer's claim, store or delete: src/db/paid-answers.ts). */
 export type MoveExtras = readonly BatchItem<"sqlite">[];
@@ -131,13 +134,21 @@ export async function findPaymentStatus(db: Db, id: string) {
 
 /**
  * PENDING gateway payments started before `startedBefore`, least recently checked first (never checked: by when
- * they started). A payment outlives its paywall: the transaction keeps the paywall's ids.
+ * they started), each with where its request left it: `answerKept` (the upstream's answer is kept for it) and
+ * `requestFinished` (its request recorded an outcome, e.g. the settlement's unknown one). A payment outlives its
+ * paywall: the transaction keeps the paywall's ids.
  */
 export async function findPendingPayments(db: Db, startedBefore: Date, limit: number) {
   return db
-    .select({ pending: pendingPayments, transaction: transactions })
+    .select({
+      pending: pendingPayments,
+      transaction: transactions,
+      answerKept: sql<number>`${paidAnswers.answer} is not null`.mapWith(Boolean),
+      requestFinished: sql<number>`${paidAnswers.answeredAt} is not null`.mapWith(Boolean),
+    })
     .from(pendingPayments)
     .innerJoin(transactions, eq(transactions.id, pendingPayments.transactionId))
+    .leftJoin(paidAnswers, eq(paidAnswers.transactionId, pendingPayments.transactionId))
     .where(and(eq(transactions.status, "PENDING"), lt(pendingPayments.createdAt, startedBefore)))
     .orderBy(asc(sql`coalesce(${pendingPayments.checkedAt}, ${pendingPayments.createdAt})`), asc(pendingPayments.createdAt))
     .limit(limit);

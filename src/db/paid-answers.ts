@@ -51,6 +51,19 @@ export function keepAnswerStatement(db: Db, transactionId: string, expiresAt: Da
     .where(and(eq(paidAnswers.transactionId, transactionId), statusIs(transactionId, sql`${transactions.status} = 'COMPLETED'`)));
 }
 
+/**
+ * Before the settlement is sent: the upstream's answer kept on the PENDING claim (its `answeredAt` left unset: the
+ * request is still at work, copies keep waiting for it). Not a move: the status stays PENDING and the answer stays
+ * unservable until `complete`. So a request that dies while settling leaves its answer for the sweep's COMPLETED.
+ */
+export function keepAnswerBeforeSettling(db: Db, transactionId: string, sealed: string | null) {
+  return db
+    .update(paidAnswers)
+    .set({ answer: sealed })
+    .where(and(eq(paidAnswers.transactionId, transactionId), statusIs(transactionId, sql`${transactions.status} = 'PENDING'`)))
+    .returning({ id: paidAnswers.transactionId });
+}
+
 /** For `leaveUnknown`: the request's answer stored, unservable while the transaction stays PENDING. */
 export function holdAnswerStatement(db: Db, transactionId: string, answer: StoredAnswer) {
   return db

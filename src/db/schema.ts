@@ -508,6 +508,12 @@ export const pendingPayments = sqliteTable("pending_payments", {
   /** The token paid in and the address it pays (the paywall's at the time of payment): what a transfer must match. */
   asset: text("asset").notNull(),
   payTo: text("pay_to").notNull(),
+  /**
+   * x402: what the sweep needs to send the settlement itself (the facilitator, the signed payment and its
+   * requirements), sealed with the key ring; NULL for MPP and for rows written before migration 0020. Used only for a
+   * payment whose upstream answered and whose request never recorded an outcome (docs/gateway.md, "The payment sweep").
+   */
+  settlement: text("settlement"),
   /** When the chain was last asked about it, and how often (the sweep takes the least recently checked first). */
   checkedAt: integer("checked_at", { mode: "timestamp_ms" }),
   attempts: integer("attempts").notNull().default(0),

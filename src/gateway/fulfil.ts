@@ -5,6 +5,7 @@ import { paymentRecordIds } from "../core/ledger/ids.ts";
 import {
   completePayment,
   failPayment,
+  keepAnswerBeforeSettlement,
   leavePaymentUnknown,
   type Outcome,
   type PaymentRef,
@@ -227,6 +228,15 @@ async function forwardAndSettle(
     return renderError(outcomeUnknown(ref.transactionId, s.txHash, false), c);
   };
 
+  /**
+   * The buyer's answer kept (sealed, unservable) before anything irreversible is sent: a crash from here on leaves
+   * either nothing charged, or a charge whose answer the sweep makes servable with its COMPLETED record. A payment no
+   * longer PENDING (the sweep settled it meanwhile) is not settled again.
+   */
+  const keepBeforeSettling = async (answer: AnswerParts) => {
+    if (!(await keepAnswerBeforeSettlement(db, ref, await seal(answer)))) throw new Error("the payment is no longer PENDING");
+  };
+
   try {
     if (target.paywall.fulfillmentMode === "SIGNED_URL") {
       settlement = await payment.settle();
@@ -244,6 +254,7 @@ async function forwardAndSettle(
       headers.set(TRANSACTION_ID_HEADER, ref.transactionId);
       headers.set(CACHE_STATUS_HEADER, "HIT");
       headers.set("Age", String(hit.age));
+      await keepBeforeSettling({ status: hit.answer.status, headers, body: hit.answer.body });
       settlement = await payment.settle();
       return await close(
         settlement,
@@ -279,6 +290,7 @@ async function forwardAndSettle(
       return new Response(outcome.body, { status: outcome.status, headers });
     }
 
+    await keepBeforeSettling({ status: outcome.status, headers, body: outcome.body });
     settlement = await payment.settle();
     return await close(
       settlement,

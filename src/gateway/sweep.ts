@@ -5,6 +5,7 @@ import type { Outbox } from "../core/webhooks/outbox.ts";
 import { getDb } from "../db/client.ts";
 import { findPendingPayments, notePaymentsChecked } from "../db/ledger.ts";
 import { CHAIN_UNREACHABLE, type ChainOutcome, tempoChainOutcome, x402ChainOutcome } from "./chain-outcome.ts";
+import { sendSweepSettlement } from "./x402/sweep-settlement.ts";
 
 /**
  * wrangler.toml's every-five-minutes Cron Trigger, which runs the sweep (src/index.ts `scheduled`; the Worker's
@@ -20,6 +21,11 @@ export const SWEEP_BATCH = 100;
 export const SWEEP_DEADLINE_MS = 60_000;
 /** A network whose RPC could not be reached this many times in a run is not asked again in that run. */
 export const SWEEP_RPC_FAILURES = 2;
+/**
+ * An x402 payment the sweep settles itself must stay valid this much longer (the facilitator's timeout, as the request
+ * keeps): closer to its expiry it is left to expire unpaid.
+ */
+export const SWEEP_SETTLE_MARGIN_MS = 30_000;
 /** A payment the sweep asked about this many times (an hour at one run every 5 minutes) is logged as needing attention. */
 export const SWEEP_ATTENTION_ATTEMPTS = 12;
 
@@ -42,6 +48,9 @@ export interface SweepResult {
  * transaction's receipt and `validBefore`. A payment that can no longer move money (never sent, expired) ends
  * FAILED with the reason. Each outcome is the ledger's own move (`completePayment`, `failPayment`); one the request
  * recorded meanwhile is left as it is. The outcome of a payment whose paywall was deleted is recorded all the same.
+ * An x402 payment whose upstream answered (its answer kept) and whose request died before recording any outcome is
+ * settled here while its authorization is valid (./x402/sweep-settlement.ts), then read from the chain: the buyer's
+ * resend gets the kept answer. Without a kept answer nothing is settled: such a payment expires unpaid.
  *
  * A run takes the least recently checked payments first and sends each one it leaves PENDING to the back of the
  * queue (`checked_at`, `attempts`), so payments that stay unknown cannot starve newer ones. It stops taking payments
@@ -60,33 +69,49 @@ export async function sweepPendingPayments(
   const result: SweepResult = { checked: 0, completed: 0, failed: 0, pending: 0, errors: 0, deferred: 0 };
   const rpcFailures = new Map<string, number>();
   const stillPending: string[] = [];
-  for (const { pending, transaction: t } of rows) {
+  for (const { pending, transaction: t, answerKept, requestFinished } of rows) {
     if (Date.now() - started >= deadlineMs || (rpcFailures.get(t.network) ?? 0) >= SWEEP_RPC_FAILURES) {
       result.deferred++;
       continue;
     }
     result.checked++;
     const entry = table[t.network as NetworkId];
-    const outcome: ChainOutcome = !entry
+    const x402Outcome = (rpcUrl: string) =>
+      x402ChainOutcome(
+        rpcUrl,
+        {
+          asset: pending.asset as `0x${string}`,
+          payer: (t.payerAddress ?? "") as `0x${string}`,
+          nonce: pending.reference as `0x${string}`,
+          validBefore: pending.validBefore,
+          payTo: pending.payTo as `0x${string}`,
+          amount: t.amount,
+        },
+        now,
+      );
+    let outcome: ChainOutcome = !entry
       ? { status: "UNKNOWN", reason: "the network is not in the network table" }
       : t.protocol === "x402"
-        ? await x402ChainOutcome(
-            entry.rpcUrl,
-            {
-              asset: pending.asset as `0x${string}`,
-              payer: (t.payerAddress ?? "") as `0x${string}`,
-              nonce: pending.reference as `0x${string}`,
-              validBefore: pending.validBefore,
-              payTo: pending.payTo as `0x${string}`,
-              amount: t.amount,
-            },
-            now,
-          )
+        ? await x402Outcome(entry.rpcUrl)
         : await tempoChainOutcome(
             entry.rpcUrl,
             { hash: pending.reference as `0x${string}`, validBefore: pending.validBefore },
             now,
           );
+    // Its upstream answered and the answer is kept, its request died before recording an outcome, and the buyer's
+    // authorization is unused and valid long enough to settle: the sweep settles it, then reads the chain again.
+    if (
+      entry &&
+      outcome.status === "UNKNOWN" &&
+      outcome.unused &&
+      pending.settlement &&
+      answerKept &&
+      !requestFinished &&
+      pending.validBefore.getTime() - now.getTime() > SWEEP_SETTLE_MARGIN_MS
+    ) {
+      await sendSweepSettlement(env, t.tenantId, pending.reference, pending.settlement).catch(() => {});
+      outcome = await x402Outcome(entry.rpcUrl);
+    }
     if (outcome.status === "UNKNOWN") {
       result.pending++;
       stillPending.push(t.id);

@@ -17,6 +17,7 @@ import {
   claimStatements,
   dropAnswerStatement,
   holdAnswerStatement,
+  keepAnswerBeforeSettling,
   keepAnswerStatement,
   type PaidAnswerClaim,
   type StoredAnswer,
@@ -44,7 +45,9 @@ export type { PaidAnswerClaim, StoredAnswer } from "../../db/paid-answers.ts";
  *
  * A gateway payment's paid answer (`paid_answers`, src/db/paid-answers.ts) moves in the same batches: `start` claims
  * it, `complete` stores it (or, from the sweep, keeps the one stored) and makes it servable, `leaveUnknown` stores it
- * unservable, `fail` deletes it. So an answer is served exactly while its payment is COMPLETED.
+ * unservable, `fail` deletes it. So an answer is served exactly while its payment is COMPLETED. One write is not a
+ * move: `keepAnswerBeforeSettlement` stores the upstream's answer, unservable, on the PENDING claim before anything
+ * irreversible is sent, so a request that dies while settling leaves a payment the sweep completes with its answer.
  *
  * `webhook`: the event the move records for the tenant's webhook endpoints, in the move's own batch (one statement:
  * a delivery row per subscribed endpoint, only if the move happened; src/db/webhooks.ts). Its ids derive from the
@@ -279,6 +282,15 @@ export async function leavePaymentUnknown(
   const extras = answer ? [holdAnswerStatement(db, p.transactionId, answer)] : [];
   const webhook = webhookOf(db, p, "leaveUnknown", new Date());
   return notify(outbox, await notePendingPaymentHash(db, p.transactionId, txHash, extras, webhook));
+}
+
+/**
+ * Not a move: the upstream's answer kept on the PENDING payment's claim before its settlement is sent (unservable
+ * until `complete`; deleted by `fail`). `false` if the payment is no longer PENDING (nothing written).
+ */
+export async function keepAnswerBeforeSettlement(db: Db, p: PaymentRef, answer: StoredAnswer): Promise<boolean> {
+  const kept = await keepAnswerBeforeSettling(db, p.transactionId, answer.sealed);
+  return kept.length === 1;
 }
 
 /** Where a recorded payment stands (a resent payment's answer depends on it), or `undefined` if never recorded. */

@@ -32,6 +32,7 @@ import {
   type X402Session,
   x402Session,
 } from "./sdk.ts";
+import { sealSweepSettlement } from "./sweep-settlement.ts";
 
 /** How long verify and settle may take at the facilitator. */
 const FACILITATOR_TIMEOUT_MS = 30_000;
@@ -147,11 +148,18 @@ async function payNewX402(c: Ctx, header: string, request: PaymentRequest): Prom
 
   const validBefore = new Date(Number(matched.validBefore) * 1000);
   // What a transfer must match to be this payment, stored with it for the sweep and checked here alike.
+  const reference = matched.nonce.toLowerCase();
   const pending = {
-    reference: matched.nonce.toLowerCase(),
+    reference,
     validBefore,
     asset: table[matched.network].asset,
     payTo: matched.requirements.payTo,
+    // For the sweep to settle it itself if this request dies after the upstream answered (./sweep-settlement.ts).
+    settlement: await sealSweepSettlement(c.env, target.paywall.tenantId, reference, {
+      facilitatorUrl: session.terms.facilitatorUrl,
+      paymentPayload: payload,
+      paymentRequirements: matched.requirements,
+    }),
   };
   const signature = (payload.payload as { signature?: unknown }).signature;
   return fulfilPayment(

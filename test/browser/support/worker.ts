@@ -31,6 +31,7 @@ export interface RunningWorker {
   logs: LogLine[];
   /** The access-log lines (JSON) among `logs`. */
   accessLog(): Record<string, unknown>[];
+  /** The running runtime (a new one after `restart`). */
   mf: Miniflare;
   /** The Worker's D1 database, for tests that set up or read rows directly. */
   db(): Promise<D1Database>;
@@ -42,6 +43,11 @@ export interface RunningWorker {
   /** Runs the Worker's `scheduled` handler for `cron` as of `scheduledTime` (ms since the epoch). */
   scheduled(cron: string, scheduledTime: number): Promise<void>;
   stop(): Promise<void>;
+  /**
+   * A crash and a restart: the runtime is disposed at once (whatever it was doing is cut off, as when the Worker's
+   * process is killed) and started again on the same persisted D1 and Durable Object storage, with the same options.
+   */
+  restart(): Promise<void>;
 }
 
 let built: Promise<string> | undefined;
@@ -121,23 +127,26 @@ export async function startWorker(options: StartOptions): Promise<RunningWorker>
       unsafeDirectSockets: [{ host: "127.0.0.1", port: options.port + 1 + i }],
     }),
   );
-  const mf = new Miniflare(
-    convertV4MiniflareOptions({
-      host: "127.0.0.1",
-      port: options.port,
-      resourcePersistencePath: storage,
-      workers: [app, ...variants],
-      handleStructuredLogs: ({ level, message }: { level: string; message: string }) => {
-        logs.push({ level, message });
-      },
-    }),
-  );
-  await mf.ready;
-  const d1 = (await mf.getD1Database("DB", "app")) as unknown as D1Database;
+  const runtime = async () => {
+    const started = new Miniflare(
+      convertV4MiniflareOptions({
+        host: "127.0.0.1",
+        port: options.port,
+        resourcePersistencePath: storage,
+        workers: [app, ...variants],
+        handleStructuredLogs: ({ level, message }: { level: string; message: string }) => {
+          logs.push({ level, message });
+        },
+      }),
+    );
+    await started.ready;
+    return { mf: started, d1: (await started.getD1Database("DB", "app")) as unknown as D1Database };
+  };
+  let { mf, d1 } = await runtime();
   await applyMigrations(d1, ROOT);
   const seeded = await seedDemo(getDb(d1));
   if (!seeded) throw new Error("the fresh database already had a tenant");
-  return {
+  const running: RunningWorker = {
     url,
     paymentUrl,
     key: seeded.key.key,
@@ -159,5 +168,11 @@ export async function startWorker(options: StartOptions): Promise<RunningWorker>
       await (await mf.getWorker("app")).scheduled({ cron, scheduledTime: new Date(scheduledTime) });
     },
     stop: () => mf.dispose(),
+    restart: async () => {
+      await mf.dispose();
+      ({ mf, d1 } = await runtime());
+      running.mf = mf;
+    },
   };
+  return running;
 }
