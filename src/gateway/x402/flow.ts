@@ -83,12 +83,19 @@ function buildSessionFor(c: Ctx, t: PaymentTarget): Promise<X402Session> {
   );
 }
 
-/** The payment in `PAYMENT-SIGNATURE`, matched to the paywall's requirements and bounded in time; else a refusal. */
+/**
+ * The payment in `PAYMENT-SIGNATURE`, made for this payment URL (its `resource`), matched to the paywall's
+ * requirements and bounded in time; else a refusal.
+ */
 async function acceptablePayment(session: X402Session, header: string, table: ReturnType<typeof networkTable>) {
   const refuse = async (reason: string, payload?: Parameters<typeof paymentRequiredResponse>[2]) =>
     new PaymentRefusal(await paymentRequiredResponse(session, reason, payload));
   const payload = decodePayment(session, header);
   if (!payload) throw await refuse("The PAYMENT-SIGNATURE header is not a valid x402 payment");
+  // A payment pays for the resource it was offered for: a paywall with the same terms elsewhere is not that one.
+  if (payload.resource?.url !== session.terms.resourceUrl) {
+    throw await refuse("The payment was made for another resource than this payment URL", payload);
+  }
   const matched = matchPayment(session, payload, table);
   if (!matched) throw await refuse("The payment matches none of the accepted requirements", payload);
   const cutoff = validBeforeCutoff(matched);
