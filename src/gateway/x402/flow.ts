@@ -124,7 +124,7 @@ export async function payX402(c: Ctx): Promise<Response> {
   refuseOverLimit(c);
 
   const table = networkTable(c.env);
-  const presented = await presentedX402(header, table);
+  const presented = await presentedX402(header, table, c.req.header("authorization"));
   const fingerprint = await requestFingerprint(c.req.method, c.req.url, await buyerBody(c));
   const resent = presented && (await answerResend(c, presented, fingerprint));
   if (resent) return resent;
