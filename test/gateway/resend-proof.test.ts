@@ -85,7 +85,8 @@ async function refusalOf(res: Response) {
   };
 }
 
-describe("an observer who rebuilds a settled x402 payment from the chain", () => {
+// The first payment of a file loads the payment SDKs in workerd: seconds on a busy machine.
+describe("an observer who rebuilds a settled x402 payment from the chain", { timeout: 20_000 }, () => {
   it.each([
     { service: "bearer-customer", authMethod: "bearer-customer", buyerHeaders: { Authorization: "Bearer buyer-own-token" } },
     { service: "plain", authMethod: "none", buyerHeaders: {} as Record<string, string> },
