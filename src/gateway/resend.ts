@@ -10,8 +10,9 @@ import { PaymentRefusal } from "./refusals.ts";
 
 // Exactly once, from the buyer's side: a payment presented again gets the answer it bought, never a second charge,
 // never a refusal of a payment that went through. The answer is the one the ledger stored with the payment's move
-// (src/db/paid-answers.ts); this module finds it, checks the credential is the payer's and the request the same, and
-// answers it, or waits for the request that owns a payment still in flight.
+// (src/db/paid-answers.ts); this module finds it, checks the request proves it comes from the buyer (the chain shows
+// a settled x402 credential to anyone), the credential is the payer's and the request the same, and answers it, or
+// waits for the request that owns a payment still in flight.
 
 type Ctx = Context<GatewayEnv>;
 
