@@ -92,8 +92,10 @@ async function acceptablePayment(session: X402Session, header: string, table: Re
     new PaymentRefusal(await paymentRequiredResponse(session, reason, payload));
   const payload = decodePayment(session, header);
   if (!payload) throw await refuse("The PAYMENT-SIGNATURE header is not a valid x402 payment");
-  // A payment pays for the resource it was offered for: a paywall with the same terms elsewhere is not that one.
-  if (payload.resource?.url !== session.terms.resourceUrl) {
+  // A payment pays for the resource it was offered for: a paywall with the same terms elsewhere is not that one. The
+  // payment URL's path names the paywall (its service and slug); the origin is the deployment's, whichever it was
+  // reached at.
+  if (pathOf(payload.resource?.url) !== pathOf(session.terms.resourceUrl)) {
     throw await refuse("The payment was made for another resource than this payment URL", payload);
   }
   const matched = matchPayment(session, payload, table);
@@ -107,6 +109,9 @@ async function acceptablePayment(session: X402Session, header: string, table: Re
   }
   return { payload, matched };
 }
+
+/** The path of a URL, `undefined` when it is not one. */
+const pathOf = (url: unknown) => (typeof url === "string" && URL.canParse(url) ? new URL(url).pathname : undefined);
 
 const isoOf = (unixSeconds: string | bigint) => new Date(Number(unixSeconds) * 1000).toISOString();
 
