@@ -8,6 +8,8 @@ import { type PaidAnswerRow, paidAnswers, type TransactionStatus, transactions }
 
 /** What a payment's start claims: the request it pays for, its credential, its retry key, how long it is kept. */
 export type PaidAnswerClaim = Pick<PaidAnswerRow, "paymentKey" | "fingerprint" | "credential" | "ownerUntil" | "expiresAt"> & {
+  /** What proves a later request comes from the buyer (src/gateway/paid-answer.ts `buyerProof`); none: never served again. */
+  buyerProof?: string | null;
   /**
    * An expired row under the same retry key (an x402 `payment-identifier` used again after its answer's window) is
    * replaced rather than refused.

@@ -576,6 +576,12 @@ export const paidAnswers = sqliteTable(
     fingerprint: text("fingerprint").notNull(),
     /** What identifies the credential itself: SHA-256 hex of the x402 signature; the MPP transaction's hash. */
     credential: text("credential").notNull(),
+    /**
+     * SHA-256 hex of what only the buyer sent with the payment, never on chain (src/gateway/paid-answer.ts
+     * `buyerProof`): the stored answer is served again only to a request carrying the same. NULL when the payment
+     * carried no such secret: its answer is then never served again.
+     */
+    buyerProof: text("buyer_proof"),
     answer: text("answer"),
     /** When the request that made the payment finished with it (its answer stored, or too large to keep). */
     answeredAt: integer("answered_at", { mode: "timestamp_ms" }),

@@ -154,6 +154,7 @@ export async function fulfilPayment(
       paymentKey: payment.paymentKey ?? null,
       fingerprint: request.fingerprint,
       credential: payment.credential,
+      buyerProof: request.presented?.proof ?? null,
       ownerUntil: new Date(now + upstreamTimeout + payment.settleMarginMs + OWNER_SLACK_MS),
       expiresAt: new Date(now + PENDING_CLAIM_MS),
       // An x402 `payment-identifier` may come back after its answer's window; an MPP challenge cannot (it expired).

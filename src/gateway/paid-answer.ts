@@ -81,3 +81,14 @@ export async function bytesSha256(bytes: ArrayBuffer): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
 }
+
+/**
+ * What proves a payment presented again comes from its buyer: SHA-256 of what only the buyer sent with it and the
+ * chain never shows — `secret` (x402: the `payment-identifier`, else the challenge's own nonce the 402 named; MPP:
+ * the challenge id) and the `Authorization` header it sent besides its payment (a `bearer-customer` buyer's own
+ * bearer). `undefined` without a secret: such a payment's answer is never served again.
+ */
+export async function buyerProof(secret: string | undefined, authorization: string | undefined): Promise<string | undefined> {
+  if (!secret) return undefined;
+  return sha256Hex(`buyer-proof\n${secret}\n${authorization ?? ""}`);
+}

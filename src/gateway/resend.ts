@@ -10,8 +10,9 @@ import { PaymentRefusal } from "./refusals.ts";
 
 // Exactly once, from the buyer's side: a payment presented again gets the answer it bought, never a second charge,
 // never a refusal of a payment that went through. The answer is the one the ledger stored with the payment's move
-// (src/db/paid-answers.ts); this module finds it, checks the credential is the payer's and the request the same, and
-// answers it, or waits for the request that owns a payment still in flight.
+// (src/db/paid-answers.ts); this module finds it, checks the request proves it comes from the buyer (the chain shows
+// a settled x402 credential to anyone), the credential is the payer's and the request the same, and answers it, or
+// waits for the request that owns a payment still in flight.
 
 type Ctx = Context<GatewayEnv>;
 
@@ -23,6 +24,11 @@ export interface PresentedPayment {
   paymentKey?: string;
   /** What identifies the credential itself (SHA-256 of the x402 signature; the MPP transaction's hash). */
   credential: string;
+  /**
+   * What only its buyer sent with it, never on chain (`buyerProof`): its answer is served again only to the same.
+   * `undefined` when it carries no such secret.
+   */
+  proof?: string;
   /**
    * Whether `payer` signed this credential, checked locally (an EIP-712 signature recovered): a retry under a retry
    * key carries a new authorization. `false` when it cannot be told here (the payment is then verified as usual).
@@ -60,10 +66,13 @@ export async function answerResend(c: Ctx, presented: PresentedPayment, fingerpr
 /**
  * The answer to a known payment presented again:
  *
- * - the credential must be the payer's: the same credential (by its digest), or, under the same retry key, a new one
- *   the payer signed (`verifiedPayer`: already verified by the standard; else `signedBy`, checked locally); and a
- *   payment made under a retry key is answered only to credentials carrying it. Not provably the payer's →
- *   `undefined`;
+ * - the request must prove it comes from the buyer: the same `buyerProof` (what only the buyer sent with the payment,
+ *   never on chain: its x402 `payment-identifier` or challenge nonce, its MPP challenge id, its `Authorization`);
+ *   and the credential must be the payer's: the same credential (by its digest), or, under the same retry key, a new
+ *   one the payer signed (`verifiedPayer`: already verified by the standard; else `signedBy`, checked locally); and a
+ *   payment made under a retry key is answered only to credentials carrying it. Not proven → `undefined`: the
+ *   credential is then treated as any the gateway does not know, so nothing tells a party that has not proven it is
+ *   the buyer whether the payment exists or what it was for;
  * - for another request (route, method, query or body) → `409 CONFLICT`, counted as a refused attempt;
  * - COMPLETED → the stored answer: its status, headers (the settlement's included) and body, exactly as first sent;
  *   not kept (over the size limit) → `409 CONFLICT` with `details.reason: "answer-not-kept"`;
@@ -79,22 +88,20 @@ export async function answerKnown(
   verifiedPayer?: string,
 ): Promise<Response | undefined> {
   const { row } = known;
-  // A payment made under a retry key is answered only to credentials carrying it: an x402 authorization is public on
-  // chain once settled, its `payment-identifier` is not.
-  const keyed = !row.paymentKey || presented?.paymentKey === row.paymentKey;
+  // An x402 authorization is public on chain once settled; what proves the buyer is not.
+  const proven = !!presented?.proof && presented.proof === row.buyerProof;
+  if (!proven) return undefined;
+  const keyed = !row.paymentKey || presented.paymentKey === row.paymentKey;
   const authentic = verifiedPayer
     ? sameAddress(verifiedPayer, known.payer)
-    : !!presented &&
-      keyed &&
-      (presented.credential === row.credential || (!!known.payer && (await presented.signedBy(known.payer))));
+    : keyed && (presented.credential === row.credential || (!!known.payer && (await presented.signedBy(known.payer))));
   if (!authentic) {
     if (!verifiedPayer) return undefined;
-    throw conflict(c, row.transactionId, "key-taken", "This payment's retry key (its challenge) was paid by another payment");
+    throw conflict(c, "key-taken", "This payment's retry key (its challenge) was paid by another payment");
   }
   if (row.fingerprint !== fingerprint) {
     throw conflict(
       c,
-      row.transactionId,
       "other-request",
       "This payment was made for another request (another route, method, query or body); it pays for that one only",
     );
@@ -112,10 +119,9 @@ export async function answerKnown(
   if (current.row.answer === null) {
     throw conflict(
       c,
-      row.transactionId,
       "answer-not-kept",
       "This payment completed, but its answer was not kept (larger than the gateway keeps, or not recorded): it cannot be sent again",
-      current.txHash,
+      { transactionId: row.transactionId, txHash: current.txHash },
     );
   }
   return served(c, presented, current);
@@ -134,10 +140,14 @@ async function served(c: Ctx, presented: PresentedPayment | undefined, known: Kn
   return new Response(answer.body, { status: answer.status, headers: answer.headers });
 }
 
-function conflict(c: Ctx, transactionId: string, reason: string, message: string, txHash?: string | null) {
+/**
+ * `409 CONFLICT` to a request proven to come from the payment's buyer. Only the payment's own answer that cannot be
+ * sent again (`answer-not-kept`) names the transaction: a payment presented for another request does not.
+ */
+function conflict(c: Ctx, reason: string, message: string, paid?: { transactionId: string; txHash: string | null }) {
   const error = new ApiError("CONFLICT", message, {
-    details: { transactionId, reason, ...(txHash ? { txHash } : {}) },
-    headers: { [TRANSACTION_ID_HEADER]: transactionId },
+    details: { reason, ...(paid ? { transactionId: paid.transactionId, ...(paid.txHash ? { txHash: paid.txHash } : {}) } : {}) },
+    ...(paid ? { headers: { [TRANSACTION_ID_HEADER]: paid.transactionId } } : {}),
   });
   return new PaymentRefusal(renderError(error, c));
 }

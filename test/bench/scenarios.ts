@@ -450,6 +450,8 @@ const paidX402 = async (ctx: BenchContext, slug?: string): Promise<Seeded> => {
         nonce: nonceOf(vars),
       },
     },
+    // The 402's extensions, as x402 clients copy them (its challenge-nonce proves a resend is the buyer's).
+    extensions: required.extensions,
   });
   return {
     keys: [],

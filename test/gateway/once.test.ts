@@ -9,8 +9,9 @@ import { describe, expect, it } from "vitest";
 import { paymentRecordIds } from "../../src/core/ledger/ids.ts";
 import { startPayment } from "../../src/core/ledger/ledger.ts";
 import { getDb } from "../../src/db/client.ts";
-import { MAX_KEPT_ANSWER_BYTES, requestFingerprint } from "../../src/gateway/paid-answer.ts";
+import { buyerProof, MAX_KEPT_ANSWER_BYTES, requestFingerprint } from "../../src/gateway/paid-answer.ts";
 import { x402CredentialDigest } from "../../src/gateway/x402/presented.ts";
+import { challengeNonceOf } from "../../src/gateway/x402/sdk.ts";
 import { createMppBuyer } from "../localnet/mpp-buyer.ts";
 import { send } from "../support/client.ts";
 import {
@@ -214,6 +215,7 @@ describe("kept answers", () => {
           paymentKey: null,
           fingerprint: await requestFingerprint("GET", shop.x402, undefined),
           credential: await x402CredentialDigest(signature),
+          buyerProof: await buyerProof(challengeNonceOf(payload), undefined),
           ownerUntil: new Date(now + 1_500),
           expiresAt: new Date(now + 60_000),
         },

@@ -2,6 +2,7 @@ import { formatUnits } from "viem/utils";
 import { ApiError } from "../../core/http/errors.ts";
 import { paymentRetryKey } from "../../core/ledger/ids.ts";
 import { encodeBase64Url } from "../../lib/base64.ts";
+import { buyerProof } from "../paid-answer.ts";
 import { PaymentRefusal } from "../refusals.ts";
 import type { PresentedPayment } from "../resend.ts";
 
@@ -332,6 +333,8 @@ export async function presentedMpp(authorization: string): Promise<PresentedPaym
   return {
     paymentKey: await mppRetryKey(credential.challenge.id),
     credential: hash.toLowerCase(),
+    // The challenge id is the gateway's HMAC, in the credential only: the chain shows a hash of it at most (the memo).
+    proof: await buyerProof(credential.challenge.id, undefined),
     signedBy: async () => false,
     receiptHeaders: async (txHash) => ({ "Payment-Receipt": await mppReceiptHeader(txHash) }),
   };

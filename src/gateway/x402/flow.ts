@@ -84,12 +84,21 @@ function buildSessionFor(c: Ctx, t: PaymentTarget): Promise<X402Session> {
   );
 }
 
-/** The payment in `PAYMENT-SIGNATURE`, matched to the paywall's requirements and bounded in time; else a refusal. */
+/**
+ * The payment in `PAYMENT-SIGNATURE`, made for this payment URL (its `resource`), matched to the paywall's
+ * requirements and bounded in time; else a refusal.
+ */
 async function acceptablePayment(session: X402Session, header: string, table: ReturnType<typeof networkTable>) {
   const refuse = async (reason: string, payload?: Parameters<typeof paymentRequiredResponse>[2]) =>
     new PaymentRefusal(await paymentRequiredResponse(session, reason, payload));
   const payload = decodePayment(session, header);
   if (!payload) throw await refuse("The PAYMENT-SIGNATURE header is not a valid x402 payment");
+  // A payment pays for the resource it was offered for: a paywall with the same terms elsewhere is not that one. The
+  // payment URL's path names the paywall (its service and slug); the origin is the deployment's, whichever it was
+  // reached at.
+  if (pathOf(payload.resource?.url) !== pathOf(session.terms.resourceUrl)) {
+    throw await refuse("The payment was made for another resource than this payment URL", payload);
+  }
   const matched = matchPayment(session, payload, table);
   if (!matched) throw await refuse("The payment matches none of the accepted requirements", payload);
   const cutoff = validBeforeCutoff(matched);
@@ -101,6 +110,9 @@ async function acceptablePayment(session: X402Session, header: string, table: Re
   }
   return { payload, matched };
 }
+
+/** The path of a URL, `undefined` when it is not one. */
+const pathOf = (url: unknown) => (typeof url === "string" && URL.canParse(url) ? new URL(url).pathname : undefined);
 
 const isoOf = (unixSeconds: string | bigint) => new Date(Number(unixSeconds) * 1000).toISOString();
 
@@ -118,7 +130,7 @@ export async function payX402(c: Ctx): Promise<Response> {
   refuseOverLimit(c);
 
   const table = networkTable(c.env);
-  const presented = await presentedX402(header, table);
+  const presented = await presentedX402(header, table, c.req.header("authorization"));
   const fingerprint = await requestFingerprint(c.req.method, c.req.url, await buyerBody(c));
   const resent = presented && (await answerResend(c, presented, fingerprint));
   if (resent) return resent;

@@ -7,8 +7,9 @@ import { paymentRecordIds, paymentRetryKey } from "../../core/ledger/ids.ts";
 import { caip2, type NetworkEntry, networkOfCaip2 } from "../../core/money/network-table.ts";
 import type { NetworkId } from "../../core/money/networks.ts";
 import { sha256Hex } from "../../lib/ids.ts";
+import { buyerProof } from "../paid-answer.ts";
 import type { PresentedPayment } from "../resend.ts";
-import { PAYMENT_RESPONSE, x402Lib } from "./sdk.ts";
+import { challengeNonceOf, PAYMENT_RESPONSE, x402Lib } from "./sdk.ts";
 
 /** EIP-3009's `TransferWithAuthorization`, the typed data an `exact` EVM payment signs. */
 const TRANSFER_WITH_AUTHORIZATION = {
@@ -37,12 +38,14 @@ const isUint = (value: unknown): value is string => typeof value === "string" &&
 
 /**
  * A `PAYMENT-SIGNATURE` as presented, decoded locally (no session, no facilitator): the transaction id its payment has,
- * its `payment-identifier` retry key, and the signature's digest; `undefined` when it is not an `exact` EIP-3009
+ * its `payment-identifier` retry key, the signature's digest, and the buyer's proof (its `payment-identifier`, else
+ * its challenge's nonce, with the `Authorization` it was sent with); `undefined` when it is not an `exact` EIP-3009
  * payment on a network of the table. Nothing is verified here: `signedBy` recovers the EIP-712 signer when asked.
  */
 export async function presentedX402(
   header: string,
   table: Record<NetworkId, NetworkEntry>,
+  authorizationHeader: string | undefined,
 ): Promise<PresentedPayment | undefined> {
   const sdk = await x402Lib();
   let payload: PaymentPayload;
@@ -68,6 +71,7 @@ export async function presentedX402(
     transactionId: (await paymentRecordIds("x402", network, authorization.from, authorization.nonce)).transactionId,
     ...(paymentId ? { paymentKey: await paymentRetryKey({ protocol: "x402", payer: authorization.from, paymentId }) } : {}),
     credential: await x402CredentialDigest(signature),
+    proof: await buyerProof(paymentId ?? challengeNonceOf(payload), authorizationHeader),
     async signedBy(payer) {
       const extra = (accepted?.extra ?? {}) as { name?: unknown; version?: unknown };
       if (!isHex(accepted?.asset, 20) || typeof extra.name !== "string" || typeof extra.version !== "string") return false;

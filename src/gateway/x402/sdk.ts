@@ -2,6 +2,7 @@ import type { HTTPFacilitatorClient } from "@x402/core/http";
 import type { FacilitatorClient, x402ResourceServer } from "@x402/core/server";
 import type {
   PaymentPayload,
+  PaymentRequired,
   PaymentRequirements,
   ResourceInfo,
   SettleResponse,
@@ -11,6 +12,7 @@ import type {
 import type { BazaarDeclaration } from "../../core/discovery/bazaar.ts";
 import { caip2, type NetworkEntry, networkOfCaip2 } from "../../core/money/network-table.ts";
 import type { NetworkId } from "../../core/money/networks.ts";
+import { randomHex } from "../../lib/ids.ts";
 
 /**
  * The x402 v2 side of the gateway, built from `@x402/core`'s resource server and `@x402/evm`'s `exact` scheme:
@@ -89,8 +91,29 @@ export interface X402Session {
   extensions: Record<string, unknown>;
 }
 
-/** The `PAYMENT-REQUIRED` header of a session's plain challenge (no error, no payment), built once per session. */
-const challengeHeaders = new WeakMap<X402Session, Promise<string>>();
+/** A session's plain challenge (no error, no payment), built once per session. */
+const plainChallenges = new WeakMap<X402Session, Promise<PaymentRequired>>();
+
+/**
+ * The extension every 402 names its own random nonce in. x402 clients copy a 402's extensions into the payment they
+ * make (`@x402/core`'s client merges them), so a payment carries the nonce of the challenge it was made from: a
+ * secret between the buyer and the gateway the chain never shows. The gateway keeps no record of it: it binds the
+ * payment's kept answer to it (src/gateway/paid-answer.ts `buyerProof`), so only the buyer's own resend is answered.
+ */
+export const CHALLENGE_NONCE = "challenge-nonce";
+
+const nonceSchema = {
+  $schema: "https://json-schema.org/draft/2020-12/schema",
+  type: "object",
+  properties: { nonce: { type: "string", pattern: "^[0-9a-f]{32}$" } },
+  required: ["nonce"],
+} as const;
+
+/** The challenge nonce a payment carries, when it carries one of the shape the gateway issues. */
+export function challengeNonceOf(payload: PaymentPayload): string | undefined {
+  const nonce = (payload.extensions?.[CHALLENGE_NONCE] as { info?: { nonce?: unknown } } | undefined)?.info?.nonce;
+  return typeof nonce === "string" && /^[0-9a-f]{32}$/.test(nonce) ? nonce : undefined;
+}
 
 /**
  * A resource server for one paywall and the requirements it accepts: one `exact` requirement per EVM network. The
@@ -146,8 +169,8 @@ function discoveryOf(sdk: Lib, server: x402ResourceServer, terms: X402Terms) {
   };
 }
 
-async function paymentRequiredHeader(session: X402Session, error?: string, payload?: PaymentPayload): Promise<string> {
-  const paymentRequired = await session.server.createPaymentRequiredResponse(
+const paymentRequiredOf = (session: X402Session, error?: string, payload?: PaymentPayload): Promise<PaymentRequired> =>
+  session.server.createPaymentRequiredResponse(
     session.requirements,
     session.resource,
     error,
@@ -155,26 +178,28 @@ async function paymentRequiredHeader(session: X402Session, error?: string, paylo
     undefined,
     payload,
   );
-  return session.sdk.encodePaymentRequiredHeader(paymentRequired);
-}
 
 /**
  * The `402` answer: `PAYMENT-REQUIRED` carries the challenge (base64 JSON), the body is `{}` as the SDK's own server
- * sends. The plain challenge (no payment sent) is the same for every request of a session: encoded once.
+ * sends. The plain challenge (no payment sent) is the same for every request of a session but for its nonce: built
+ * once, encoded with a fresh nonce each time.
  */
 export async function paymentRequiredResponse(session: X402Session, error?: string, payload?: PaymentPayload): Promise<Response> {
-  let header: Promise<string> | undefined;
+  let challenge: Promise<PaymentRequired> | undefined;
   if (error === undefined && payload === undefined) {
-    header = challengeHeaders.get(session);
-    if (!header) {
-      header = paymentRequiredHeader(session);
-      challengeHeaders.set(session, header);
-      header.catch(() => challengeHeaders.delete(session));
+    challenge = plainChallenges.get(session);
+    if (!challenge) {
+      challenge = paymentRequiredOf(session);
+      plainChallenges.set(session, challenge);
+      challenge.catch(() => plainChallenges.delete(session));
     }
   } else {
-    header = paymentRequiredHeader(session, error, payload);
+    challenge = paymentRequiredOf(session, error, payload);
   }
-  return Response.json({}, { status: 402, headers: { [PAYMENT_REQUIRED]: await header, "Cache-Control": "no-store" } });
+  const required = await challenge;
+  const nonce = { [CHALLENGE_NONCE]: { info: { nonce: randomHex(16) }, schema: nonceSchema } };
+  const header = session.sdk.encodePaymentRequiredHeader({ ...required, extensions: { ...required.extensions, ...nonce } });
+  return Response.json({}, { status: 402, headers: { [PAYMENT_REQUIRED]: header, "Cache-Control": "no-store" } });
 }
 
 /** The `402` answer after a failed settlement: `PAYMENT-RESPONSE` carries the failed settle result. */
