@@ -7,7 +7,7 @@ describe("GET /v1/health", () => {
     const { status, body, headers } = await api("/v1/health");
     expect(status).toBe(200);
     expect(body).toEqual({
-      data: { status: "ok", checks: { database: "ok" } },
+      data: { status: "ok", checks: { database: "ok", facilitators: expect.any(Array) } },
       meta: { requestId: headers.get("X-Request-Id"), timestamp: expect.any(String) },
     });
     expect(headers.get("Cache-Control")).toBe("no-store");
@@ -26,7 +26,7 @@ describe("GET /v1/health", () => {
     expect(res.status).toBe(503);
     const body = res.body;
     expect(body).toEqual({
-      data: { status: "degraded", checks: { database: "error" } },
+      data: { status: "degraded", checks: { database: "error", facilitators: expect.any(Array) } },
       meta: { requestId: res.headers.get("X-Request-Id"), timestamp: expect.any(String) },
     });
   });
