@@ -12,6 +12,7 @@ import { balanceOf, type FacilitatorLogEntry, history, openShop, signedPayment, 
 const A = "facilitator.gateway.test";
 const B = "facilitator-b.gateway.test";
 const VERIFY_TIMEOUT_MS = 1_500;
+// Each test pays on the local chain, some past a timeout: more than vitest's default 5 s on a busy machine.
 /** How long `slow.<host>` holds a request (test/localnet/outbound.ts, `SLOW_MS`: that module runs in Node only). */
 const SLOW_MS = 4_000;
 
@@ -55,7 +56,7 @@ async function expectSettledAtB(res: Response, shop: Awaited<ReturnType<typeof o
   expect(transactions).toEqual([expect.objectContaining({ status: "COMPLETED", txHash: atB.settle[0]?.transaction })]);
 }
 
-describe("failover between facilitators", () => {
+describe("failover between facilitators", { timeout: 30_000 }, () => {
   it("the first facilitator is down: verified and settled by the second, charged once; the health shows it", async () => {
     const env = envWith([`https://t1-down.${A}`, `https://t1-ok.${B}`]);
     const shop = await openShop({ price: "8100" });
@@ -122,7 +123,7 @@ describe("failover between facilitators", () => {
   });
 });
 
-describe("settling at one facilitator only, unless the chain shows nothing was sent", () => {
+describe("settling at one facilitator only, unless the chain shows nothing was sent", { timeout: 30_000 }, () => {
   it("the settle's answer is lost at the first (the transfer was sent): resolved from the chain, never sent to the second", async () => {
     const env = envWith([`https://t4-answer-lost.${A}`, `https://t4-ok.${B}`]);
     const shop = await openShop({ price: "8400" });
@@ -152,7 +153,7 @@ describe("settling at one facilitator only, unless the chain shows nothing was s
   });
 });
 
-describe("the single-URL setting", () => {
+describe("the single-URL setting", { timeout: 30_000 }, () => {
   it("FACILITATOR_URL_TESTNET alone still verifies and settles there", async () => {
     const env = { FACILITATOR_URL_TESTNET: `https://t6-ok.${B}` } as Partial<Env>;
     const shop = await openShop({ price: "8600" });
