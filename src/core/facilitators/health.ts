@@ -78,8 +78,8 @@ export function rankedFacilitators(env: Env, ctx: Waiter, mode: Mode): string[] 
   if (urls.length < 2) return urls;
   const note = noteOf(mode);
   if (!note.refreshing && Date.now() - note.readAt > NOTE_MAX_AGE_MS) {
-    note.refreshing = objectOf(env, mode)
-      .outcomes(urls)
+    note.refreshing = Promise.resolve()
+      .then(() => objectOf(env, mode).outcomes(urls))
       .then((shared) => {
         for (const [url, outcomes] of Object.entries(shared)) {
           // The shared outcomes and this isolate's own (some may not have reached the object yet).
@@ -106,9 +106,10 @@ export function rankedFacilitators(env: Env, ctx: Waiter, mode: Mode): string[] 
 export function reportOutcome(env: Env, ctx: Waiter, mode: Mode, outcome: CallOutcome): void {
   const note = noteOf(mode);
   note.recent.set(outcome.url, appendOutcome(note.recent.get(outcome.url) ?? [], outcome));
+  // Never in the way of a payment: a binding or object that fails loses one outcome, nothing more.
   ctx.waitUntil(
-    objectOf(env, mode)
-      .report([outcome])
+    Promise.resolve()
+      .then(() => objectOf(env, mode).report([outcome]))
       .catch(() => {}),
   );
 }
@@ -126,8 +127,8 @@ export async function facilitatorHealth(env: Env): Promise<(FacilitatorHealth & 
   const read = await Promise.all(
     modes.map(async (mode) => {
       const urls = config.facilitatorUrls[mode];
-      const shared = await objectOf(env, mode)
-        .outcomes(urls)
+      const shared = await Promise.resolve()
+        .then(() => objectOf(env, mode).outcomes(urls))
         .catch(() => ({}) as Record<string, CallOutcome[]>);
       return urls.map((url) => ({ mode, ...summarize(url, shared[url] ?? []), url: displayUrl(url) }));
     }),
