@@ -38,8 +38,10 @@ interface HealthEntry {
   latencyMs: number | null;
   lastFailure: { at: string; failure: string } | null;
 }
+/** `GET /v1/health`, from an address of its own per call (polling it must not use up the shared per-address limit). */
 const healthOf = async (env: Partial<Env>) => {
-  const res = await send(new Request("https://api.test/v1/health"), env);
+  const ip = `2001:db8:${crypto.randomUUID().slice(0, 4)}:${crypto.randomUUID().slice(0, 4)}::1`;
+  const res = await send(new Request("https://api.test/v1/health", { headers: { "cf-connecting-ip": ip } }), env);
   expect(res.status).toBe(200);
   return ((await res.json()) as { data: { checks: { facilitators: HealthEntry[] } } }).data.checks.facilitators;
 };
