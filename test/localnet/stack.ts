@@ -70,12 +70,12 @@ export async function startStack(options: StackOptions = {}): Promise<LocalStack
     };
     const facilitator = await startFacilitator(facilitatorOptions);
     stops.push(facilitator.stop);
-    const secondFacilitator = await startFacilitator({ ...facilitatorOptions, privateKey: DEV_KEYS.secondFacilitator, port: 0 });
-    stops.push(secondFacilitator.stop);
     const upstream = await startUpstream({ port: options.upstreamPort ?? 0 });
     stops.push(upstream.stop);
     const tempo = options.tempo === false ? undefined : await startTempoLocalnet({ port: options.tempoPort ?? 0 });
     if (tempo) stops.push(tempo.stop);
+    const secondFacilitator = await startFacilitator({ ...facilitatorOptions, privateKey: DEV_KEYS.secondFacilitator, port: 0 });
+    stops.push(secondFacilitator.stop);
     const networkId = NETWORK_ID_BY_CHAIN[localnet.chainId] ?? `eip155:${localnet.chainId}`;
     const info: StackInfo = {
       ...localnetInfo(localnet),
