@@ -73,6 +73,7 @@ export default defineConfig(async () => {
                     withWebhookReceiver({
                       [GATEWAY_TEST_HOSTS.upstream]: net.upstreamUrl,
                       [GATEWAY_TEST_HOSTS.facilitator]: net.facilitatorUrl,
+                      [GATEWAY_TEST_HOSTS.secondFacilitator]: net.secondFacilitatorUrl,
                       [GATEWAY_TEST_HOSTS.rpc]: net.rpcUrl,
                       ...(net.tempo ? { [GATEWAY_TEST_HOSTS.tempoRpc]: net.tempo.rpcUrl } : {}),
                       // A name that is routed, to a port where nothing listens: the upstream that cannot be reached.

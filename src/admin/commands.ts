@@ -7,7 +7,7 @@
  * `ALREADY_REVOKED`. Dates go out as ISO strings. The raw key leaves this module once, from `createKey`.
  */
 import { z } from "zod";
-import { ApiError } from "../core/http/errors.ts";
+import { ApiError, invalid } from "../core/http/errors.ts";
 import { type CreatedKeyOutput, createKey, parseInput as parse } from "../core/keys/management.ts";
 import { SCOPES } from "../core/keys/scopes.ts";
 import type { Db } from "../db/client.ts";
@@ -90,4 +90,33 @@ export async function seedDemo(db: Db, now: Date = new Date()): Promise<{ tenant
   }
   const key = await createKey(db, { tenant: tenant.id, name: "Demo key (all scopes)", scopes: [...SCOPES] }, now);
   return { tenant, key };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Facilitators' health (`facilitators`): what the Worker's GET /v1/health reports
+
+/**
+ * Each configured facilitator's health, as the Worker at `baseUrl` reports it in `GET /v1/health`
+ * (`checks.facilitators`): the health lives in the Worker's Durable Objects, which only the Worker reaches.
+ */
+export async function facilitatorsReport(fetcher: (input: string) => Promise<Response>, baseUrl: string): Promise<unknown> {
+  const url = URL.parse("/v1/health", baseUrl);
+  if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
+    throw invalid([{ path: "baseUrl", message: "Must be an http(s) URL" }]);
+  }
+  let body: { data?: { checks?: { facilitators?: unknown } } } | undefined;
+  try {
+    const res = await fetcher(url.toString());
+    body = (await res.json()) as typeof body;
+  } catch {
+    body = undefined;
+  }
+  const facilitators = body?.data?.checks?.facilitators;
+  if (!Array.isArray(facilitators)) {
+    throw new ApiError(
+      "BAD_GATEWAY",
+      `No Worker answered GET /v1/health at ${url.origin}: start it (npm run dev) or pass --base-url`,
+    );
+  }
+  return facilitators;
 }

@@ -11,6 +11,7 @@ import {
   createKey,
   createTenant,
   demoData,
+  facilitatorsReport,
   listAllTenants,
   listKeys,
   pauseKey,
@@ -41,6 +42,9 @@ Commands:
   dashboard-link --tenant ID [--base-url URL]
                                          a one-time dashboard sign-in link (10 minutes) → {"url", "expiresAt"};
                                          URL is where the dashboard is served (default http://localhost:8787)
+  facilitators [--base-url URL]          each facilitator's health (status, recent calls and failures, median
+                                         latency, last failure) as the Worker at URL reports it in GET /v1/health
+                                         (default http://localhost:8787; a deployed Worker: its API origin)
 
 Options:
   --remote     Work on the deployed D1 database instead of the local one (needs Cloudflare credentials:
@@ -78,6 +82,8 @@ interface Command {
   run(db: Db, values: Values, arg: string, keys: KeyStore): Promise<unknown>;
   /** It changes a key: its Durable Object must hear of it (with `--remote` it cannot: REMOTE_KEY_NOTE). */
   changesKey?: true;
+  /** It asks the running Worker, not D1 (no database is opened). */
+  worker?: (values: Values) => Promise<unknown>;
 }
 
 const COMMANDS: Record<string, Command> = {
@@ -113,6 +119,12 @@ const COMMANDS: Record<string, Command> = {
     options: ["tenant", "base-url"],
     required: ["tenant"],
     run: (db, v) => createSignInLink(db, { tenant: v.tenant!, baseUrl: v["base-url"] ?? "http://localhost:8787" }),
+  },
+  facilitators: {
+    options: ["base-url"],
+    required: [],
+    run: async () => undefined,
+    worker: (v) => facilitatorsReport((input) => fetch(input), v["base-url"] ?? "http://localhost:8787"),
   },
 };
 
@@ -178,7 +190,7 @@ function parseCommandLine(argv: string[]): Invocation {
   if (help || positionals[0] === "help") return { help: true, remote, values, arg: "" };
   if (positionals.length === 0) throw new UsageError("No command given");
 
-  const words = COMMANDS[positionals[0]!] ? 1 : 2; // `demo-data` and `dashboard-link` are one word, the others two
+  const words = COMMANDS[positionals[0]!] ? 1 : 2; // `demo-data`, `dashboard-link`, `facilitators`: one word; the others two
   const name = positionals.slice(0, words).join(" ");
   const command = COMMANDS[name];
   if (!command) throw new UsageError(`Unknown command "${name}"`);
@@ -217,6 +229,10 @@ async function main(argv: string[]): Promise<number> {
     const invocation = parseCommandLine(argv);
     if (invocation.help || !invocation.command) {
       await writeStdout(USAGE);
+      return 0;
+    }
+    if (invocation.command.worker) {
+      await writeStdout(`${JSON.stringify(await invocation.command.worker(invocation.values), null, 2)}\n`);
       return 0;
     }
     handle = await openD1({ remote: invocation.remote });

@@ -20,6 +20,18 @@ const OriginListSchema = z
   )
   .pipe(z.array(z.string().refine(isOrigin, { message: "Each entry must be an origin like https://app.example.com" })));
 
+/** A comma-separated list of facilitator URLs (empty: unset). */
+const UrlListSchema = z
+  .string()
+  .default("")
+  .transform((list) =>
+    list
+      .split(",")
+      .map((entry) => entry.trim())
+      .filter(Boolean),
+  )
+  .pipe(z.array(z.url()).max(5, { message: "At most 5 facilitators per mode" }));
+
 const ConfigSchema = z.object({
   RATE_LIMIT_MAX: positiveInt(1000),
   RATE_LIMIT_WINDOW_SECONDS: positiveInt(60),
@@ -30,6 +42,10 @@ const ConfigSchema = z.object({
   PAYMENT_BASE_URL: z.url().default("https://pay.example.com"),
   FACILITATOR_URL_TESTNET: z.url().default("https://facilitator.example.com/testnet"),
   FACILITATOR_URL_MAINNET: z.url().default("https://facilitator.example.com/mainnet"),
+  // Several facilitators per mode, in the preferred order; set, they replace FACILITATOR_URL_<MODE>.
+  FACILITATOR_URLS_TESTNET: UrlListSchema,
+  FACILITATOR_URLS_MAINNET: UrlListSchema,
+  FACILITATOR_VERIFY_TIMEOUT_MS: positiveInt(5_000),
   ENCRYPTION_KEY: z.string().optional(),
   SERVER_TIMING: z.enum(["on", "off"]).default("off"),
   CORS_ALLOWED_ORIGINS: OriginListSchema,
@@ -46,7 +62,15 @@ export interface Config {
   maxServicesPerTenant: number;
   maxPaywallsPerTenant: number;
   paymentBaseUrl: string;
+  /** Each mode's first facilitator (what a paywall shows as its `facilitatorUrl`). */
   facilitatorUrl: { testnet: string; mainnet: string };
+  /**
+   * Each mode's facilitators in the configured order (`FACILITATOR_URLS_<MODE>`, else the one of
+   * `FACILITATOR_URL_<MODE>`): the gateway asks them in the order their health gives (docs/gateway.md, "Facilitators").
+   */
+  facilitatorUrls: { testnet: string[]; mainnet: string[] };
+  /** How long a facilitator's `/verify` may take before the next one is asked. */
+  facilitatorVerifyTimeoutMs: number;
   encryptionKey: string | undefined;
   serverTiming: boolean;
   /** Origins whose browser pages may call the API; empty: no cross-origin access. */
@@ -71,6 +95,10 @@ export function getConfig(env: object): Config {
   let config = cache.get(env);
   if (!config) {
     const v = ConfigSchema.parse(env);
+    const facilitatorUrls = {
+      testnet: v.FACILITATOR_URLS_TESTNET.length > 0 ? v.FACILITATOR_URLS_TESTNET : [v.FACILITATOR_URL_TESTNET],
+      mainnet: v.FACILITATOR_URLS_MAINNET.length > 0 ? v.FACILITATOR_URLS_MAINNET : [v.FACILITATOR_URL_MAINNET],
+    };
     config = {
       rateLimit: {
         max: v.RATE_LIMIT_MAX,
@@ -81,7 +109,9 @@ export function getConfig(env: object): Config {
       maxServicesPerTenant: v.MAX_SERVICES_PER_TENANT,
       maxPaywallsPerTenant: v.MAX_PAYWALLS_PER_TENANT,
       paymentBaseUrl: v.PAYMENT_BASE_URL.replace(/\/+$/, ""),
-      facilitatorUrl: { testnet: v.FACILITATOR_URL_TESTNET, mainnet: v.FACILITATOR_URL_MAINNET },
+      facilitatorUrl: { testnet: facilitatorUrls.testnet[0]!, mainnet: facilitatorUrls.mainnet[0]! },
+      facilitatorUrls,
+      facilitatorVerifyTimeoutMs: v.FACILITATOR_VERIFY_TIMEOUT_MS,
       encryptionKey: v.ENCRYPTION_KEY,
       serverTiming: v.SERVER_TIMING === "on",
       corsAllowedOrigins: v.CORS_ALLOWED_ORIGINS,

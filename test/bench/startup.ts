@@ -92,6 +92,7 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
 const TRIVIAL = `import { DurableObject } from "cloudflare:workers";
 export class RateLimiter extends DurableObject {}
 export class PaymentCoordinator extends DurableObject {}
+export class FacilitatorHealthObject extends DurableObject {}
 export default { fetch() { return new Response("trivial"); } };`;
 
 /** Stands in for the network: nothing these requests do should leave the machine, and nothing may hang on it. */
@@ -158,6 +159,7 @@ export async function measureStartup(options: {
       durableObjects: {
         RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
         PAYMENT_COORDINATOR: { className: "PaymentCoordinator", useSQLite: true },
+        FACILITATOR_HEALTH: { className: "FacilitatorHealthObject", useSQLite: true },
       },
       outboundService: "no-network",
       unsafeDirectSockets: [{ host: "127.0.0.1", port }],

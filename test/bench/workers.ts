@@ -105,6 +105,7 @@ export async function startWorkers(options: {
       durableObjects: {
         RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
         PAYMENT_COORDINATOR: { className: "PaymentCoordinator", useSQLite: true },
+        FACILITATOR_HEALTH: { className: "FacilitatorHealthObject", useSQLite: true },
       },
       bindings: { ...appBindings, SERVER_TIMING: "off", PAYMENT_BASE_URL: paymentOrigin("app") },
       outboundService,
@@ -121,6 +122,7 @@ export async function startWorkers(options: {
       durableObjects: {
         RATE_LIMITER: { className: "RateLimiter", scriptName: "app", useSQLite: true },
         PAYMENT_COORDINATOR: { className: "PaymentCoordinator", scriptName: "app", useSQLite: true },
+        FACILITATOR_HEALTH: { className: "FacilitatorHealthObject", scriptName: "app", useSQLite: true },
       },
       bindings: { ...appBindings, SERVER_TIMING: "on", PAYMENT_BASE_URL: paymentOrigin("app-timing") },
       outboundService,

@@ -41,3 +41,13 @@ test("a reader that stops after the first line (| head -n 1) gets that line, and
   assert.match(run.stderr, /exit=0\s*$/, run.stderr);
   assert.doesNotMatch(run.stderr, /EPIPE/, run.stderr);
 });
+
+test("facilitators asks the running Worker; none answering is BAD_GATEWAY on stderr, nothing on stdout", () => {
+  const run = sh("npm run -s admin -- facilitators --base-url http://127.0.0.1:9");
+  assert.equal(run.code, 1, run.stderr);
+  assert.equal(run.stdout, "");
+  assert.deepEqual(JSON.parse(run.stderr.trim().split("\n").at(-1) ?? ""), {
+    error: "No Worker answered GET /v1/health at http://127.0.0.1:9: start it (npm run dev) or pass --base-url",
+    code: "BAD_GATEWAY",
+  });
+});

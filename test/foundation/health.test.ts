@@ -7,7 +7,7 @@ describe("GET /v1/health", () => {
     const { status, body, headers } = await api("/v1/health");
     expect(status).toBe(200);
     expect(body).toEqual({
-      data: { status: "ok", checks: { database: "ok" } },
+      data: { status: "ok", checks: { database: "ok", facilitators: expect.any(Array) } },
       meta: { requestId: headers.get("X-Request-Id"), timestamp: expect.any(String) },
     });
     expect(headers.get("Cache-Control")).toBe("no-store");
@@ -26,7 +26,7 @@ describe("GET /v1/health", () => {
     expect(res.status).toBe(503);
     const body = res.body;
     expect(body).toEqual({
-      data: { status: "degraded", checks: { database: "error" } },
+      data: { status: "degraded", checks: { database: "error", facilitators: expect.any(Array) } },
       meta: { requestId: res.headers.get("X-Request-Id"), timestamp: expect.any(String) },
     });
   });
@@ -40,5 +40,56 @@ describe("GET /v1/health", () => {
     const res = await api("/v1/health", { env: { DB: throwing } });
     expect(res.status).toBe(503);
     expect(res.body.data.status).toBe("degraded");
+  });
+
+  it("lists each configured facilitator per mode, never with credentials or a query string", async () => {
+    const res = await api("/v1/health", {
+      env: {
+        FACILITATOR_URLS_TESTNET: "https://user:pw@one.example/x402?key=secret-key,https://two.example",
+        FACILITATOR_URL_MAINNET: "https://main.example/",
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.data.checks.facilitators).toEqual([
+      {
+        mode: "testnet",
+        url: "https://one.example/x402",
+        status: "unknown",
+        calls: 0,
+        failures: 0,
+        latencyMs: null,
+        lastFailure: null,
+      },
+      {
+        mode: "testnet",
+        url: "https://two.example",
+        status: "unknown",
+        calls: 0,
+        failures: 0,
+        latencyMs: null,
+        lastFailure: null,
+      },
+      {
+        mode: "mainnet",
+        url: "https://main.example",
+        status: "unknown",
+        calls: 0,
+        failures: 0,
+        latencyMs: null,
+        lastFailure: null,
+      },
+    ]);
+    expect(res.text).not.toMatch(/secret-key|user:pw/);
+  });
+
+  it("a health object that cannot be reached leaves the facilitators unknown, still 200", async () => {
+    const broken = {
+      idFromName: () => {
+        throw new Error("binding unavailable");
+      },
+    };
+    const res = await api("/v1/health", { env: { FACILITATOR_HEALTH: broken } });
+    expect(res.status).toBe(200);
+    expect(res.body.data.checks.facilitators.map((f: { status: string }) => f.status)).toEqual(["unknown", "unknown"]);
   });
 });

@@ -68,8 +68,10 @@ interface FacilitatorRequest {
  *   more (the authorization is used).
  * - `settlement-pending-unsent`: answers 200 `settlement_pending` with a hash, sends nothing (a broadcast dropped
  *   from the mempool).
+ * - `settle-refused`: refuses every settlement (200 `success: false`, no transaction), sends nothing (a facilitator
+ *   out of gas). Verification answers as usual.
  */
-const FAULT_PATH = /^\/__fault\/(settlement-pending|settlement-pending-unsent)(?=\/)/;
+const FAULT_PATH = /^\/__fault\/(settlement-pending|settlement-pending-unsent|settle-refused)(?=\/)/;
 
 const nonceOf = (payload: PaymentPayload | undefined): string | undefined => {
   const auth = (payload?.payload as { authorization?: { nonce?: string } } | undefined)?.authorization;
@@ -157,6 +159,13 @@ export async function startFacilitator(options: FacilitatorOptions): Promise<Loc
       result = {
         success: false,
         errorReason: "unsupported_scheme",
+        transaction: "",
+        network: paymentRequirements.network,
+      };
+    } else if (fault?.[1] === "settle-refused") {
+      result = {
+        success: false,
+        errorReason: "insufficient_funds_for_gas",
         transaction: "",
         network: paymentRequirements.network,
       };

@@ -20,12 +20,14 @@ import { privateKeyToAccount } from "viem/accounts";
 import { startAnvil } from "./anvil.ts";
 import { loadArtifacts } from "./contracts.ts";
 
-/** anvil's default accounts 0-3 (mnemonic "test test test test test test test test test test test junk"). */
+/** anvil's default accounts 0-4 (mnemonic "test test test test test test test test test test test junk"). */
 export const DEV_KEYS = {
   deployer: "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
   buyer: "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d",
   merchant: "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a",
   facilitator: "0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6",
+  /** The second local facilitator's (stack.ts): a key of its own, so the two never race for a transaction nonce. */
+  secondFacilitator: "0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a",
 } as const satisfies Record<string, Hex>;
 
 /** Multicall3's address on every chain (https://github.com/mds1/multicall3#deployments). */

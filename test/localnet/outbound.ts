@@ -24,6 +24,15 @@
  * - `send-refused.<host>` does not forward them and answers a JSON-RPC error, as a node refusing the transaction
  *   does (`nonce too low`). Nothing moved, and the caller knows it.
  *
+ * A facilitator that is down, failing, slow or broken, for every request (verify and settle alike):
+ * - `down.<host>`: nothing answers (the Worker's `fetch` fails, as for a connection refused); nothing is forwarded.
+ * - `error-status.<host>`: `503` with a page that is not JSON; nothing is forwarded.
+ * - `garbage.<host>`: `200` with a body that is not JSON; nothing is forwarded.
+ * - `wrong-shape.<host>`: `200` with JSON that is neither a verify nor a settle answer; nothing is forwarded.
+ * - `slow.<host>`: forwarded after `SLOW_MS` (or not at all when the Worker gives up first).
+ * - `ok.<host>`: forwarded as it is (a name of its own for a healthy facilitator).
+ * Any fault may carry a tag of the test's own (`t1-down.<host>`): another URL, so its health is the test's own.
+ *
  * A capped RPC: `logs-capped.<host>` answers an `eth_getLogs` spanning more than `LOGS_CAP_BLOCKS` blocks with the
  * JSON-RPC error such RPCs give (many public RPCs cap the range, some at 50 blocks), and forwards everything else.
  */
@@ -34,6 +43,8 @@ import { Response as MiniflareResponse, fetch as miniflareFetch } from "miniflar
 export const GATEWAY_TEST_HOSTS = {
   upstream: "upstream.gateway.test",
   facilitator: "facilitator.gateway.test",
+  /** The second local facilitator (failover between facilitators). */
+  secondFacilitator: "facilitator-b.gateway.test",
   rpc: "rpc.gateway.test",
   tempoRpc: "tempo-rpc.gateway.test",
   /** Routed to a local port where nothing listens: the Worker's fetch fails, as for an upstream that is down. */
@@ -43,8 +54,14 @@ export const GATEWAY_TEST_HOSTS = {
 /** host name → local origin (`http://127.0.0.1:<port>`). */
 export type OutboundRoutes = Record<string, string>;
 
-const FAULT = /^(answer-lost|send-dropped|send-refused|logs-capped)\.(.+)$/;
+const FAULT =
+  /^(?:[a-z0-9]+-(?=[a-z]))?(answer-lost|send-dropped|send-refused|logs-capped|down|error-status|garbage|wrong-shape|slow|ok)\.(.+)$/;
 export const LOGS_CAP_BLOCKS = 100;
+/** How long `slow.<host>` holds a request before forwarding it. */
+export const SLOW_MS = 4_000;
+
+const faultAnswer = (status: number, body: string, type: string) =>
+  new MiniflareResponse(body, { status, headers: { "content-type": type, "x-localnet-fault": "1" } }) as unknown as Response;
 
 /** Whether the request is an `eth_getLogs` over more blocks than a capped RPC answers for. */
 function overLogsCap(body: ArrayBuffer | undefined): boolean {
@@ -114,6 +131,28 @@ export function createOutboundRouter(routes: OutboundRoutes, options: { passThro
       const routed = new URL(url);
       routed.hostname = fault[2] as string;
       const forward = () => route(new Request(routed, { method: request.method, headers: request.headers, body }));
+      switch (fault[1]) {
+        case "ok":
+          return forward();
+        case "down":
+          throw new Unreachable(`${url.host}: down`);
+        case "error-status":
+          return faultAnswer(503, "<html>503 Service Unavailable</html>", "text/html");
+        case "garbage":
+          return faultAnswer(200, "<html>this is not JSON</html>", "application/json");
+        case "wrong-shape":
+          return faultAnswer(200, JSON.stringify({ ok: true, data: "not an x402 answer" }), "application/json");
+        case "slow":
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, SLOW_MS);
+            request.signal?.addEventListener("abort", () => {
+              clearTimeout(timer);
+              resolve();
+            });
+          });
+          if (request.signal?.aborted) throw new Unreachable(`${url.host}: the caller gave up`);
+          return forward();
+      }
       if (fault[1] === "logs-capped") {
         if (!overLogsCap(body)) return forward();
         const id = (JSON.parse(new TextDecoder().decode(body)) as { id?: unknown }).id ?? null;

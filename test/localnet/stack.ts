@@ -3,7 +3,7 @@
  * chain for MPP (startTempoLocalnet). Used by the vitest globalSetup of the gateway tests and by the dev loop.
  */
 import { type FacilitatorOptions, type LocalFacilitator, startFacilitator } from "./facilitator.ts";
-import { type Localnet, type LocalnetInfo, type LocalnetOptions, localnetInfo, startLocalnet } from "./localnet.ts";
+import { DEV_KEYS, type Localnet, type LocalnetInfo, type LocalnetOptions, localnetInfo, startLocalnet } from "./localnet.ts";
 import { startTempoLocalnet, type TempoLocalnet, type TempoLocalnetInfo, tempoLocalnetInfo } from "./tempo.ts";
 import { type LocalUpstream, startUpstream } from "./upstream.ts";
 
@@ -18,6 +18,8 @@ export interface StackOptions extends LocalnetOptions {
 export interface LocalStack {
   localnet: Localnet;
   facilitator: LocalFacilitator;
+  /** A second facilitator over the same chain, signing with a key of its own (failover between facilitators). */
+  secondFacilitator: LocalFacilitator;
   upstream: LocalUpstream;
   tempo: TempoLocalnet | undefined;
   info: StackInfo;
@@ -28,6 +30,8 @@ export interface LocalStack {
 export interface StackInfo extends LocalnetInfo {
   /** The local facilitator's own origin (`http://127.0.0.1:<port>`). */
   facilitatorUrl: string;
+  /** The second facilitator's own origin. */
+  secondFacilitatorUrl: string;
   /** The upstream stub's own origin. */
   upstreamUrl: string;
   /**
@@ -70,10 +74,13 @@ export async function startStack(options: StackOptions = {}): Promise<LocalStack
     stops.push(upstream.stop);
     const tempo = options.tempo === false ? undefined : await startTempoLocalnet({ port: options.tempoPort ?? 0 });
     if (tempo) stops.push(tempo.stop);
+    const secondFacilitator = await startFacilitator({ ...facilitatorOptions, privateKey: DEV_KEYS.secondFacilitator, port: 0 });
+    stops.push(secondFacilitator.stop);
     const networkId = NETWORK_ID_BY_CHAIN[localnet.chainId] ?? `eip155:${localnet.chainId}`;
     const info: StackInfo = {
       ...localnetInfo(localnet),
       facilitatorUrl: facilitator.url,
+      secondFacilitatorUrl: secondFacilitator.url,
       upstreamUrl: upstream.url,
       networkId,
       tempo: tempo ? tempoLocalnetInfo(tempo) : undefined,
@@ -89,7 +96,7 @@ export async function startStack(options: StackOptions = {}): Promise<LocalStack
         ...(tempo ? { "tempo-testnet": { rpcUrl: "https://tempo-rpc.gateway.test" } } : {}),
       }),
     };
-    return { localnet, facilitator, upstream, tempo, info, stop };
+    return { localnet, facilitator, secondFacilitator, upstream, tempo, info, stop };
   } catch (err) {
     await stop();
     throw err;

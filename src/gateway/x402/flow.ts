@@ -7,7 +7,7 @@ import { commonMode, type NetworkId } from "../../core/money/networks.ts";
 import { challengeDescription, VALIDITY_WINDOW_SECONDS } from "../../core/payments.ts";
 import type { PaymentTarget } from "../../db/gateway.ts";
 import { EnvMemo } from "../../lib/env-memo.ts";
-import { x402ChainOutcome } from "../chain-outcome.ts";
+import { type ChainOutcome, x402ChainOutcome } from "../chain-outcome.ts";
 import { noteListing } from "../discovery/listing.ts";
 import type { GatewayEnv } from "../env.ts";
 import { fulfilPayment, type PaymentRequest, type Settlement, settlementFromChain } from "../fulfil.ts";
@@ -34,10 +34,10 @@ import {
 } from "./sdk.ts";
 import { sealSweepSettlement } from "./sweep-settlement.ts";
 
-/** How long verify and settle may take at the facilitator. */
-const FACILITATOR_TIMEOUT_MS = 30_000;
+/** How long a settle may take at a facilitator (it waits for the transfer's receipt). */
+const FACILITATOR_SETTLE_TIMEOUT_MS = 30_000;
 /** Kept free before an x402 payment expires, to settle it at the facilitator after the upstream answered. */
-const X402_SETTLE_MARGIN_MS = FACILITATOR_TIMEOUT_MS;
+const X402_SETTLE_MARGIN_MS = FACILITATOR_SETTLE_TIMEOUT_MS;
 
 type Ctx = Context<GatewayEnv>;
 
@@ -66,7 +66,6 @@ function buildSessionFor(c: Ctx, t: PaymentTarget): Promise<X402Session> {
   const networks = t.paywall.networks as NetworkId[];
   return x402Session(
     {
-      facilitatorUrl: config.facilitatorUrl[commonMode(networks) ?? t.service.mode],
       offers: networks.filter((n) => table[n]?.kind === "evm").map((network) => ({ network, entry: table[network] })),
       amount: t.paywall.price,
       payTo: t.paywall.merchantWallet,
@@ -80,7 +79,12 @@ function buildSessionFor(c: Ctx, t: PaymentTarget): Promise<X402Session> {
         categories: t.service.categories,
       },
     },
-    FACILITATOR_TIMEOUT_MS,
+    {
+      env: c.env,
+      mode: commonMode(networks) ?? t.service.mode,
+      verifyTimeoutMs: config.facilitatorVerifyTimeoutMs,
+      settleTimeoutMs: FACILITATOR_SETTLE_TIMEOUT_MS,
+    },
   );
 }
 
@@ -168,7 +172,7 @@ async function payNewX402(c: Ctx, header: string, request: PaymentRequest): Prom
     payTo: matched.requirements.payTo,
     // For the sweep to settle it itself if this request dies after the upstream answered (./sweep-settlement.ts).
     settlement: await sealSweepSettlement(c.env, target.paywall.tenantId, reference, {
-      facilitatorUrl: session.terms.facilitatorUrl,
+      facilitatorUrl: session.facilitator.settleOrder(payload)[0] as string, // the one that verified it
       paymentPayload: payload,
       paymentRequirements: matched.requirements,
     }),
@@ -187,8 +191,8 @@ async function payNewX402(c: Ctx, header: string, request: PaymentRequest): Prom
       credential: request.presented?.credential ?? (await x402CredentialDigest(String(signature))),
       amount: matched.requirements.amount,
       settle: () =>
-        settleX402(session, payload, matched, pending, table[matched.network].rpcUrl, (result) =>
-          noteListing(c, target, session.terms.facilitatorUrl, result),
+        settleX402(session, payload, matched, pending, table[matched.network].rpcUrl, (url, result) =>
+          noteListing(c, target, url, result),
         ),
       expiresAt: validBefore,
       settleMarginMs: X402_SETTLE_MARGIN_MS,
@@ -200,8 +204,11 @@ async function payNewX402(c: Ctx, header: string, request: PaymentRequest): Prom
 }
 
 /**
- * Settles at the facilitator. Anything but a success asks the token whether the authorization was used, and for
- * what: a definite refusal (nothing was sent) stays the facilitator's refusal once the token says unused.
+ * Settles at the facilitator that verified the payment. Anything but a success asks the token whether the
+ * authorization was used, and for what (src/gateway/chain-outcome.ts): a lost or ambiguous answer is resolved from the
+ * chain alone, never by asking another facilitator. Only a definite refusal (no transaction sent) that the token
+ * confirms (the authorization unused) moves on to the next facilitator, while the authorization leaves a whole settle
+ * timeout before it expires; the last refusal stays the buyer's answer.
  */
 async function settleX402(
   session: X402Session,
@@ -209,41 +216,49 @@ async function settleX402(
   matched: MatchedPayment,
   pending: { asset: `0x${string}`; payTo: string; validBefore: Date },
   rpcUrl: string,
-  onSettleAnswer?: (result: SettleResponse) => void,
+  onSettleAnswer?: (facilitatorUrl: string, result: SettleResponse) => void,
 ): Promise<Settlement> {
   const network = matched.requirements.network;
+  const order = session.facilitator.settleOrder(payload);
   let failed: SettleResponse | undefined;
-  try {
-    const result = await session.server.settlePayment(payload, matched.requirements);
-    onSettleAnswer?.(result);
-    if (result.success) {
-      return {
-        kind: "settled",
-        txHash: result.transaction,
-        headers: { [PAYMENT_RESPONSE]: paymentResponseHeader(session, result) },
-      };
+  let outcome: ChainOutcome | undefined;
+  for (const [i, url] of order.entries()) {
+    session.facilitator.settleAt(payload, url);
+    failed = undefined;
+    try {
+      const result = await session.server.settlePayment(payload, matched.requirements);
+      onSettleAnswer?.(url, result);
+      if (result.success) {
+        return {
+          kind: "settled",
+          txHash: result.transaction,
+          headers: { [PAYMENT_RESPONSE]: paymentResponseHeader(session, result) },
+        };
+      }
+      failed = result;
+    } catch (err) {
+      failed = failedSettlement(session, err); // a non-2xx settle response; `undefined` when no answer was seen at all
     }
-    failed = result;
-  } catch (err) {
-    failed = failedSettlement(session, err); // a non-2xx settle response; `undefined` when no answer was seen at all
-  }
-  const outcome = await x402ChainOutcome(rpcUrl, {
-    asset: pending.asset,
-    payer: matched.payer as `0x${string}`,
-    nonce: matched.nonce as `0x${string}`,
-    validBefore: pending.validBefore,
-    payTo: pending.payTo as `0x${string}`,
-    amount: matched.requirements.amount,
-  });
-  if (failed && !mayStillSettle(failed) && outcome.status === "UNKNOWN" && outcome.unused) {
+    outcome = await x402ChainOutcome(rpcUrl, {
+      asset: pending.asset,
+      payer: matched.payer as `0x${string}`,
+      nonce: matched.nonce as `0x${string}`,
+      validBefore: pending.validBefore,
+      payTo: pending.payTo as `0x${string}`,
+      amount: matched.requirements.amount,
+    });
+    const refusedUnsent = failed && !mayStillSettle(failed) && outcome.status === "UNKNOWN" && outcome.unused;
+    if (!refusedUnsent) break;
+    const timeLeft = pending.validBefore.getTime() - Date.now() > FACILITATOR_SETTLE_TIMEOUT_MS;
+    if (i + 1 < order.length && timeLeft) continue;
     return {
       kind: "refused",
-      reason: `settlement failed: ${failed.errorReason ?? "unknown"}`,
-      response: settlementFailedResponse(session, failed),
+      reason: `settlement failed: ${failed?.errorReason ?? "unknown"}`,
+      response: settlementFailedResponse(session, failed as SettleResponse),
     };
   }
   return settlementFromChain(
-    outcome,
+    outcome as ChainOutcome,
     async (transaction) => ({
       [PAYMENT_RESPONSE]: paymentResponseHeader(session, { success: true, transaction, network, payer: matched.payer }),
     }),

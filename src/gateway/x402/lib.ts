@@ -9,7 +9,7 @@ export {
   HTTPFacilitatorClient,
 } from "@x402/core/http";
 export { x402ResourceServer } from "@x402/core/server";
-export { SettleError } from "@x402/core/types";
+export { FacilitatorResponseError, FacilitatorTimeoutError, SettleError, VerifyError } from "@x402/core/types";
 export { ExactEvmScheme } from "@x402/evm/exact/server";
 // The Bazaar discovery extension (docs/discovery.md), by its subpath: the package root would evaluate every extension
 // (and ajv). Only declaring and enriching run here; the package's validators compile JSON Schema with ajv, which

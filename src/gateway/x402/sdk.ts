@@ -1,5 +1,4 @@
-import type { HTTPFacilitatorClient } from "@x402/core/http";
-import type { FacilitatorClient, x402ResourceServer } from "@x402/core/server";
+import type { x402ResourceServer } from "@x402/core/server";
 import type {
   PaymentPayload,
   PaymentRequired,
@@ -7,12 +6,12 @@ import type {
   ResourceInfo,
   SettleResponse,
   SupportedKind,
-  VerifyResponse,
 } from "@x402/core/types";
 import type { BazaarDeclaration } from "../../core/discovery/bazaar.ts";
 import { caip2, type NetworkEntry, networkOfCaip2 } from "../../core/money/network-table.ts";
 import type { NetworkId } from "../../core/money/networks.ts";
 import { randomHex } from "../../lib/ids.ts";
+import { type FacilitatorChoice, FailoverFacilitator } from "./facilitators.ts";
 
 /**
  * The x402 v2 side of the gateway, built from `@x402/core`'s resource server and `@x402/evm`'s `exact` scheme:
@@ -28,36 +27,12 @@ export const PAYMENT_SIGNATURE = "PAYMENT-SIGNATURE";
 export const PAYMENT_REQUIRED = "PAYMENT-REQUIRED";
 export const PAYMENT_RESPONSE = "PAYMENT-RESPONSE";
 
-/**
- * The facilitator at the paywall's `facilitatorUrl` for verify and settle. The kinds it is asked for are the
- * paywall's own networks: the 402 challenge then needs no facilitator round trip (the `exact` EVM scheme takes
- * nothing from a supported kind), and verification still happens at the facilitator.
- */
-class PaywallFacilitator implements FacilitatorClient {
-  private readonly http: HTTPFacilitatorClient;
-  private readonly kinds: SupportedKind[];
-  constructor(http: HTTPFacilitatorClient, kinds: SupportedKind[]) {
-    this.http = http;
-    this.kinds = kinds;
-  }
-  verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> {
-    return this.http.verify(payload, requirements);
-  }
-  settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> {
-    return this.http.settle(payload, requirements);
-  }
-  getSupported() {
-    return Promise.resolve({ kinds: this.kinds, extensions: [], signers: {} });
-  }
-}
-
 export interface X402Offer {
   network: NetworkId;
   entry: NetworkEntry;
 }
 
 export interface X402Terms {
-  facilitatorUrl: string;
   offers: X402Offer[];
   /** Integer micro-USDC (USDC's 6-decimal atomic unit), passed through as a string. */
   amount: string;
@@ -81,6 +56,8 @@ export interface X402Session {
   /** The SDK, loaded for the session's first use. */
   sdk: Lib;
   server: x402ResourceServer;
+  /** The paywall's facilitators, behind the resource server (./facilitators.ts). */
+  facilitator: FailoverFacilitator;
   requirements: PaymentRequirements[];
   terms: X402Terms;
   /**
@@ -119,12 +96,11 @@ export function challengeNonceOf(payload: PaymentPayload): string | undefined {
  * A resource server for one paywall and the requirements it accepts: one `exact` requirement per EVM network. The
  * gateway's flow keeps each session for the paywall's state (src/gateway/x402/flow.ts), so it is built once per state.
  */
-export async function x402Session(terms: X402Terms, facilitatorTimeoutMs: number): Promise<X402Session> {
+export async function x402Session(terms: X402Terms, facilitators: FacilitatorChoice): Promise<X402Session> {
   const kinds = terms.offers.map((o) => ({ x402Version: 2, scheme: "exact", network: caip2(o.entry) }) as SupportedKind);
   const sdk = await x402Lib();
-  const server = new sdk.x402ResourceServer(
-    new PaywallFacilitator(new sdk.HTTPFacilitatorClient({ url: terms.facilitatorUrl, timeoutMs: facilitatorTimeoutMs }), kinds),
-  );
+  const facilitator = new FailoverFacilitator(sdk, facilitators, kinds);
+  const server = new sdk.x402ResourceServer(facilitator);
   const scheme = new sdk.ExactEvmScheme();
   for (const kind of kinds) server.register(kind.network, scheme);
   await server.initialize();
@@ -141,7 +117,7 @@ export async function x402Session(terms: X402Terms, facilitatorTimeoutMs: number
   );
   const { resource, extensions } = discoveryOf(sdk, server, terms);
   const retry = { [sdk.PAYMENT_IDENTIFIER]: sdk.declarePaymentIdentifierExtension(false) };
-  return { sdk, server, requirements, terms, resource, extensions: { ...extensions, ...retry } };
+  return { sdk, server, facilitator, requirements, terms, resource, extensions: { ...extensions, ...retry } };
 }
 
 /**

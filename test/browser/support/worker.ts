@@ -92,6 +92,7 @@ export async function startWorker(options: StartOptions): Promise<RunningWorker>
     durableObjects: {
       RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
       PAYMENT_COORDINATOR: { className: "PaymentCoordinator", useSQLite: true },
+      FACILITATOR_HEALTH: { className: "FacilitatorHealthObject", useSQLite: true },
     },
     bindings: {
       ...(await readVars(ROOT)),
@@ -121,6 +122,7 @@ export async function startWorker(options: StartOptions): Promise<RunningWorker>
       durableObjects: {
         RATE_LIMITER: { className: "RateLimiter", scriptName: "app", useSQLite: true },
         PAYMENT_COORDINATOR: { className: "PaymentCoordinator", scriptName: "app", useSQLite: true },
+        FACILITATOR_HEALTH: { className: "FacilitatorHealthObject", scriptName: "app", useSQLite: true },
       },
       bindings: { ...app.bindings, PAYMENT_BASE_URL: variantOrigin(i), ...vars },
       ...(app.outboundService ? { outboundService: app.outboundService } : {}),
