@@ -197,6 +197,25 @@ for (const select of document.querySelectorAll("select[data-auth-method]")) {
 }
 `;
 
+/**
+ * A new paywall's service: choosing one makes the target a route of it and ticks the networks it accepts
+ * (\`<option data-networks="base-sepolia tempo-testnet">\`); choosing none, an upstream URL. Without JavaScript the
+ * form opened from a service's page starts that way already.
+ */
+const PAYWALL_JS = `
+for (const select of document.querySelectorAll("select[data-paywall-service]")) {
+  select.addEventListener("change", () => {
+    const form = select.form;
+    const option = select.selectedOptions[0];
+    const target = form.querySelector('input[name="targetType"][value="' + (select.value ? "ROUTE" : "PROXY") + '"]');
+    if (target) target.checked = true;
+    if (!select.value || !option) return;
+    const networks = (option.dataset.networks || "").split(" ");
+    for (const box of form.querySelectorAll('input[name="networks"]')) box.checked = networks.includes(box.value);
+  });
+}
+`;
+
 /** FNV-1a (32 bits) of the text, as 8 hex digits: enough to tell one version of a file from the next. */
 export function contentHash(text: string): string {
   let h = 0x811c9dc5;
@@ -212,6 +231,7 @@ const FILES = {
   copy: { name: "copy", ext: "js", type: "text/javascript; charset=utf-8", body: COPY_JS },
   siwe: { name: "siwe", ext: "js", type: "text/javascript; charset=utf-8", body: SIWE_JS },
   auth: { name: "auth-fields", ext: "js", type: "text/javascript; charset=utf-8", body: AUTH_JS },
+  paywall: { name: "paywall-fields", ext: "js", type: "text/javascript; charset=utf-8", body: PAYWALL_JS },
 } as const;
 
 export type AssetId = keyof typeof FILES;

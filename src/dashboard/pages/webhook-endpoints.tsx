@@ -121,7 +121,7 @@ async function listPage(c: Ctx, extra: { shown?: ShownSecret; gone?: boolean; er
             boxIds="new-event"
             legend="Events"
             options={WEBHOOK_EVENT_TYPES.map((type) => [type, <code>{type}</code>] as const)}
-            checked={values.events ?? []}
+            checked={values.events ?? [...WEBHOOK_EVENT_TYPES]}
           />
           <Field errors={extra.errors} name="description" id="new-description" label="Description" hint="Optional.">
             {(a) => (
