@@ -80,6 +80,8 @@ dl.profile dt { color:var(--muted); } dl.profile dd { margin:0; overflow-wrap:an
 .sr-only { position:absolute; width:1px; height:1px; overflow:hidden; clip:rect(0 0 0 0); white-space:nowrap; }
 section > :first-child, .card > :first-child { margin-top:0; }
 td .actions { min-width:9rem; }
+/* A delivery's id and error wrap inside their cells: the log fits its card at desktop widths. */
+table.deliveries td .hint { overflow-wrap:anywhere; }
 td.nowrap, td.nowrap code { white-space:nowrap; overflow-wrap:normal; }
 @media (max-width: 40rem) {
   main { padding:.6rem; } .sign-out { margin-left:0; }

@@ -64,7 +64,7 @@ describe("forms start with sensible defaults", () => {
     expect(isChecked(form, "pw-targetType-PROXY")).toBe(false);
     expect(checkedIds(form, "pw-net-").sort()).toEqual(["pw-net-arc-testnet", "pw-net-base-sepolia"]);
 
-    // Posted as it starts, with only a slug, a name, a price and a route: the service's networks, a route target.
+    // Posted as it starts, with only a slug, a name and a price: the service's networks, the slug's route.
     const fields: Record<string, string | string[]> = {
       serviceId,
       targetType: "ROUTE",
@@ -77,7 +77,7 @@ describe("forms start with sensible defaults", () => {
       slug: "quote",
       name: "Quote",
       price: "0.0015",
-      targetRoute: "/quote",
+      targetRoute: "",
     };
     const created = await client.post("/dashboard/paywalls", fields);
     expect(created.status).toBe(303);
@@ -134,7 +134,13 @@ describe("cache rules and schemas in the paywall form", () => {
     expect(created.status).toBe(303);
     const id = idOf(created.headers.get("location"));
     expect((await api(`/v1/paywalls/${id}`, { key })).body.data).toMatchObject({
-      cacheRules: { ttlSeconds: 300, varyQuery: ["city", "days"], varyHeaders: ["Accept"], varyBody: false, statuses: [200, 203] },
+      cacheRules: {
+        ttlSeconds: 300,
+        varyQuery: ["city", "days"],
+        varyHeaders: ["Accept"],
+        varyBody: false,
+        statuses: [200, 203],
+      },
       inputSchema,
       outputSchema,
     });
@@ -186,7 +192,9 @@ describe("cache rules and schemas in the paywall form", () => {
     });
     expect(res.status).toBe(400);
     const html = await res.text();
-    expect(html).toContain('<p id="pw-cacheTtlSeconds-error" class="field-error"><span>Cache answers for (seconds): Must be an integer');
+    expect(html).toContain(
+      '<p id="pw-cacheTtlSeconds-error" class="field-error"><span>Cache answers for (seconds): Must be an integer',
+    );
     expect(html).toContain('<p id="pw-cacheStatuses-error" class="field-error"><span>Cached statuses: Must be a list of 1 to 10');
     expect(html).toContain('<p id="pw-inputSchema-error" class="field-error"><span>Input schema (JSON): Not valid JSON');
     expect(html).toContain('<p id="pw-outputSchema-error" class="field-error"><span>Output schema (JSON): ');

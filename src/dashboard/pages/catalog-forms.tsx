@@ -653,6 +653,9 @@ function inFormUnits(errors: FormErrors): FormErrors {
   return errors;
 }
 
+/** The route a new paywall's slug names (`/forecast`), when the slug is one. */
+const slugRoute = (slug: string) => (/^[a-z0-9._-]+$/.test(slug) ? `/${slug}` : undefined);
+
 export function paywallCreateFrom(form: FormReader, schema: z.ZodType<PaywallCreate>) {
   const jsonErrors = noErrors();
   const target = form.one("targetType");
@@ -666,7 +669,8 @@ export function paywallCreateFrom(form: FormReader, schema: z.ZodType<PaywallCre
     networks: form.many("networks"),
     allowedMethods: form.many("allowedMethods"),
     description: form.one("description").trim() || undefined,
-    targetRoute: target === "ROUTE" ? form.one("targetRoute").trim() || undefined : undefined,
+    // A route left empty is the slug's path on the service: `/forecast`.
+    targetRoute: target === "ROUTE" ? form.one("targetRoute").trim() || slugRoute(form.one("slug").trim()) : undefined,
     targetUrl: target === "PROXY" ? form.one("targetUrl").trim() || undefined : undefined,
     serviceId: form.one("serviceId") || undefined,
     timeout: timeoutOf(form),
@@ -788,7 +792,11 @@ export function PaywallFields({
         name="targetRoute"
         id={id("targetRoute")}
         label="Route"
-        hint="For a route target: the path on the service, e.g. /v1/forecast."
+        hint={
+          editing
+            ? "For a route target: the path on the service, e.g. /v1/forecast."
+            : "For a route target: the path on the service, e.g. /v1/forecast; empty: / and the slug."
+        }
       />
       <TextField
         values={values}

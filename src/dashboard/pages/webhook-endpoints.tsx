@@ -26,7 +26,7 @@ import type { DashboardEnv } from "../env.ts";
 import { putFlash, takeFlash } from "../flash.ts";
 import { formatDate } from "../format.ts";
 import { Choices, ErrorSummary, Field, type FormErrors, formErrorsOf, readForm } from "../forms.tsx";
-import { Layout, Notice } from "../layout.tsx";
+import { Layout, Notice, ScrollRegion } from "../layout.tsx";
 import { clientIp } from "../session.ts";
 
 type Ctx = Context<DashboardEnv>;
@@ -259,8 +259,8 @@ async function endpointPage(c: Ctx, endpoint: WebhookEndpointRow, error?: string
         {log.rows.length === 0 ? (
           <p>No deliveries yet.</p>
         ) : (
-          <div class="table-wrap">
-            <table class="cards">
+          <ScrollRegion label="Delivery log, table">
+            <table class="cards deliveries">
               <thead>
                 <tr>
                   <th scope="col">Event</th>
@@ -278,7 +278,7 @@ async function endpointPage(c: Ctx, endpoint: WebhookEndpointRow, error?: string
                   <tr>
                     <td data-label="Event">
                       <span>
-                        <code>{d.eventType}</code> <span class="hint">{d.id}</span>
+                        <code>{d.eventType}</code> <code class="hint">{d.id}</code>
                       </span>
                     </td>
                     <td data-label="Status">
@@ -305,7 +305,7 @@ async function endpointPage(c: Ctx, endpoint: WebhookEndpointRow, error?: string
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollRegion>
         )}
         <nav aria-label="Delivery pages" class="pager">
           {page > 1 && <a href={`${base}?page=${page - 1}`}>Newer</a>}
