@@ -425,12 +425,12 @@ describe("forms that start ready, cache rules and schemas", () => {
     await page.goto(`${worker.url}/dashboard/webhooks/${endpointId}`, { waitUntil: "load" });
     await click(page, "Send test event");
     await click(page, "Send test event");
-    // One delivery given up on, with its error: the row that has a Retry button.
+    // One delivery given up on, with its error and the id a transaction's delivery has (its longest): a Retry button.
     await (await worker.db())
       .prepare(
-        "UPDATE webhook_deliveries SET status = 'failed', attempts = 8, response_status = 503, latency_ms = 1234, error = 'Upstream answered 503 Service Unavailable after 8 attempts' WHERE id = (SELECT id FROM webhook_deliveries WHERE endpoint_id = ? LIMIT 1)",
+        "UPDATE webhook_deliveries SET id = ?, status = 'failed', attempts = 8, response_status = 503, latency_ms = 1234, error = 'Upstream answered 503 Service Unavailable after 8 attempts' WHERE id = (SELECT id FROM webhook_deliveries WHERE endpoint_id = ? LIMIT 1)",
       )
-      .bind(endpointId)
+      .bind(`msg_4c2934642a77155071b63d2e_completed_${endpointId}`, endpointId)
       .run();
     await page.goto(`${worker.url}/dashboard/webhooks/${endpointId}`, { waitUntil: "load" });
     const region = (await page.$eval("section[aria-label='Delivery log, table']", (el) => ({
