@@ -80,6 +80,8 @@ dl.profile dt { color:var(--muted); } dl.profile dd { margin:0; overflow-wrap:an
 .sr-only { position:absolute; width:1px; height:1px; overflow:hidden; clip:rect(0 0 0 0); white-space:nowrap; }
 section > :first-child, .card > :first-child { margin-top:0; }
 td .actions { min-width:9rem; }
+/* A delivery's id and error wrap inside their cells: the log fits its card at desktop widths. */
+table.deliveries td .hint { overflow-wrap:anywhere; }
 td.nowrap, td.nowrap code { white-space:nowrap; overflow-wrap:normal; }
 @media (max-width: 40rem) {
   main { padding:.6rem; } .sign-out { margin-left:0; }
@@ -197,6 +199,25 @@ for (const select of document.querySelectorAll("select[data-auth-method]")) {
 }
 `;
 
+/**
+ * A new paywall's service: choosing one makes the target a route of it and ticks the networks it accepts
+ * (\`<option data-networks="base-sepolia tempo-testnet">\`); choosing none, an upstream URL. Without JavaScript the
+ * form opened from a service's page starts that way already.
+ */
+const PAYWALL_JS = `
+for (const select of document.querySelectorAll("select[data-paywall-service]")) {
+  select.addEventListener("change", () => {
+    const form = select.form;
+    const option = select.selectedOptions[0];
+    const target = form.querySelector('input[name="targetType"][value="' + (select.value ? "ROUTE" : "PROXY") + '"]');
+    if (target) target.checked = true;
+    if (!select.value || !option) return;
+    const networks = (option.dataset.networks || "").split(" ");
+    for (const box of form.querySelectorAll('input[name="networks"]')) box.checked = networks.includes(box.value);
+  });
+}
+`;
+
 /** FNV-1a (32 bits) of the text, as 8 hex digits: enough to tell one version of a file from the next. */
 export function contentHash(text: string): string {
   let h = 0x811c9dc5;
@@ -212,6 +233,7 @@ const FILES = {
   copy: { name: "copy", ext: "js", type: "text/javascript; charset=utf-8", body: COPY_JS },
   siwe: { name: "siwe", ext: "js", type: "text/javascript; charset=utf-8", body: SIWE_JS },
   auth: { name: "auth-fields", ext: "js", type: "text/javascript; charset=utf-8", body: AUTH_JS },
+  paywall: { name: "paywall-fields", ext: "js", type: "text/javascript; charset=utf-8", body: PAYWALL_JS },
 } as const;
 
 export type AssetId = keyof typeof FILES;

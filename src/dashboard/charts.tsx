@@ -5,7 +5,7 @@
  * (bigint) from the database to the label; only pixel geometry is computed in numbers.
  */
 
-import { formatUsdc, formatUsdcShort } from "../core/money/usdc.ts";
+import { formatUsdcAmount, formatUsdcShort } from "../core/money/usdc.ts";
 import type { DayStats } from "../db/daily-stats.ts";
 import { formatCount as count } from "../lib/digits.ts";
 
@@ -177,8 +177,8 @@ export function RevenueChart({ id, days, token = "USDC" }: { id: string; days: D
   const best = days.find((_, i) => values[i] === max);
   const quiet = values.filter((v) => v === 0n).length;
   const summary =
-    `Total ${formatUsdc(total)} ${token} from ${range(days)}` +
-    (max > 0n && best ? `; highest ${formatUsdc(max)} ${token} on ${best.day}` : "") +
+    `Total ${formatUsdcAmount(total)} ${token} from ${range(days)}` +
+    (max > 0n && best ? `; highest ${formatUsdcAmount(max)} ${token} on ${best.day}` : "") +
     `; ${quiet} of ${days.length} days without revenue.`;
   const gap = Math.min(4, f.slot / 5);
   return (
@@ -187,7 +187,7 @@ export function RevenueChart({ id, days, token = "USDC" }: { id: string; days: D
       title={`Revenue per day (completed transactions, ${token})`}
       summary={summary}
       days={days}
-      columns={[{ label: `Revenue (${token})`, cell: (d) => formatUsdc(d.revenue) }]}
+      columns={[{ label: `Revenue (${token})`, cell: (d) => formatUsdcAmount(d.revenue) }]}
     >
       <Axes f={f} ticks={ticks} days={days} unit={token} />
       {days.map((d, i) => {
@@ -204,7 +204,7 @@ export function RevenueChart({ id, days, token = "USDC" }: { id: string; days: D
             height={h}
             fill="#1f5fbf"
           >
-            <title>{`${d.day}: ${formatUsdc(d.revenue)} ${token}`}</title>
+            <title>{`${d.day}: ${formatUsdcAmount(d.revenue)} ${token}`}</title>
           </rect>
         );
       })}

@@ -188,7 +188,7 @@ export async function deleteServiceRow(
 /** Names of the tenant's newest `limit` services, for choosing one in a filter (no secrets selected). */
 export async function listServiceNames(db: Db, tenantId: string, limit: number) {
   return db
-    .select({ id: services.id, name: services.name })
+    .select({ id: services.id, name: services.name, networks: services.networks })
     .from(services)
     .where(eq(services.tenantId, tenantId))
     .orderBy(...newestFirst)

@@ -76,6 +76,8 @@ const KNOWN = {
 } as const;
 
 type Known = keyof typeof KNOWN;
+/** The keys the gateway acts on. */
+export const CACHE_RULE_KEYS = Object.keys(KNOWN) as Known[];
 const isKnown = (key: string): key is Known => Object.hasOwn(KNOWN, key);
 
 /** The effective cache rules of a stored `cacheRules` object, and the keys not acted on. */

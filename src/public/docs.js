@@ -325,8 +325,30 @@ export function render(doc) {
           .join("")}</section>`,
     )
     .join("");
+  markScrollable();
   document.body.dataset.ready = "true";
   if (location.hash) document.getElementById(decodeURIComponent(location.hash.slice(1)))?.scrollIntoView();
+}
+
+/**
+ * A code block or table wider than its box scrolls sideways: it then takes keyboard focus (arrow keys scroll it) and
+ * is named after what it holds, its code box's label or its table's heading. One that fits takes no tab stop. Checked
+ * again when the window's width changes.
+ */
+export function markScrollable() {
+  for (const el of document.querySelectorAll("pre.code, .scroll")) {
+    if (el.scrollWidth > el.clientWidth) {
+      const named =
+        el.closest(".codebox")?.querySelector(".codebar span")?.textContent ||
+        el.previousElementSibling?.textContent ||
+        (el.matches("pre") ? "Code" : "Table");
+      el.setAttribute("tabindex", "0");
+      el.setAttribute("role", "group");
+      el.setAttribute("aria-label", `${named.trim()} (scrolls sideways)`);
+    } else {
+      for (const name of ["tabindex", "role", "aria-label"]) el.removeAttribute(name);
+    }
+  }
 }
 
 function wireCopyButtons() {
@@ -348,6 +370,11 @@ function wireCopyButtons() {
 
 async function main() {
   wireCopyButtons();
+  let pending = 0;
+  addEventListener("resize", () => {
+    cancelAnimationFrame(pending);
+    pending = requestAnimationFrame(markScrollable);
+  });
   if (matchMedia("(max-width: 900px)").matches) document.getElementById("nav-details").open = false;
   try {
     const res = await fetch("/openapi.json", { headers: { accept: "application/json" } });

@@ -229,7 +229,9 @@ describe("services and paywalls in the browser", () => {
     await fill(page, "#svc-name", "Weather in the browser");
     await fill(page, "#svc-baseUrl", "https://weather.example.com/api");
     await page.click("#svc-net-base"); // untick the mainnet network
-    await page.click("#svc-net-base-sepolia");
+    // A new service starts on base-sepolia and tempo-testnet: keep base-sepolia only.
+    expect(await page.$eval("#svc-net-base-sepolia", (el) => (el as unknown as { checked: boolean }).checked)).toBe(true);
+    await page.click("#svc-net-tempo-testnet");
     // Only the chosen method's credential fields show (all of them without JavaScript, each saying its methods).
     const shownAuthFields = () =>
       inPage<string[]>(
@@ -286,7 +288,8 @@ describe("services and paywalls in the browser", () => {
     await page.type("#pw-name", "Forecast (browser)");
     await page.type("#pw-price", "0.01");
     await page.type("#pw-targetRoute", "/v1/forecast");
-    await page.click("#pw-net-base-sepolia");
+    // Opened from the service: its network is ticked already.
+    expect(await page.$eval("#pw-net-base-sepolia", (el) => (el as unknown as { checked: boolean }).checked)).toBe(true);
     await page.click("#pw-method-POST");
     await click(page, "Create paywall");
     expect(await textOf(page, "main .notice.ok")).toContain("Paywall “Forecast (browser)” is created");
@@ -332,6 +335,119 @@ describe("services and paywalls in the browser", () => {
   });
 });
 
+describe("forms that start ready, cache rules and schemas", () => {
+  it("a paywall made from a service's page with only a slug, a name and a price gets the service's networks and a route", async () => {
+    const { page, problems } = await openPage(browser, worker.url);
+    await page.setBypassCSP(true);
+    await signIn(page);
+    const service = await api("/v1/services", {
+      method: "POST",
+      body: JSON.stringify({
+        name: "Quotes",
+        baseUrl: "https://quotes.example.com",
+        authMethod: "none",
+        networks: ["base-sepolia", "arc-testnet"],
+        mode: "testnet",
+      }),
+    });
+    expect(service.status).toBe(201);
+    const serviceId = service.body.data.id as string;
+    await page.goto(`${worker.url}/dashboard/services`, { waitUntil: "load" });
+    await click(page, "New paywall in Quotes");
+    await page.type("#pw-slug", "daily-quote");
+    await page.type("#pw-name", "Daily quote");
+    await page.type("#pw-price", "0.0015");
+    await click(page, "Create paywall");
+    expect(new URL(page.url()).searchParams.get("done")).toBe("paywall-created");
+    const id = new URL(page.url()).searchParams.get("id") as string;
+    expect((await api(`/v1/paywalls/${id}`)).body.data).toMatchObject({
+      serviceId,
+      targetType: "ROUTE",
+      targetRoute: "/daily-quote",
+      price: "1500",
+    });
+    expect(((await api(`/v1/paywalls/${id}`)).body.data.networks as string[]).sort()).toEqual(["arc-testnet", "base-sepolia"]);
+    // The list says the price as it is: 0.0015, not 0.001500.
+    expect(await textOf(page, `#pw-${id} dd`)).toBe("0.0015 USDC");
+
+    // With JavaScript, choosing the service in the general form does the same.
+    await page.goto(`${worker.url}/dashboard/paywalls/new`, { waitUntil: "load" });
+    const checked = (selector: string) =>
+      page.$$eval(selector, (els) => els.filter((e) => (e as unknown as { checked: boolean }).checked).map((e) => e.id));
+    expect(await checked("input[name=targetType]")).toEqual(["pw-targetType-PROXY"]);
+    await page.select("#pw-serviceId", serviceId);
+    expect(await checked("input[name=targetType]")).toEqual(["pw-targetType-ROUTE"]);
+    expect(await checked("input[name=networks]")).toEqual(["pw-net-arc-testnet", "pw-net-base-sepolia"]);
+    expectClean(problems);
+    await page.close();
+  });
+
+  it("cache rules and schemas set in the paywall form are what the API returns; a bad one is named at its field", async () => {
+    const { page, problems } = await openPage(browser, worker.url);
+    await page.setBypassCSP(true);
+    await signIn(page);
+    const paywall = (await (
+      await worker.db()
+    )
+      .prepare("SELECT id FROM paywalls WHERE tenant_id = ? AND service_id IS NOT NULL LIMIT 1")
+      .bind(worker.tenantId)
+      .first<{ id: string }>()) as { id: string };
+    await page.goto(`${worker.url}/dashboard/paywalls/${paywall.id}/edit`, { waitUntil: "load" });
+    await fill(page, "#pw-cacheTtlSeconds", "120");
+    await fill(page, "#pw-cacheVaryQuery", "city, days");
+    await fill(page, "#pw-inputSchema", '{"type": "object", "properties": {"city": {"type": "string"}}');
+    await fill(page, "#pw-outputSchema", '{"type": "object", "properties": {"tempC": {"type": "number"}}}');
+    await click(page, "Save paywall");
+    expect(await textOf(page, "#pw-inputSchema-error")).toContain("Input schema (JSON): Not valid JSON");
+    expect(await focusedId(page, "pw-inputSchema")).toBe("pw-inputSchema");
+    await checkPage(page, "paywall-edit-errors");
+    await fill(page, "#pw-inputSchema", '{"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}');
+    await click(page, "Save paywall");
+    expect(new URL(page.url()).searchParams.get("done")).toBe("paywall-saved");
+    expect((await api(`/v1/paywalls/${paywall.id}`)).body.data).toMatchObject({
+      cacheRules: { ttlSeconds: 120, varyQuery: ["city", "days"] },
+      inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+      outputSchema: { type: "object", properties: { tempC: { type: "number" } } },
+    });
+    expectClean(problems);
+    await page.close();
+  });
+
+  it("the webhook delivery log fits its card at 1280 px, the Retry button in view", async () => {
+    const { page, problems } = await openPage(browser, worker.url);
+    await page.setBypassCSP(true);
+    await signIn(page);
+    const endpoint = await api("/v1/webhook-endpoints", {
+      method: "POST",
+      body: JSON.stringify({ url: "https://hooks.example.com/log", events: ["transaction.completed"] }),
+    });
+    const endpointId = endpoint.body.data.id as string;
+    await page.goto(`${worker.url}/dashboard/webhooks/${endpointId}`, { waitUntil: "load" });
+    await click(page, "Send test event");
+    await click(page, "Send test event");
+    // One delivery given up on, with its error and the id a transaction's delivery has (its longest): a Retry button.
+    await (await worker.db())
+      .prepare(
+        "UPDATE webhook_deliveries SET id = ?, status = 'failed', attempts = 8, response_status = 503, latency_ms = 1234, error = 'Upstream answered 503 Service Unavailable after 8 attempts' WHERE id = (SELECT id FROM webhook_deliveries WHERE endpoint_id = ? LIMIT 1)",
+      )
+      .bind(`msg_4c2934642a77155071b63d2e_completed_${endpointId}`, endpointId)
+      .run();
+    await page.goto(`${worker.url}/dashboard/webhooks/${endpointId}`, { waitUntil: "load" });
+    const region = (await page.$eval("section[aria-label='Delivery log, table']", (el) => ({
+      scroll: el.scrollWidth,
+      client: el.clientWidth,
+    }))) as { scroll: number; client: number };
+    expect(region.scroll).toBeLessThanOrEqual(region.client);
+    const retry = await control(page, "Retry");
+    const box = await retry.boundingBox();
+    const card = await page.$eval("section[aria-labelledby='log-heading']", (el) => el.getBoundingClientRect().right);
+    expect(box && box.x + box.width).toBeLessThanOrEqual(card);
+    await checkPage(page, "webhook-deliveries");
+    expectClean(problems);
+    await page.close();
+  });
+});
+
 describe("keyboard and accessibility", () => {
   it("a keyboard-only walk creates a key: skip link, the create form before the table, a preset, the button", async () => {
     const { page, problems } = await openPage(browser, worker.url);
@@ -357,9 +473,10 @@ describe("keyboard and accessibility", () => {
     await page.keyboard.press("Enter");
     expect(await tabTo("new-name", 3)).toBe(1);
     await page.keyboard.type("keyboard only");
-    // Into the preset radios (on the checked one, Custom), then up to Read-only with the arrow keys.
-    expect(await tabTo("new-preset-custom", 3)).toBe(1);
-    await page.keyboard.press("ArrowUp");
+    // Into the preset radios (on the checked one, Read-only, the default), down to Full access and back with the arrows.
+    expect(await tabTo("new-preset-read-only", 3)).toBe(1);
+    await page.keyboard.press("ArrowDown");
+    expect(await inPage<string>(page, "() => document.querySelector('input[name=preset]:checked').value")).toBe("full");
     await page.keyboard.press("ArrowUp");
     expect(await inPage<string>(page, "() => document.querySelector('input[name=preset]:checked').value")).toBe("read-only");
     let found = false;
@@ -421,6 +538,14 @@ describe("keyboard and accessibility", () => {
       ["webhook-endpoint", `/dashboard/webhooks/${endpointId}`],
       ["webhook-delete-confirm", `/dashboard/webhooks/${endpointId}/delete`],
       ["profile", "/dashboard/profile"],
+      ["service-new", "/dashboard/services/new"],
+      ["service-edit", `/dashboard/services/${anyPaywall!.service_id}/edit`],
+      ["service-delete-confirm", `/dashboard/services/${anyPaywall!.service_id}/delete`],
+      ["paywall-new", "/dashboard/paywalls/new"],
+      ["paywall-new-for-service", `/dashboard/paywalls/new?service=${anyPaywall!.service_id}`],
+      ["paywall-edit", `/dashboard/paywalls/${anyPaywall!.id}/edit`],
+      ["paywall-disable-confirm", `/dashboard/paywalls/${anyPaywall!.id}/disable`],
+      ["key-revoke-confirm", `/dashboard/keys/${anyKey!.id}/revoke`],
       ["not-found", "/dashboard/no-such-page"],
       ["forbidden", "/dashboard/keys/key_doesnotexist/edit"],
     ] as const) {
@@ -447,7 +572,10 @@ describe("keyboard and accessibility", () => {
     // A webhook endpoint made by form: its signing secret, shown once.
     await page.goto(`${worker.url}/dashboard/webhooks`, { waitUntil: "load" });
     await page.type("#new-url", "https://hooks.example.com/second");
-    await page.click("#new-event-transaction-completed");
+    // Every payment event is ticked already.
+    expect(await page.$eval("#new-event-transaction-completed", (el) => (el as unknown as { checked: boolean }).checked)).toBe(
+      true,
+    );
     await click(page, "Create endpoint");
     expect(await textOf(page, "#new-secret")).toMatch(/^whsec_/);
     await checkPage(page, "webhooks-created");

@@ -3,6 +3,7 @@
 import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ERROR_STATUS } from "../../src/core/http/errors.ts";
+import { checkPage } from "./support/axe.ts";
 import { DESKTOP, launchBrowser, openPage, type PageProblems, PHONE, screenshot } from "./support/browser.ts";
 import { type RunningWorker, startWorker } from "./support/worker.ts";
 
@@ -212,6 +213,24 @@ describe("GET /docs in a browser", () => {
     await screenshot(page, "docs-phone");
     await page.close();
   });
+
+  it("axe-core finds no violation at 1280 px and at 390 px: every scrolling code block and table takes focus", async () => {
+    const { page, problems } = await openPage(browser, worker.url, DESKTOP);
+    // axe needs its script in the page, which the page's CSP would refuse.
+    await page.setBypassCSP(true);
+    await page.goto(`${worker.url}/docs`, { waitUntil: "networkidle0" });
+    await page.waitForSelector("body[data-ready=true]", { timeout: 10_000 });
+    await checkPage(page, "docs");
+    // What scrolls sideways says what it is and can be scrolled from the keyboard; what does not, takes no tab stop.
+    const regions = await inPage<{ scrolls: boolean; tab: string | null; label: string | null }[]>(
+      page,
+      `() => [...document.querySelectorAll("pre.code, .scroll")].map((el) => ({ scrolls: el.scrollWidth > el.clientWidth, tab: el.getAttribute("tabindex"), label: el.getAttribute("aria-label") }))`,
+    );
+    expect(regions.filter((r) => r.scrolls && (r.tab !== "0" || !r.label))).toEqual([]);
+    expect(regions.filter((r) => !r.scrolls && r.tab !== null)).toEqual([]);
+    expect(problems.errors).toEqual([]);
+    await page.close();
+  }, 120_000);
 
   it("is served with a Content-Security-Policy that allows nothing from another origin", async () => {
     const res = await fetch(`${worker.url}/docs`);

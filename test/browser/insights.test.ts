@@ -5,7 +5,7 @@
 import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeDemoData } from "../../src/admin/demo-data.ts";
-import { formatUsdc } from "../../src/core/money/usdc.ts";
+import { formatUsdcAmount } from "../../src/core/money/usdc.ts";
 import { createSignInLink } from "../../src/dashboard/sign-in-links.ts";
 import { getDb } from "../../src/db/client.ts";
 import { findTenantById } from "../../src/db/tenants.ts";
@@ -93,7 +93,7 @@ describe("earnings and services pages in a browser", () => {
     expect(bars.every((h) => h >= 1)).toBe(true);
     expect(await inPage<number>(page, `() => document.querySelectorAll("polyline").length`)).toBe(3);
     const summary = await page.$eval("#revenue-chart-summary", (el) => (el as unknown as { textContent: string }).textContent);
-    expect(summary).toContain(`Total ${formatUsdc(await rawRevenue())} USDC`);
+    expect(summary).toContain(`Total ${formatUsdcAmount(await rawRevenue())} USDC`);
     // The table alternative opens by keyboard.
     await page.focus("#revenue-chart summary");
     await page.keyboard.press("Enter");

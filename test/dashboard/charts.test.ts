@@ -58,7 +58,7 @@ describe("RevenueChart", () => {
     const xs = bars.map((b) => Number(attr(b, "x")));
     expect([...xs].sort((a, b) => a - b)).toEqual(xs);
     for (const b of bars) expect(Number(attr(b, "y")) + Number(attr(b, "height"))).toBe(PLOT.baseline);
-    expect(html).toContain("<title>2026-11-22: 3.000000 USDC</title>");
+    expect(html).toContain("<title>2026-11-22: 3.00 USDC</title>");
     expect(html).toContain("<title>2026-11-03: 0.000001 USDC</title>");
     // Axis: 0, half and top, in USDC.
     expect(html).toMatch(/>0<\/text>.*>2.5<\/text>.*>5<\/text>/s);
@@ -74,14 +74,14 @@ describe("RevenueChart", () => {
     expect(html).toContain('id="rev-summary"');
     const rows = html.match(/<tr><th scope="row">[^<]*<\/th><td>[^<]*<\/td><\/tr>/g) ?? [];
     expect(rows).toHaveLength(30);
-    expect(rows[0]).toBe('<tr><th scope="row">2026-10-24</th><td>0.000000</td></tr>');
+    expect(rows[0]).toBe('<tr><th scope="row">2026-10-24</th><td>0.00</td></tr>');
     expect(rows[5]).toBe('<tr><th scope="row">2026-10-29</th><td>29,999,999,999.999997</td></tr>');
   });
 
   it("renders an empty month as an axis with no bars", async () => {
     const html = await render(RevenueChart({ id: "rev", days: days() }));
     expect(tags(html, "rect")).toEqual([]);
-    expect(html).toContain("Total 0.000000 USDC from 2026-10-24 to 2026-11-22; 30 of 30 days without revenue.");
+    expect(html).toContain("Total 0.00 USDC from 2026-10-24 to 2026-11-22; 30 of 30 days without revenue.");
   });
 });
 

@@ -229,7 +229,7 @@ describe("static assets", () => {
       const name = url.split("/").pop()!;
       const [base, hash] = name.split(".");
       expect(hash).toBe(contentHash(ASSETS[name]!.body));
-      expect(base).toMatch(/^(dashboard|copy|siwe|auth-fields)$/);
+      expect(base).toMatch(/^(dashboard|copy|siwe|auth-fields|paywall-fields)$/);
       const res = await client.get(url);
       expect(res.status).toBe(200);
       expect(res.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");

@@ -27,13 +27,13 @@ describe("services and paywalls page", () => {
     const seen = text(html);
     expect(seen).toContain("Demo weather API");
     expect(seen).toMatch(
-      /Forecast forecast Enabled Disable Edit Delete Price 0\.010000 USDC Networks base-sepolia, tempo-testnet Route \/v1\/forecast/,
+      /Forecast forecast Enabled Disable Edit Delete Price 0\.01 USDC Networks base-sepolia, tempo-testnet Route \/v1\/forecast/,
     );
     expect(seen).toMatch(
-      /Historical data history Enabled Disable Edit Delete Price 0\.050000 USDC Networks base-sepolia Route \/v1\/history/,
+      /Historical data history Enabled Disable Edit Delete Price 0\.05 USDC Networks base-sepolia Route \/v1\/history/,
     );
     expect(seen).toMatch(
-      /Severe weather alerts alerts Enabled Disable Edit Delete Price 0\.002500 USDC Networks tempo-testnet Route \/v1\/alerts/,
+      /Severe weather alerts alerts Enabled Disable Edit Delete Price 0\.0025 USDC Networks tempo-testnet Route \/v1\/alerts/,
     );
     // Payment URLs: x402 for every paywall of a service, MPP only with a Tempo network; each with a named copy button.
     for (const id of paywalls) expect(html).toContain(`id="url-x402-${id}"`);

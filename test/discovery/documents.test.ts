@@ -173,7 +173,20 @@ describe("a service's document", () => {
     expect(forecast.post.requestBody).toEqual({ required: true, content: { "application/json": { schema: embedded } } });
     expect(forecast.get.responses["200"].content["application/json"]).toEqual({ schema: outputSchema, example: { tempC: 1 } });
     const bare = d.paths["/api/x402/pay/svc_1/bare"];
-    expect(bare.get.parameters).toBeUndefined();
+    // Without a schema a GET still declares the query it forwards: any parameters, as strings.
+    expect(bare.get.parameters).toEqual([
+      {
+        in: "query",
+        name: "query",
+        style: "form",
+        explode: true,
+        schema: {
+          type: "object",
+          description: "Query parameters, forwarded to the service as sent",
+          additionalProperties: { type: "string" },
+        },
+      },
+    ]);
     expect(bare.put.requestBody.content["application/json"].schema).toEqual({ type: "object" });
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatUsdc, formatUsdcShort, parseUsdc } from "../../src/core/money/usdc.ts";
+import { formatUsdc, formatUsdcAmount, formatUsdcShort, parseUsdc } from "../../src/core/money/usdc.ts";
 
 describe("formatUsdc", () => {
   it("shows integer micro-USDC with six decimals, digit by digit", () => {
@@ -14,6 +14,20 @@ describe("formatUsdc", () => {
   it("keeps every digit past 2^53 (no floating point)", () => {
     expect(formatUsdc("29999999999999997")).toBe("29,999,999,999.999997");
     expect(formatUsdc(9_223_372_036_854_775_807n)).toBe("9,223,372,036,854.775807");
+  });
+
+  it("shows amounts to people with at least two decimals and every digit the amount needs, never rounded", () => {
+    expect(formatUsdcAmount("10000")).toBe("0.01");
+    expect(formatUsdcAmount("1500")).toBe("0.0015");
+    expect(formatUsdcAmount("0")).toBe("0.00");
+    expect(formatUsdcAmount("1")).toBe("0.000001");
+    expect(formatUsdcAmount("1000000")).toBe("1.00");
+    expect(formatUsdcAmount("1500000")).toBe("1.50");
+    expect(formatUsdcAmount("12345678")).toBe("12.345678");
+    expect(formatUsdcAmount("1234567000000")).toBe("1,234,567.00");
+    expect(formatUsdcAmount("100100000")).toBe("100.10");
+    expect(formatUsdcAmount(-5n)).toBe("-0.000005");
+    expect(formatUsdcAmount("29999999999999997")).toBe("29,999,999,999.999997");
   });
 
   it("shortens axis labels by dropping the fraction's trailing zeros", () => {

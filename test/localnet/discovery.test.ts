@@ -259,6 +259,40 @@ describe("a service's discovery document, by @agentcash/discovery", () => {
   });
 });
 
+describe("a GET paywall without a configured schema", () => {
+  it("The discovery validator reports no warning for a GET paywall without a configured schema", async () => {
+    const plain = (await api("/v1/services", {
+      method: "POST",
+      body: {
+        name: "Plain",
+        baseUrl: "https://plain.example.com",
+        authMethod: "none",
+        networks: ["base-sepolia"],
+        mode: "testnet",
+      },
+    })) as typeof service;
+    const created = await api("/v1/paywalls", {
+      method: "POST",
+      body: {
+        slug: "quote",
+        name: "Quote",
+        targetType: "ROUTE",
+        targetRoute: "/quote",
+        serviceId: plain.id,
+        price: "1500",
+        currency: "USDC",
+        networks: ["base-sepolia"],
+        allowedMethods: ["GET"],
+        fulfillmentMode: "PROXY",
+      },
+    });
+    expect(created.inputSchema).toBeNull();
+    const { routes, diagnostics } = await validate(plain.discovery.openapiUrl);
+    expect(routes.map((r) => `${r.method} ${r.authMode}`)).toEqual(["GET paid"]);
+    expect(diagnostics.filter((d) => d.severity !== "info")).toEqual([]);
+  });
+});
+
 describe("schemas, held to JSON Schema 2020-12 by ajv", () => {
   it("every 402's Bazaar extension validates against its own schema, as a facilitator checks it before listing", async () => {
     for (const [slug, method] of [

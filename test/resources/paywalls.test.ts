@@ -630,7 +630,9 @@ describe("PATCH /v1/paywalls/{id}", () => {
   it.each([
     ["slug", { slug: "new-slug" }, "slug"],
     ["fulfillmentMode", { fulfillmentMode: "SIGNED_URL" }, "fulfillmentMode"],
-    ["cacheRules", { cacheRules: {} }, "cacheRules"],
+    ["cacheRules.ttlSeconds as a string", { cacheRules: { ttlSeconds: "60" } }, "cacheRules.ttlSeconds"],
+    ["cacheRules.statuses with a 404", { cacheRules: { ttlSeconds: 60, statuses: [404] } }, "cacheRules.statuses"],
+    ["cacheRules as a list", { cacheRules: [{ ttlSeconds: 60 }] }, "cacheRules"],
     ["userId", { userId: "ten_x" }, "userId"],
     ["id", { id: "pw_x" }, "id"],
     ["unknown field", { colour: "red" }, "colour"],
@@ -684,5 +686,42 @@ describe("DELETE /v1/paywalls/{id}", () => {
     ]);
     // The slug is free again.
     await createPaywall(who, routePaywallBody(svc.id, { slug: pw.slug }));
+  });
+});
+
+describe("PATCH /v1/paywalls/{id} cacheRules (an extension: the specification makes it create-only)", () => {
+  it("sets, replaces and clears the rules; each read back as sent, the version bumped", async () => {
+    const who = await actor();
+    const svc = await createService(who);
+    const pw = await createPaywall(who, routePaywallBody(svc.id));
+    const patch = (cacheRules: unknown) => api(`/v1/paywalls/${pw.id}`, { key: who.key, method: "PATCH", body: { cacheRules } });
+
+    const tagBefore = (await api(`/v1/paywalls/${pw.id}`, { key: who.key })).headers.get("ETag");
+    const rules = { ttlSeconds: 300, varyQuery: ["city"], varyHeaders: ["Accept"], varyBody: false, statuses: [200, 304] };
+    const set = await patch(rules);
+    expect(set.status).toBe(200);
+    expect(set.body.data.cacheRules).toEqual(rules);
+    expect((await storedPaywall(pw.id))?.cacheRules).toEqual(rules);
+    expect(set.headers.get("ETag")).not.toBe(tagBefore);
+
+    expect((await patch({ ttlSeconds: 60 })).body.data.cacheRules).toEqual({ ttlSeconds: 60 });
+    const cleared = await patch(null);
+    expect(cleared.status).toBe(200);
+    expect(cleared.body.data.cacheRules).toBeNull();
+    expect((await api(`/v1/paywalls/${pw.id}`, { key: who.key })).body.data.cacheRules).toBeNull();
+  });
+
+  it("a known key of the wrong shape → 400 naming it, the stored rules unchanged", async () => {
+    const who = await actor();
+    const svc = await createService(who);
+    const pw = await createPaywall(who, routePaywallBody(svc.id, { cacheRules: { ttlSeconds: 60 } }));
+    const res = await api(`/v1/paywalls/${pw.id}`, {
+      key: who.key,
+      method: "PATCH",
+      body: { cacheRules: { ttlSeconds: 86401, varyBody: "yes" } },
+    });
+    expectInvalid(res, "cacheRules.ttlSeconds");
+    expect(res.body.details.map((d: { path: string }) => d.path)).toContain("cacheRules.varyBody");
+    expect((await storedPaywall(pw.id))?.cacheRules).toEqual({ ttlSeconds: 60 });
   });
 });

@@ -113,6 +113,16 @@ const discoveryFields = {
     }),
 };
 
+const CACHE_RULES_DESCRIPTION =
+  "Caching rules: a JSON object at most 8 levels deep and 8192 characters long. The gateway acts on " +
+  "`ttlSeconds` (0 to 86400; 0 or absent: no caching), `varyQuery`, `varyHeaders`, `varyBody` and `statuses` " +
+  "(a known key of the wrong shape is refused); other keys are kept and not acted on.";
+
+/** `cacheRules`, checked the same way on create and on update. */
+const CacheRulesSchema = BoundedJsonObjectSchema({ maxDepth: 8, maxLength: 8192 }).superRefine((rules, ctx) => {
+  for (const { key, message } of cacheRulesProblems(rules)) ctx.addIssue({ code: "custom", path: [key], message });
+});
+
 const paywallFields = {
   name: TextSchema(100).min(1).openapi({ example: "Forecast" }),
   description: TextSchema(10_000, "multi-line").nullable(),
@@ -167,18 +177,10 @@ export const PaywallCreateSchema = z
     queryParams: paywallFields.queryParams.optional(),
     serviceId: paywallFields.serviceId.optional(),
     enabled: paywallFields.enabled.optional(),
-    cacheRules: BoundedJsonObjectSchema({ maxDepth: 8, maxLength: 8192 })
-      .superRefine((rules, ctx) => {
-        for (const { key, message } of cacheRulesProblems(rules)) ctx.addIssue({ code: "custom", path: [key], message });
-      })
-      .optional()
-      .openapi({
-        description:
-          "Caching rules, create-only: a JSON object at most 8 levels deep and 8192 characters long. The gateway acts on " +
-          "`ttlSeconds` (0 to 86400; 0 or absent: no caching), `varyQuery`, `varyHeaders`, `varyBody` and `statuses` " +
-          "(a known key of the wrong shape is refused); other keys are kept and not acted on.",
-        example: { ttlSeconds: 60, varyQuery: ["city"] },
-      }),
+    cacheRules: CacheRulesSchema.optional().openapi({
+      description: `${CACHE_RULES_DESCRIPTION} Can be changed later with PATCH (an extension of the specification).`,
+      example: { ttlSeconds: 60, varyQuery: ["city"] },
+    }),
     inputSchema: discoveryFields.inputSchema.optional(),
     outputSchema: discoveryFields.outputSchema.optional(),
     outputExample: discoveryFields.outputExample.optional(),
@@ -220,6 +222,10 @@ export const PaywallUpdateSchema = z
     queryParams: paywallFields.queryParams,
     serviceId: paywallFields.serviceId,
     enabled: paywallFields.enabled,
+    cacheRules: CacheRulesSchema.nullable().openapi({
+      description: `${CACHE_RULES_DESCRIPTION} An extension of the specification, which makes the field create-only: the new rules apply from the next request; \`null\` removes them.`,
+      example: { ttlSeconds: 300 },
+    }),
     ...discoveryFields,
   })
   .partial()

@@ -3,7 +3,7 @@ import { inertMarkdown } from "../../lib/markdown-text.ts";
 import { caip2, type NetworkEntry } from "../money/network-table.ts";
 import type { NetworkId } from "../money/networks.ts";
 import { outputExampleOf } from "./bazaar.ts";
-import { embeddable, type JsonSchema } from "./json-schema.ts";
+import { embeddable, FORWARDED_QUERY_SCHEMA, type JsonSchema } from "./json-schema.ts";
 import {
   type AccessOperation,
   BODY_METHODS,
@@ -60,13 +60,18 @@ function paymentInfo(op: PaidOperation) {
   };
 }
 
+/** Without an input schema (or one naming no property), a GET declares the query it forwards, whatever it holds. */
+const FORWARDED_QUERY = {
+  parameters: [{ in: "query", name: "query", style: "form", explode: true, schema: FORWARDED_QUERY_SCHEMA }],
+};
+
 /** The request's input: query parameters (GET) from the input schema's properties, or its JSON body. */
 function inputOf(op: PaidOperation) {
   const schema = op.paywall.inputSchema ? embeddable(op.paywall.inputSchema as JsonSchema) : undefined;
   if (BODY_METHODS.includes(op.method)) {
     return { requestBody: { required: true, content: { "application/json": { schema: schema ?? { type: "object" } } } } };
   }
-  if (!schema?.properties) return {};
+  if (!schema?.properties) return FORWARDED_QUERY;
   const required = new Set(schema.required ?? []);
   const parameters = Object.entries(schema.properties).map(([name, property]) => ({
     in: "query",
@@ -75,7 +80,7 @@ function inputOf(op: PaidOperation) {
     ...(property.description ? { description: property.description } : {}),
     schema: property,
   }));
-  return parameters.length > 0 ? { parameters } : {};
+  return parameters.length > 0 ? { parameters } : FORWARDED_QUERY;
 }
 
 function paidOperationObject(op: PaidOperation, operationId: string) {

@@ -137,6 +137,17 @@ export function embeddable(schema: JsonSchema): JsonSchema {
   return rest;
 }
 
+/**
+ * The query of a GET paywall without an input schema, as the gateway forwards it: any parameters, each a string. An
+ * OpenAPI `form`/`explode` query parameter of this schema stands for the whole query string, so agents and validators
+ * are told the route takes a query rather than nothing.
+ */
+export const FORWARDED_QUERY_SCHEMA: JsonSchema = {
+  type: "object",
+  description: "Query parameters, forwarded to the service as sent",
+  additionalProperties: { type: "string" },
+};
+
 const FORMAT_EXAMPLES: Record<string, string> = {
   "date-time": "2026-01-01T00:00:00Z",
   date: "2026-01-01",

@@ -14,6 +14,14 @@ export function formatUsdc(micro: string | bigint): string {
   return `${value < 0n ? "-" : ""}${whole}.${digits.slice(-DECIMALS)}`;
 }
 
+/**
+ * The same for people to read: at least two decimals and as many more as the amount needs to stay exact, never
+ * rounded (`"10000"` → `"0.01"`, `"1500"` → `"0.0015"`, `"0"` → `"0.00"`, `"12345678"` → `"12.345678"`).
+ */
+export function formatUsdcAmount(micro: string | bigint): string {
+  return formatUsdc(micro).replace(/(\.\d{2}\d*?)0+$/, "$1");
+}
+
 /** The same, shortened for an axis label: trailing zeros of the fraction dropped (`"10000"` → `"0.01"`, `"0"` → `"0"`). */
 export function formatUsdcShort(micro: string | bigint): string {
   return formatUsdc(micro).replace(/\.?0+$/, "");

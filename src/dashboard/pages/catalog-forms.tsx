@@ -13,6 +13,7 @@ import { formatUsdc, parseUsdc } from "../../core/money/usdc.ts";
 import { AUTH_CONFIG_FIELDS, AUTH_METHODS, type AuthMethod, isSecretField } from "../../core/secrets/auth-config.ts";
 import { MASK } from "../../core/secrets/secret-box.ts";
 import type { PaywallRow, ServiceRow } from "../../db/schema.ts";
+import type { CACHE_RULE_KEYS } from "../../lib/cache-rules.ts";
 import { issuesOf } from "../../lib/issues.ts";
 import {
   addError,
@@ -99,12 +100,15 @@ export interface ServiceFormValues {
   siwxRoutes: string;
 }
 
+/** A new service starts in testnet mode on the networks of both payment standards (x402 on Base, MPP on Tempo). */
+export const NEW_SERVICE_NETWORKS = ["base-sepolia", "tempo-testnet"];
+
 export const emptyService = (): ServiceFormValues => ({
   name: "",
   baseUrl: "",
   description: "",
   mode: "testnet",
-  networks: [],
+  networks: [...NEW_SERVICE_NETWORKS],
   authMethod: "none",
   auth: {},
   storedSecrets: [],
@@ -444,13 +448,32 @@ export const PAYWALL_LABELS: Record<string, string> = {
   serviceId: "Service",
   fulfillmentMode: "Fulfilment",
   timeout: "Upstream timeout (seconds)",
+  cacheTtlSeconds: "Cache answers for (seconds)",
+  cacheVaryQuery: "Vary on query parameters",
+  cacheVaryHeaders: "Vary on headers",
+  cacheVaryBody: "Vary on the body",
+  cacheStatuses: "Cached statuses",
+  inputSchema: "Input schema (JSON)",
+  outputSchema: "Output schema (JSON)",
 };
+
+/** The form field of each `cacheRules` key. */
+const CACHE_FIELDS = {
+  ttlSeconds: "cacheTtlSeconds",
+  varyQuery: "cacheVaryQuery",
+  varyHeaders: "cacheVaryHeaders",
+  varyBody: "cacheVaryBody",
+  statuses: "cacheStatuses",
+} as const satisfies Record<(typeof CACHE_RULE_KEYS)[number], string>;
 
 export const paywallFieldId = (field: string) => `pw-${field}`;
 
 export function paywallFieldOf(path: string): string | null {
-  const head = path.split(".")[0] ?? "";
+  const [head = "", sub = ""] = path.split(".");
   if (head === "network") return "networks";
+  if (head === "cacheRules") return CACHE_FIELDS[sub as keyof typeof CACHE_FIELDS] ?? "cacheTtlSeconds";
+  // An example that does not satisfy the schema is the schema field's problem (the form has no example field).
+  if (head === "outputExample") return "outputSchema";
   return head in PAYWALL_LABELS ? head : null;
 }
 
@@ -468,22 +491,59 @@ export interface PaywallFormValues {
   fulfillmentMode: string;
   timeout: string;
   enabled: boolean;
+  cacheTtlSeconds: string;
+  cacheVaryQuery: string;
+  cacheVaryHeaders: string;
+  cacheVaryBody: boolean;
+  cacheStatuses: string;
+  inputSchema: string;
+  outputSchema: string;
 }
 
-export const emptyPaywall = (serviceId = ""): PaywallFormValues => ({
+const NO_CACHE_RULES = {
+  cacheTtlSeconds: "",
+  cacheVaryQuery: "",
+  cacheVaryHeaders: "",
+  cacheVaryBody: true,
+  cacheStatuses: "",
+};
+
+/** Stored cache rules as the form shows them (lists comma-separated); keys the form has no field for stay stored. */
+function cacheValuesOf(rules: Record<string, unknown> | null) {
+  if (!rules) return NO_CACHE_RULES;
+  const list = (v: unknown) => (Array.isArray(v) ? v.join(", ") : v === undefined ? "" : JSON.stringify(v));
+  return {
+    cacheTtlSeconds: rules.ttlSeconds === undefined ? "" : String(rules.ttlSeconds),
+    cacheVaryQuery: list(rules.varyQuery),
+    cacheVaryHeaders: list(rules.varyHeaders),
+    cacheVaryBody: rules.varyBody !== false,
+    cacheStatuses: list(rules.statuses),
+  };
+}
+
+const jsonText = (value: unknown) => (value ? JSON.stringify(value, null, 2) : "");
+
+/**
+ * A new paywall's form: for a service (from its page, or `?service=`), a route of it on every network it accepts;
+ * without one, an upstream URL on a testnet network.
+ */
+export const emptyPaywall = (service?: { id: string; networks: string[] }): PaywallFormValues => ({
   slug: "",
   name: "",
   price: "",
   description: "",
-  networks: [],
+  networks: service ? [...service.networks] : ["base-sepolia"],
   allowedMethods: ["GET"],
-  targetType: serviceId ? "ROUTE" : "PROXY",
+  targetType: service ? "ROUTE" : "PROXY",
   targetRoute: "",
   targetUrl: "",
-  serviceId,
+  serviceId: service?.id ?? "",
   fulfillmentMode: "PROXY",
   timeout: "60",
   enabled: true,
+  ...NO_CACHE_RULES,
+  inputSchema: "",
+  outputSchema: "",
 });
 
 export const paywallValuesOf = (p: PaywallRow): PaywallFormValues => ({
@@ -500,6 +560,9 @@ export const paywallValuesOf = (p: PaywallRow): PaywallFormValues => ({
   fulfillmentMode: p.fulfillmentMode,
   timeout: String(p.timeout / 1000),
   enabled: p.enabled,
+  ...cacheValuesOf(p.cacheRules),
+  inputSchema: jsonText(p.inputSchema),
+  outputSchema: jsonText(p.outputSchema),
 });
 
 const typedPaywall = (form: FormReader, slug?: string): PaywallFormValues => ({
@@ -516,6 +579,14 @@ const typedPaywall = (form: FormReader, slug?: string): PaywallFormValues => ({
   fulfillmentMode: form.one("fulfillmentMode"),
   timeout: form.one("timeout"),
   enabled: form.has("enabled"),
+  cacheTtlSeconds: form.one("cacheTtlSeconds"),
+  cacheVaryQuery: form.one("cacheVaryQuery"),
+  cacheVaryHeaders: form.one("cacheVaryHeaders"),
+  // Unticked sends nothing: the form says whether it carried the box (a form without the cache fields keeps `true`).
+  cacheVaryBody: form.has("cacheVaryBody") || !form.has("cacheTtlSeconds"),
+  cacheStatuses: form.one("cacheStatuses"),
+  inputSchema: form.one("inputSchema"),
+  outputSchema: form.one("outputSchema"),
 });
 
 const PRICE_WORDS = "Must be a decimal amount from 0.000001 to 1,000,000,000 with at most 6 decimals, e.g. 0.01";
@@ -529,6 +600,52 @@ const timeoutOf = (form: FormReader) => {
   return /^\d{1,7}$/.test(s) ? Number(`${s}000`) : s === "" ? undefined : Number.NaN;
 };
 
+/** A whole number typed in a field as a number, or the text as typed (the API's rule then names the field). */
+const wholeNumber = (text: string): number | string => (/^\d{1,9}$/.test(text) ? Number(text) : text);
+
+/**
+ * The cache rules of the form (`null`: none), on top of `kept`, the stored keys the form has no field for. Only what
+ * differs from the gateway's defaults is written (a list when one is typed, `varyBody` when unticked), and nothing
+ * without a time to keep answers: the other rules do nothing without it.
+ */
+function cacheRulesFrom(form: FormReader, kept: Record<string, unknown> | null): Record<string, unknown> | null {
+  const rules: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(kept ?? {})) if (!(key in CACHE_FIELDS)) rules[key] = value;
+  const ttl = form.one("cacheTtlSeconds").trim();
+  const varyQuery = linesOf(form.one("cacheVaryQuery"));
+  const varyHeaders = linesOf(form.one("cacheVaryHeaders"));
+  const statuses = linesOf(form.one("cacheStatuses"));
+  if (ttl !== "" || varyQuery.length > 0 || varyHeaders.length > 0 || statuses.length > 0) {
+    if (ttl !== "") rules.ttlSeconds = wholeNumber(ttl);
+    if (varyQuery.length > 0) rules.varyQuery = varyQuery;
+    if (varyHeaders.length > 0) rules.varyHeaders = varyHeaders;
+    if (!form.has("cacheVaryBody")) rules.varyBody = false;
+    if (statuses.length > 0) rules.statuses = statuses.map(wholeNumber);
+  }
+  return Object.keys(rules).length > 0 ? rules : null;
+}
+
+/** A JSON Schema typed in a textarea: `null` when empty, the parsed value, or the parse error for its field. */
+function schemaFrom(form: FormReader, name: "inputSchema" | "outputSchema", errors: FormErrors): unknown {
+  const text = form.one(name).trim();
+  if (text === "") return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    addError(errors, name, 'Not valid JSON: write a JSON Schema object, e.g. {"type": "object", "properties": {}}');
+    return null;
+  }
+}
+
+/** Parse errors of the JSON fields first, then the API's rules on the rest. */
+function withJsonErrors<T>(parsed: Parsed<T>, jsonErrors: FormErrors): Parsed<T> {
+  if (jsonErrors.fields.size === 0) return parsed;
+  const errors = parsed.errors ?? noErrors();
+  for (const [field, messages] of errors.fields) if (!jsonErrors.fields.has(field)) jsonErrors.fields.set(field, messages);
+  jsonErrors.general.push(...errors.general);
+  return { errors: jsonErrors };
+}
+
 /** The API's words for a price or timeout are about micro-units and milliseconds; the form's are about USDC and seconds. */
 function inFormUnits(errors: FormErrors): FormErrors {
   if (errors.fields.has("price")) errors.fields.set("price", [PRICE_WORDS]);
@@ -536,7 +653,11 @@ function inFormUnits(errors: FormErrors): FormErrors {
   return errors;
 }
 
+/** The route a new paywall's slug names (`/forecast`), when the slug is one. */
+const slugRoute = (slug: string) => (/^[a-z0-9._-]+$/.test(slug) ? `/${slug}` : undefined);
+
 export function paywallCreateFrom(form: FormReader, schema: z.ZodType<PaywallCreate>) {
+  const jsonErrors = noErrors();
   const target = form.one("targetType");
   const body = {
     slug: form.one("slug").trim(),
@@ -548,18 +669,23 @@ export function paywallCreateFrom(form: FormReader, schema: z.ZodType<PaywallCre
     networks: form.many("networks"),
     allowedMethods: form.many("allowedMethods"),
     description: form.one("description").trim() || undefined,
-    targetRoute: target === "ROUTE" ? form.one("targetRoute").trim() || undefined : undefined,
+    // A route left empty is the slug's path on the service: `/forecast`.
+    targetRoute: target === "ROUTE" ? form.one("targetRoute").trim() || slugRoute(form.one("slug").trim()) : undefined,
     targetUrl: target === "PROXY" ? form.one("targetUrl").trim() || undefined : undefined,
     serviceId: form.one("serviceId") || undefined,
     timeout: timeoutOf(form),
     enabled: form.has("enabled"),
+    cacheRules: cacheRulesFrom(form, null) ?? undefined,
+    inputSchema: schemaFrom(form, "inputSchema", jsonErrors) ?? undefined,
+    outputSchema: schemaFrom(form, "outputSchema", jsonErrors) ?? undefined,
   };
-  const parsed = parsedWith(schema, body, paywallFieldOf);
+  const parsed = withJsonErrors(parsedWith(schema, body, paywallFieldOf), jsonErrors);
   if (parsed.errors) inFormUnits(parsed.errors);
   return { parsed, values: typedPaywall(form) };
 }
 
 export function paywallUpdateFrom(form: FormReader, schema: z.ZodType<PaywallUpdate>, stored: PaywallRow) {
+  const jsonErrors = noErrors();
   const target = form.one("targetType");
   const body = {
     name: form.one("name"),
@@ -573,10 +699,13 @@ export function paywallUpdateFrom(form: FormReader, schema: z.ZodType<PaywallUpd
     targetUrl: target === "PROXY" ? form.one("targetUrl").trim() || null : null,
     serviceId: form.one("serviceId") || null,
     timeout: timeoutOf(form),
+    cacheRules: cacheRulesFrom(form, stored.cacheRules),
+    inputSchema: schemaFrom(form, "inputSchema", jsonErrors),
+    outputSchema: schemaFrom(form, "outputSchema", jsonErrors),
   };
   // The API's update schema has no fulfilment mode: it is set at creation.
   delete (body as { fulfillmentMode?: string }).fulfillmentMode;
-  const parsed = parsedWith(schema, body, paywallFieldOf);
+  const parsed = withJsonErrors(parsedWith(schema, body, paywallFieldOf), jsonErrors);
   if (parsed.errors) inFormUnits(parsed.errors);
   return { parsed, values: typedPaywall(form, stored.slug) };
 }
@@ -594,7 +723,7 @@ export function PaywallFields({
 }: {
   values: PaywallFormValues;
   errors?: FormErrors | undefined;
-  services: { id: string; name: string }[];
+  services: { id: string; name: string; networks: string[] }[];
   editing: boolean;
 }) {
   const id = paywallFieldId;
@@ -634,10 +763,10 @@ export function PaywallFields({
         hint="A route of a service, or none for a standalone upstream URL."
       >
         {(a) => (
-          <select {...a} id={id("serviceId")} name="serviceId">
+          <select {...a} id={id("serviceId")} name="serviceId" data-paywall-service={editing ? undefined : ""}>
             <option value="">None</option>
             {services.map((s) => (
-              <option value={s.id} selected={values.serviceId === s.id}>
+              <option value={s.id} selected={values.serviceId === s.id} data-networks={s.networks.join(" ")}>
                 {s.name}
               </option>
             ))}
@@ -663,7 +792,11 @@ export function PaywallFields({
         name="targetRoute"
         id={id("targetRoute")}
         label="Route"
-        hint="For a route target: the path on the service, e.g. /v1/forecast."
+        hint={
+          editing
+            ? "For a route target: the path on the service, e.g. /v1/forecast."
+            : "For a route target: the path on the service, e.g. /v1/forecast; empty: / and the slug."
+        }
       />
       <TextField
         values={values}
@@ -709,6 +842,77 @@ export function PaywallFields({
         type="number"
         hint="30 to 3600."
       />
+      <fieldset>
+        <legend>Cache</legend>
+        <p class="hint">
+          Serve the next buyers of the same request from the edge cache: each still pays, the upstream is called once. Leave empty
+          for no caching.
+        </p>
+        <TextField
+          values={values}
+          errors={errors}
+          name="cacheTtlSeconds"
+          id={id("cacheTtlSeconds")}
+          label="Cache answers for (seconds)"
+          type="number"
+          hint="0 to 86400; empty or 0: never cached."
+        />
+        <TextField
+          values={values}
+          errors={errors}
+          name="cacheVaryQuery"
+          id={id("cacheVaryQuery")}
+          label="Vary on query parameters"
+          hint="Comma-separated names, e.g. city, days; empty: the whole query string."
+        />
+        <TextField
+          values={values}
+          errors={errors}
+          name="cacheVaryHeaders"
+          id={id("cacheVaryHeaders")}
+          label="Vary on headers"
+          hint="Comma-separated header names; empty: every header forwarded upstream."
+        />
+        <div class="field">
+          <label for={id("cacheVaryBody")} class="inline-check">
+            <input id={id("cacheVaryBody")} type="checkbox" name="cacheVaryBody" value="true" checked={values.cacheVaryBody} />{" "}
+            Vary on the body: requests with different bodies get different answers (POST, PUT, PATCH)
+          </label>
+        </div>
+        <TextField
+          values={values}
+          errors={errors}
+          name="cacheStatuses"
+          id={id("cacheStatuses")}
+          label="Cached statuses"
+          hint="Comma-separated upstream statuses from 200 to 399; empty: 200 only."
+        />
+      </fieldset>
+      <fieldset>
+        <legend>What agents are told</legend>
+        <p class="hint">
+          JSON Schema 2020-12 objects, shown in the discovery document and the 402s. The input: the query parameters of a GET, the
+          JSON body otherwise. Empty: none.
+        </p>
+        <TextField
+          values={values}
+          errors={errors}
+          name="inputSchema"
+          id={id("inputSchema")}
+          label="Input schema (JSON)"
+          hint='e.g. {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}'
+          multiline
+        />
+        <TextField
+          values={values}
+          errors={errors}
+          name="outputSchema"
+          id={id("outputSchema")}
+          label="Output schema (JSON)"
+          hint="The answer's JSON: an object or array schema."
+          multiline
+        />
+      </fieldset>
       {!editing && (
         <div class="field">
           <label for={id("enabled")} class="inline-check">

@@ -14,7 +14,7 @@ import { outcomeEventIdOf, requestEventIdOf } from "../../core/ledger/ids.ts";
 import { NETWORK_TABLE } from "../../core/money/network-table.ts";
 import { NETWORK_IDS, type NetworkId } from "../../core/money/networks.ts";
 import { chartToken, daysInToken, networksMatching, sumsPerToken, sumsSince } from "../../core/money/tokens.ts";
-import { formatUsdc } from "../../core/money/usdc.ts";
+import { formatUsdc, formatUsdcAmount } from "../../core/money/usdc.ts";
 import { type CacheTotals, findCacheTotals, findDailyRevenue, findDailyTraffic, statsScope } from "../../db/daily-stats.ts";
 import { type EventFilter, findEventsPage } from "../../db/events.ts";
 import { findPaywall, listPaywallNames } from "../../db/paywalls.ts";
@@ -371,7 +371,7 @@ async function earningsPage(c: Ctx) {
                   <tr>
                     <th scope="row">{t.currency}</th>
                     {t.sums.map((sum) => (
-                      <td class="amount">{formatUsdc(sum)}</td>
+                      <td class="amount">{formatUsdcAmount(sum)}</td>
                     ))}
                   </tr>
                 ))}
@@ -430,7 +430,7 @@ async function earningsPage(c: Ctx) {
                     <td data-label="Paywall">{t.paywallName ?? <code>{t.paywallId}</code>}</td>
                     <td data-label="Amount" class="amount">
                       <span>
-                        {formatUsdc(t.amount)} <span class="hint">{t.currency}</span>
+                        {formatUsdcAmount(t.amount)} <span class="hint">{t.currency}</span>
                       </span>
                     </td>
                     <td data-label="Status">
@@ -513,7 +513,7 @@ async function earningsPage(c: Ctx) {
                         "—"
                       ) : (
                         <span>
-                          {formatUsdc(e.amount)} <span class="hint">{tokenOf(e.metadata?.network)}</span>
+                          {formatUsdcAmount(e.amount)} <span class="hint">{tokenOf(e.metadata?.network)}</span>
                         </span>
                       )}
                     </td>

@@ -63,9 +63,17 @@ export const GRACE_PERIODS: { seconds: number; label: string }[] = [
   { seconds: 7 * 24 * 60 * 60, label: "7 days" },
 ];
 
-/** The permissions a key's scopes grant: a write scope includes its read scope. */
+/** The permissions a key's scopes grant: a write scope includes its read scope (said once, when not listed itself). */
 const describeScopes = (scopes: string[]) =>
-  scopes.map((s) => (s.endsWith(":write") ? `${s} (+ ${s.replace(/:write$/, ":read")})` : s)).join(", ");
+  scopes
+    .map((s) => {
+      const read = s.replace(/:write$/, ":read");
+      return s.endsWith(":write") && !scopes.includes(read) ? `${s} (+ ${read})` : s;
+    })
+    .join(", ");
+
+/** What the create form starts with: the least a new key usually needs. */
+const NEW_KEY_DEFAULTS: FormValues = { preset: "read-only" };
 
 interface FormValues {
   name?: string;
@@ -310,7 +318,7 @@ async function keysPage(
           />
           <form method="post" action="/dashboard/keys" novalidate>
             <FormToken />
-            <KeyFields idPrefix="new" values={extra.values ?? {}} errors={extra.errors} />
+            <KeyFields idPrefix="new" values={extra.values ?? NEW_KEY_DEFAULTS} errors={extra.errors} />
             <p>
               <button type="submit">Create key</button>
             </p>

@@ -27,7 +27,7 @@ import {
 import { getConfig, keyRing } from "../../core/config.ts";
 import { discoveryUrls } from "../../core/discovery/operations.ts";
 import { ApiError } from "../../core/http/errors.ts";
-import { formatUsdc } from "../../core/money/usdc.ts";
+import { formatUsdcAmount } from "../../core/money/usdc.ts";
 import { paymentUrls } from "../../core/payments.ts";
 import { findPaywall, findPaywallsPage } from "../../db/paywalls.ts";
 import type { PaywallRow, ServiceRow } from "../../db/schema.ts";
@@ -159,7 +159,7 @@ function PaywallList({ paywalls, base, page }: { paywalls: PaywallRow[]; base: s
             </div>
             <dl class="profile">
               <dt>Price</dt>
-              <dd>{`${formatUsdc(p.price)} USDC`}</dd>
+              <dd>{`${formatUsdcAmount(p.price)} USDC`}</dd>
               <dt>Networks</dt>
               <dd>{p.networks.join(", ")}</dd>
               <dt>{p.targetType === "ROUTE" ? "Route" : "Upstream URL"}</dt>
@@ -523,9 +523,10 @@ async function paywallForm(
   c: Ctx,
   values: PaywallFormValues,
   opts: { errors?: FormErrors; paywall?: PaywallRow; status?: number },
+  choices?: Awaited<ReturnType<typeof listServiceNames>>,
 ) {
   const editing = opts.paywall;
-  const services = await listServiceNames(c.var.db, c.var.session.tenant.id, SERVICE_CHOICES);
+  const services = choices ?? (await listServiceNames(c.var.db, c.var.session.tenant.id, SERVICE_CHOICES));
   return formPage(c, {
     title: editing ? `Edit paywall “${editing.name}”` : "New paywall",
     action: editing ? `/dashboard/paywalls/${encodeURIComponent(editing.id)}/edit` : "/dashboard/paywalls",
@@ -534,12 +535,17 @@ async function paywallForm(
     ids: (f) => (f === "networks" ? "pw-networks" : paywallFieldId(f)),
     submit: editing ? "Save paywall" : "Create paywall",
     version: editing?.version,
+    scripts: editing ? undefined : ["paywall"],
     status: opts.status,
     children: <PaywallFields values={values} errors={opts.errors} services={services} editing={!!editing} />,
   });
 }
 
-servicesPages.get("/paywalls/new", async (c) => paywallForm(c, emptyPaywall(c.req.query("service") ?? ""), {}));
+servicesPages.get("/paywalls/new", async (c) => {
+  const services = await listServiceNames(c.var.db, c.var.session.tenant.id, SERVICE_CHOICES);
+  const chosen = services.find((s) => s.id === c.req.query("service"));
+  return paywallForm(c, emptyPaywall(chosen), {}, services);
+});
 
 servicesPages.post("/paywalls", oneTimeForm("/dashboard/services"), async (c) => {
   const { parsed, values } = paywallCreateFrom(await readForm(c.req), PaywallCreateSchema);

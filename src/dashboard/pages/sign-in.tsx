@@ -7,12 +7,15 @@ import { bindSessionToTenantQuery, findTenantByWallet } from "../../db/dashboard
 import type { DashboardEnv } from "../env.ts";
 import { Layout, Notice } from "../layout.tsx";
 import { currentSession, endSession, SESSION_MAX_MS, startSession } from "../session.ts";
-import { redeemSignInLink } from "../sign-in-links.ts";
+import { LINK_TTL_MS, redeemSignInLink } from "../sign-in-links.ts";
 import { issueSiweMessage, SiweError, verifySiweMessage } from "../siwe.ts";
 
 export const SIGN_IN_PURPOSE = "sign-in";
 
 const origin = (url: string) => new URL(url).origin;
+
+/** How long a sign-in link lasts, in words: "10 minutes". */
+const LINK_LIFETIME = `${LINK_TTL_MS / 60_000} minutes`;
 
 /** The wallet script asks for JSON; a form posted without JavaScript gets a page instead. */
 export const wantsJson = (accept: string | undefined) => /application\/json/.test(accept ?? "");
@@ -80,7 +83,7 @@ signInPages.get("/sign-in", async (c) => {
       </section>
       <section>
         <h2>With a sign-in link</h2>
-        <p>Ask your operator for a one-time sign-in link (valid for 10 minutes) and open it in this browser.</p>
+        <p>Ask your operator for a one-time sign-in link (valid for {LINK_LIFETIME}) and open it in this browser.</p>
       </section>
     </Layout>,
   );
@@ -158,7 +161,7 @@ function linkPage(token: string, error?: string) {
     <Layout title="Sign in">
       {error && <Notice kind="error">{error}</Notice>}
       <section>
-        <p>This one-time link signs you in to the dashboard.</p>
+        <p>This one-time link signs you in to the dashboard. It works once, within {LINK_LIFETIME} of being made.</p>
         <form method="post" action="/dashboard/sign-in/link">
           <input type="hidden" name="token" value={token} />
           <button type="submit">Sign in</button>
@@ -177,7 +180,7 @@ signInPages.post("/sign-in/link", countedPerAddress, async (c) => {
   if (!tenantId) {
     return c.html(
       <Layout title="Sign in">
-        <Notice kind="error">This sign-in link is not valid: it has expired (links last 10 minutes) or was already used.</Notice>
+        <Notice kind="error">{`This sign-in link is not valid: it has expired (links last ${LINK_LIFETIME}) or was already used.`}</Notice>
         <p>
           <a href="/dashboard/sign-in">Sign in another way</a>
         </p>

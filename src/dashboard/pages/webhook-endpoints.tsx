@@ -27,7 +27,7 @@ import { putFlash, takeFlash } from "../flash.ts";
 import { FormToken, oneTimeForm } from "../form-token.tsx";
 import { formatDate } from "../format.ts";
 import { Choices, ErrorSummary, Field, type FormErrors, formErrorsOf, readForm } from "../forms.tsx";
-import { Layout, Notice } from "../layout.tsx";
+import { Layout, Notice, ScrollRegion } from "../layout.tsx";
 import { clientIp } from "../session.ts";
 
 type Ctx = Context<DashboardEnv>;
@@ -137,7 +137,7 @@ async function listPage(c: Ctx, extra: { shown?: ShownSecret; gone?: boolean; er
             boxIds="new-event"
             legend="Events"
             options={WEBHOOK_EVENT_TYPES.map((type) => [type, <code>{type}</code>] as const)}
-            checked={values.events ?? []}
+            checked={values.events ?? [...WEBHOOK_EVENT_TYPES]}
           />
           <Field errors={extra.errors} name="description" id="new-description" label="Description" hint="Optional.">
             {(a) => (
@@ -276,8 +276,8 @@ async function endpointPage(c: Ctx, endpoint: WebhookEndpointRow, error?: string
         {log.rows.length === 0 ? (
           <p>No deliveries yet.</p>
         ) : (
-          <div class="table-wrap">
-            <table class="cards">
+          <ScrollRegion label="Delivery log, table">
+            <table class="cards deliveries">
               <thead>
                 <tr>
                   <th scope="col">Event</th>
@@ -295,7 +295,7 @@ async function endpointPage(c: Ctx, endpoint: WebhookEndpointRow, error?: string
                   <tr>
                     <td data-label="Event">
                       <span>
-                        <code>{d.eventType}</code> <span class="hint">{d.id}</span>
+                        <code>{d.eventType}</code> <code class="hint">{d.id}</code>
                       </span>
                     </td>
                     <td data-label="Status">
@@ -322,7 +322,7 @@ async function endpointPage(c: Ctx, endpoint: WebhookEndpointRow, error?: string
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollRegion>
         )}
         <nav aria-label="Delivery pages" class="pager">
           {page > 1 && <a href={`${base}?page=${page - 1}`}>Newer</a>}
