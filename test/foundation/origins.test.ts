@@ -194,6 +194,31 @@ describe("the API origin never answers a payment path", () => {
   });
 });
 
+describe("the API origin's front door, GET /", () => {
+  it("a browser gets a page pointing at the dashboard and the API reference", async () => {
+    const res = await call(API, "GET", "/", { accept: "text/html,application/xhtml+xml,*/*;q=0.8" });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(res.text).toContain('href="/dashboard"');
+    expect(res.text).toContain('href="/docs"');
+  });
+
+  it("an API client (JSON or no Accept) gets the same links in the success envelope", async () => {
+    for (const headers of [{}, { accept: "application/json" }, { accept: "*/*" }] as Record<string, string>[]) {
+      const res = await call(API, "GET", "/", headers);
+      expect(res.status, JSON.stringify(headers)).toBe(200);
+      expect(res.body, JSON.stringify(headers)).toMatchObject({
+        data: { dashboard: "/dashboard", docs: "/docs", openapi: "/openapi.json" },
+        meta: { requestId: expect.stringMatching(/^req_/) },
+      });
+    }
+  });
+
+  it("the payment origin's / stays a 404", async () => {
+    expectNotFoundEnvelope(await call(PAY, "GET", "/", { accept: "text/html" }), "GET", "payment origin /");
+  });
+});
+
 describe("the payment origin's headers over any answer a handler gives", () => {
   /** A response whose headers refuse every change, as a `fetch` or Cache API response's do. */
   function immutable(res: Response): Response {
