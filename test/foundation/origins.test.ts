@@ -185,6 +185,47 @@ describe("the API origin never answers a payment path", () => {
     }
   }, 60_000); // the first 402 loads the payment SDKs
 
+  it("a disabled paywall's payment URLs: 404 saying it is disabled, not that it does not exist", async () => {
+    const { key } = await createApiKey();
+    const service = await api("/v1/services", {
+      key,
+      method: "POST",
+      body: {
+        name: "Disabled",
+        baseUrl: "https://api.example.com",
+        authMethod: "none",
+        authConfig: {},
+        networks: ["base-sepolia", "tempo-testnet"],
+        mode: "testnet",
+      },
+    });
+    const paywall = await api("/v1/paywalls", {
+      key,
+      method: "POST",
+      body: {
+        slug: "off",
+        name: "Off",
+        targetType: "ROUTE",
+        targetRoute: "/x",
+        serviceId: service.body.data.id,
+        price: "100",
+        currency: "USDC",
+        networks: ["base-sepolia", "tempo-testnet"],
+        fulfillmentMode: "PROXY",
+        enabled: false,
+      },
+    });
+    expect(paywall.status, paywall.text).toBe(201);
+    for (const url of Object.values(paywall.body.data.paymentUrls as Record<string, string>)) {
+      const res = await call(PAY, "GET", new URL(url).pathname);
+      expectNotFoundEnvelope(res, "GET", url);
+      expect(res.body.error, url).toMatch(/^This paywall is disabled/);
+      expect(res.body.details, url).toBeUndefined();
+    }
+    const unknown = await call(PAY, "GET", `/api/x402/pay/${service.body.data.id}/nope`);
+    expect(unknown.body.error).toBe("No such paywall");
+  });
+
   it("localhost and another host name are the API origin too", async () => {
     for (const origin of ["http://localhost:8787", "https://pay.example.com.evil.test", "https://api.pay.example.com"]) {
       const res = await call(origin, "GET", "/api/x402/pay/svc_1/s");

@@ -238,7 +238,9 @@ export const DEFAULT_TIMEOUT_MS = 60_000;
 async function ownService(db: Db, serviceId: string, tenantId: string): Promise<ServiceRow> {
   const service = await findService(db, serviceId);
   if (!service || service.tenantId !== tenantId) {
-    throw new ApiError("INVALID_SERVICE", "serviceId does not name one of your services", { details: { serviceId } });
+    throw new ApiError("INVALID_SERVICE", "serviceId does not name one of your services", {
+      details: [{ path: "serviceId", message: "Not one of your services" }],
+    });
   }
   return service;
 }
