@@ -1,11 +1,12 @@
-import { Hono, type MiddlewareHandler } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
+import { accepts } from "hono/accepts";
 import { secureHeaders } from "hono/secure-headers";
 import { createApi } from "./api/app.ts";
 import { getConfig } from "./core/config.ts";
 import { accessLog } from "./core/http/access-log.ts";
 import type { HttpEnv } from "./core/http/env.ts";
 import { ApiError } from "./core/http/errors.ts";
-import { renderError } from "./core/http/render.ts";
+import { meta, renderError } from "./core/http/render.ts";
 import { requestId } from "./core/http/request-id.ts";
 import { serverTiming } from "./core/http/server-timing.ts";
 import { isPaymentOrigin } from "./core/payments.ts";
@@ -29,6 +30,23 @@ function staticAssets(): MiddlewareHandler<HttpEnv> {
   };
 }
 
+/** Where a person or a client landing on the API origin's `/` goes next. */
+const HOME_LINKS = { dashboard: "/dashboard", docs: "/docs", openapi: "/openapi.json" };
+
+const HOME_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Paywall Management API</title></head>
+<body><main><h1>Paywall Management API</h1>
+<p>This is the API origin. Tenants sign in to the <a href="/dashboard">dashboard</a>; the API reference is at
+<a href="/docs">/docs</a> and its OpenAPI document at <a href="/openapi.json">/openapi.json</a>.</p></main></body></html>
+`;
+
+/** `GET /` on the API origin: a page for browsers, the same links as JSON for every other client. */
+function home(c: Context<HttpEnv>): Response {
+  const type = accepts(c, { header: "Accept", supports: ["application/json", "text/html"], default: "application/json" });
+  return type === "text/html" ? c.html(HOME_PAGE) : c.json({ data: HOME_LINKS, meta: meta(c) });
+}
+
 export function createWorker() {
   // Every request, whichever app answers it: a request id, one access-log line, and (SERVER_TIMING=on) its D1/DO account.
   const common = [requestId(), accessLog(), serverTiming()] as const;
@@ -36,6 +54,7 @@ export function createWorker() {
   const apiOrigin = new Hono<HttpEnv>();
   apiOrigin.use("*", ...common, secureHeaders(), staticAssets());
   // The tenant dashboard: HTML pages with session sign-in, outside /v1 and outside the OpenAPI document.
+  apiOrigin.get("/", home);
   apiOrigin.route("/dashboard", createDashboard());
   apiOrigin.route("/", createApi());
   apiOrigin.notFound((c) => renderError(new ApiError("NOT_FOUND", "No such endpoint"), c));

@@ -1,6 +1,5 @@
 import { z } from "@hono/zod-openapi";
 import { ERROR_STATUS, type ErrorCode } from "../core/http/errors.ts";
-import { SCOPES } from "../core/keys/scopes.ts";
 
 export const MetaSchema = z
   .object({
@@ -24,43 +23,22 @@ const IssueSchema = z
       .string()
       .openapi({ description: 'The field, dotted (`authConfig.bearerToken`, `networks.0`); "" for the whole body' }),
     message: z.string(),
+    reason: z.string().optional().openapi({
+      description:
+        "A machine-readable reason, for two codes: `SSRF_BLOCKED` (why the URL was refused, e.g. `private_address`) and `INSUFFICIENT_SCOPE` (the scope the operation needs)",
+      example: "private_address",
+    }),
   })
   .openapi("Issue");
-
-/** The shape of `details` for each code that carries one; every other code has no `details`. */
-const ERROR_DETAILS = {
-  VALIDATION_ERROR: z.array(IssueSchema).openapi("ValidationErrorDetails", { description: "One entry per problem" }),
-  SSRF_BLOCKED: z
-    .object({
-      field: z.string().openapi({ description: "The refused field", example: "baseUrl" }),
-      reason: z.string().openapi({ description: "Why it was refused", example: "private_address" }),
-    })
-    .openapi("SsrfBlockedDetails"),
-  INVALID_SERVICE: z.object({ serviceId: z.string() }).openapi("InvalidServiceDetails"),
-  INSUFFICIENT_SCOPE: z
-    .object({
-      required: z.enum(SCOPES).openapi({ description: "The route's scope" }),
-      granted: z.array(z.string()).openapi({ description: "The key's scopes" }),
-    })
-    .openapi("InsufficientScopeDetails"),
-} satisfies Partial<Record<ErrorCode, z.ZodType>>;
 
 export const ErrorSchema = z
   .object({
     error: z.string().openapi({ description: "Human-readable message" }),
     code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]),
-    details: z
-      .union([
-        ERROR_DETAILS.VALIDATION_ERROR,
-        ERROR_DETAILS.SSRF_BLOCKED,
-        ERROR_DETAILS.INVALID_SERVICE,
-        ERROR_DETAILS.INSUFFICIENT_SCOPE,
-      ])
-      .optional()
-      .openapi({
-        description:
-          "Present for four codes only: `VALIDATION_ERROR` → a list of `{path, message}` (absent for 413 and 415); `SSRF_BLOCKED` → `{field, reason}`; `INVALID_SERVICE` → `{serviceId}`; `INSUFFICIENT_SCOPE` → `{required, granted}`.",
-      }),
+    details: z.array(IssueSchema).optional().openapi({
+      description:
+        "Always a list of `{path, message}`, one entry per problem, when present: `VALIDATION_ERROR` (absent for 413 and 415), `SSRF_BLOCKED` (the refused field, with `reason`), `INVALID_SERVICE` (`serviceId`), `INSUFFICIENT_SCOPE` (with the needed scope as `reason`), `PRECONDITION_FAILED`.",
+    }),
     meta: MetaSchema,
   })
   .openapi("Error");

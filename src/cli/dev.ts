@@ -2,9 +2,10 @@
  * `npm run dev`: everything a fresh clone needs, then `wrangler dev`.
  *
  * 1. `.dev.vars` gets a generated `ENCRYPTION_KEY` (`k1:<base64 of 32 random bytes>`) if it has none.
- * 2. Pending local D1 migrations are applied.
- * 3. On a database without tenants: a demo tenant and a key with every scope, printed once with a ready `curl`.
- *    Otherwise: how to make a key with the operator CLI.
+ * 2. Pending local D1 migrations are applied, quietly (`--verbose` shows wrangler's tables of them).
+ * 3. On a database without tenants: a demo tenant and a key with every scope. The key (shown once), a ready `curl`,
+ *    a one-time dashboard sign-in link and how to make another key are printed last, framed, once wrangler is ready
+ *    (see readyBlock). Otherwise the block says how to make a key with the operator CLI.
  * 4. Local traces are off (see localTracesOff): they would keep credentials sent in URLs.
  * 5. `wrangler dev` on port 8787 (extra arguments are passed on: `npm run dev -- --port 9000`), with inherited stdio;
  *    SIGINT/SIGTERM/SIGHUP, and the end of our parent (npm's shell), stop it (see stopWithUs); its exit code is ours.
@@ -12,17 +13,19 @@
  * With `--payments`: the local payment loop instead (chain, token, facilitator, demo upstream and paywall, then
  * `npm run buy`; see test/localnet/dev-loop.ts).
  */
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { constants } from "node:os";
 import { join } from "node:path";
 import { DEMO_TENANT, listAllTenants, seedDemo } from "../admin/commands.ts";
+import { SCOPES } from "../core/keys/scopes.ts";
 import { generateKeyRingSecret } from "../core/secrets/secret-box.ts";
 import { createSignInLink } from "../dashboard/sign-in-links.ts";
 import { getDb } from "../db/client.ts";
 import { runCronsOnSchedule, scheduledOverHttp, wranglerCrons } from "./dev-crons.ts";
 import {
   applyLocalMigrations,
+  applyLocalMigrationsQuietly,
   LOCAL_TRACE_STORE,
   openD1,
   PROJECT_ROOT,
@@ -60,49 +63,91 @@ function portOf(args: string[]): { port: string; args: string[] } {
   return { port: DEFAULT_PORT, args: ["--port", DEFAULT_PORT, ...args] };
 }
 
-/** A fresh one-time dashboard sign-in link (10 minutes) for the tenant. */
-async function sayDashboardLink(db: ReturnType<typeof getDb>, base: string, tenant: string): Promise<void> {
-  const link = await createSignInLink(db, { tenant, baseUrl: base });
-  say(`Dashboard: ${base}/dashboard (sign-up open locally). One-time sign-in link for ${tenant}, valid until ${link.expiresAt}:`);
-  say(`  ${link.url}`);
-  say("");
-}
+/** The first line and the frame of the block `npm run dev` ends its start with. */
+export const READY_BLOCK_TITLE = "YOUR LOCAL API IS READY";
+const FRAME = "=".repeat(100);
 
-async function seed(port: string): Promise<void> {
+/** The operator CLI's command for a new key with every scope (it prints the key once). */
+const keyCommand = (tenant: string) =>
+  `npm run -s admin -- key create --tenant ${tenant} --name "local dev" --scopes ${SCOPES.join(",")}`;
+
+/**
+ * The block printed last, once the server is ready: on a fresh database the demo key (shown only here), a `curl`
+ * with it, the dashboard and a one-time sign-in link, and how to make another key; on a database with tenants the
+ * dashboard link and how to make a key. Framed so it stands out at the bottom of wrangler's output.
+ */
+async function readyBlock(port: string): Promise<string[]> {
   const handle = await openD1({ remote: false });
   try {
     const db = getDb(handle.db);
     const seeded = await seedDemo(db);
     const base = `http://localhost:${port}`;
+    const lines = ["", FRAME, READY_BLOCK_TITLE, ""];
+    const tenants = seeded ? [] : await listAllTenants(db);
+    const tenant = seeded?.tenant.id ?? (tenants.find((t) => t.email === DEMO_TENANT.email) ?? tenants[0])?.id;
     if (seeded) {
-      say("");
-      say(`Seeded an empty database: demo tenant ${seeded.tenant.id} (${seeded.tenant.email})`);
-      say(`and an API key with every scope. It is shown only now and cannot be recovered:`);
-      say("");
-      say(`  ${seeded.key.key}`);
-      say("");
-      say("Try it once the server is up:");
-      say(`  curl -H "Authorization: Bearer ${seeded.key.key}" ${base}/v1/me`);
-      say("");
-      await sayDashboardLink(db, base, seeded.tenant.id);
-      return;
+      lines.push(
+        `Demo tenant ${seeded.tenant.id} (${seeded.tenant.email}). Its API key, with every scope, shown only now:`,
+        "",
+        `  ${seeded.key.key}`,
+        "",
+        "Try it:",
+        `  curl -H "Authorization: Bearer ${seeded.key.key}" ${base}/v1/me`,
+      );
+    } else {
+      lines.push(`The local database already has ${tenants.length} tenant(s), so no demo key was made.`);
     }
-    const tenants = await listAllTenants(db);
-    say("");
-    say(`The local database already has ${tenants.length} tenant(s), so no demo key was made.`);
-    for (const t of tenants.slice(0, 5)) say(`  ${t.id}  ${t.email}`);
-    if (tenants.length > 5) say("  … (npm run -s admin -- tenant list shows them all)");
-    say("Make a key with the operator CLI (it prints the key once):");
-    say(
-      `  npm run -s admin -- key create --tenant ${tenants[0]?.id ?? "<tenant id>"} --name "local dev" --scopes services:write,paywalls:write,transactions:read,events:read`,
+    if (tenant) {
+      const link = await createSignInLink(db, { tenant, baseUrl: base });
+      lines.push(
+        "",
+        `Dashboard: ${base}/dashboard  (sign-up open locally). One-time sign-in link, valid until ${link.expiresAt}:`,
+        `  ${link.url}`,
+      );
+    }
+    lines.push(
+      "",
+      `API reference: ${base}/docs`,
+      seeded ? "Lost the key? It cannot be shown again; make another (printed once) with:" : "Make a key (printed once) with:",
+      `  ${keyCommand(tenant ?? "<tenant id>")}`,
+      "or on the dashboard's Keys page.",
+      FRAME,
+      "",
     );
-    say(`then: curl -H "Authorization: Bearer <key>" ${base}/v1/me`);
-    say("");
-    const demo = tenants.find((t) => t.email === DEMO_TENANT.email) ?? tenants[0];
-    if (demo) await sayDashboardLink(db, base, demo.id);
+    return lines;
   } finally {
     await handle.dispose();
   }
+}
+
+/**
+ * Passes wrangler's output on and calls `ready` once: after wrangler said it is ready ("Ready on") and then stayed
+ * quiet for `QUIET_MS` (the warnings it prints right after), or at most `MAX_WAIT_MS` after it, so what `ready` prints
+ * comes last.
+ */
+const QUIET_MS = 1500;
+const MAX_WAIT_MS = 5000;
+function whenReady(child: ChildProcess, ready: () => void): void {
+  let state: "starting" | "ready" | "done" = "starting";
+  let timer: NodeJS.Timeout | undefined;
+  const done = () => {
+    if (state !== "ready") return;
+    state = "done";
+    clearTimeout(timer);
+    ready();
+  };
+  const pass = (to: NodeJS.WriteStream) => (chunk: Buffer) => {
+    to.write(chunk);
+    if (state === "starting" && /Ready on /.test(chunk.toString("utf8"))) {
+      state = "ready";
+      setTimeout(done, MAX_WAIT_MS); // requests arriving at once do not hold it back for long
+    }
+    if (state !== "ready") return;
+    clearTimeout(timer);
+    timer = setTimeout(done, QUIET_MS);
+  };
+  child.stdout?.on("data", pass(process.stdout));
+  child.stderr?.on("data", pass(process.stderr));
 }
 
 /**
@@ -118,14 +163,19 @@ function localTracesOff(): void {
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
-  const { port, args } = portOf(argv.filter((a) => a !== "--payments"));
+  const verbose = argv.includes("--verbose");
+  const { port, args } = portOf(argv.filter((a) => a !== "--payments" && a !== "--verbose"));
   localTracesOff();
   ensureDevVars();
-  await applyLocalMigrations("inherit");
-  await seed(port);
+  if (verbose) await applyLocalMigrations("inherit");
+  else {
+    const applied = await applyLocalMigrationsQuietly();
+    say(`Local D1 database: ${applied === 0 ? "up to date" : `${applied} migration(s) applied`} (--verbose shows them).`);
+  }
+  const block = await readyBlock(port);
   if (argv.includes("--payments")) {
     const { runDevPaymentLoop } = await import("../../test/localnet/dev-loop.ts");
-    return runDevPaymentLoop(Number(port));
+    return runDevPaymentLoop(Number(port), block);
   }
 
   // Two origins on one port: the API and dashboard on `localhost`, the payment URLs on `127.0.0.1`.
@@ -138,11 +188,19 @@ async function main(): Promise<void> {
     "--var",
     "WEBHOOKS_ALLOW_LOOPBACK:on",
   ];
+  // wrangler's output passes through us, so the ready block can follow it (colours kept on a terminal).
   const child = spawn(WRANGLER_BIN, ["dev", ...vars, ...args], {
     cwd: PROJECT_ROOT,
-    env: wranglerEnv(),
-    stdio: "inherit",
+    env: { ...wranglerEnv(), ...(process.stdout.isTTY ? { FORCE_COLOR: "1" } : {}) },
+    stdio: ["inherit", "pipe", "pipe"],
   });
+  let shown = false;
+  const showBlock = () => {
+    if (shown) return;
+    shown = true;
+    say(block.join("\n"));
+  };
+  whenReady(child, showBlock);
   stopWithUs(child);
   runCronsOnSchedule(await wranglerCrons(), (cron, at) => scheduledOverHttp(port, cron, at));
   child.on("error", (err) => {
@@ -150,6 +208,8 @@ async function main(): Promise<void> {
     process.exit(1);
   });
   child.on("exit", (code, signal) => {
+    // Never ready (wrangler failed): the block still comes, since a new demo key is shown nowhere else.
+    if (code !== 0 && !signal) showBlock();
     process.exit(code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1));
   });
 }

@@ -47,6 +47,33 @@ export async function applyLocalMigrations(output: StdioOptions = ["ignore", 2, 
   if (code !== 0) throw new Error(`Applying the local D1 migrations failed (wrangler exited with ${code}); see its output above`);
 }
 
+/**
+ * The same, quietly: wrangler's output (its tables of migrations) is kept back and written to stderr only when it
+ * fails. Resolves with how many migrations it applied (the rows its table marks ✅).
+ */
+export async function applyLocalMigrationsQuietly(): Promise<number> {
+  const chunks: Buffer[] = [];
+  const code = await new Promise<number>((done, fail) => {
+    const args = ["d1", "migrations", "apply", DB_BINDING, "--local"];
+    const child = spawn(WRANGLER_BIN, args, {
+      cwd: PROJECT_ROOT,
+      env: wranglerEnv({ ci: true }),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+    child.stderr.on("data", (chunk: Buffer) => chunks.push(chunk));
+    child.on("error", fail);
+    child.on("close", (exit, signal) => done(exit ?? (signal ? 1 : 0)));
+  });
+  if (code !== 0) {
+    process.stderr.write(Buffer.concat(chunks));
+    throw new Error(`Applying the local D1 migrations failed (wrangler exited with ${code}); see its output above`);
+  }
+  // wrangler redraws its table after each migration: the last one holds the outcome.
+  const text = Buffer.concat(chunks).toString("utf8");
+  return text.includes("┌") ? (text.slice(text.lastIndexOf("┌")).match(/\.sql\s*│\s*✅/g)?.length ?? 0) : 0;
+}
+
 interface D1Config {
   binding: string;
   database_name?: string;

@@ -20,14 +20,20 @@ if (!key) {
 }
 const url = `http://localhost:${port}/webhooks`;
 
+/** A refusal or an unreachable API, told in one line (no stack): the listener cannot start without the API. */
+class Refused extends Error {}
+
 async function call(method: string, path: string, body?: unknown) {
   const res = await fetch(`${api}${path}`, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  }).catch(() => {
+    throw new Refused(`cannot reach the API at ${api} (is npm run dev running? --api sets another address)`);
   });
-  const json = (await res.json()) as { data?: unknown; error?: string; code?: string };
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${json.code ?? ""} ${json.error ?? ""}`);
+  const json = (await res.json().catch(() => ({}))) as { data?: unknown; error?: string; code?: string };
+  if (res.status === 401) throw new Refused(`the API refused the key (${json.code ?? res.status}: ${json.error ?? ""})`);
+  if (!res.ok) throw new Refused(`${method} ${path} was refused (${res.status} ${json.code ?? ""}: ${json.error ?? ""})`);
   return json.data as Record<string, unknown>;
 }
 
@@ -45,7 +51,11 @@ async function register(): Promise<{ id: string; secret: string }> {
   return { id: created.id as string, secret: created.secret as string };
 }
 
-const { id, secret } = await register();
+const { id, secret } = await register().catch((err: unknown) => {
+  if (!(err instanceof Refused)) throw err;
+  process.stderr.write(`webhooks:listen: ${err.message}\n`);
+  process.exit(1);
+});
 const webhook = new Webhook(secret);
 const server = createServer((req, res) => {
   const chunks: Buffer[] = [];

@@ -57,8 +57,8 @@ export function formErrorsOf(
     for (const issue of err.details as Issue[]) addError(errors, fieldOf(issue.path), issue.message);
     return errors;
   }
-  const details = (err.details ?? {}) as { field?: string; serviceId?: string };
-  if (err.code === "SSRF_BLOCKED" && details.field) return addError(errors, fieldOf(details.field), err.message);
+  const [first] = Array.isArray(err.details) ? (err.details as Issue[]) : [];
+  if (err.code === "SSRF_BLOCKED" && first) return addError(errors, fieldOf(first.path), err.message);
   if (err.code === "INVALID_SERVICE") return addError(errors, fieldOf("serviceId"), err.message);
   return addError(errors, fallback[err.code] ?? null, err.message);
 }

@@ -27,7 +27,9 @@ export function requireAllowedMethod(c: Ctx, target: PaymentTarget): void {
 /** The paywall behind a payment URL: `404` unknown, disabled or not offering `protocol`; `405` outside allowedMethods. */
 export async function resolveTarget(c: Ctx, protocol: Protocol): Promise<PaymentTarget> {
   const target = await findPaymentTarget(getDb(c.env.DB), c.req.param("serviceId") ?? "", c.req.param("slug") ?? "");
-  if (!target?.paywall.enabled) throw new ApiError("NOT_FOUND", "No such paywall");
+  if (!target) throw new ApiError("NOT_FOUND", "No such paywall");
+  if (!target.paywall.enabled)
+    throw new ApiError("NOT_FOUND", "This paywall is disabled: it takes no payments until its owner enables it");
   const networks = target.paywall.networks;
   const table = networkTable(c.env);
   const offered = protocol === "mpp" ? supportsMpp(networks) : networks.some((n) => table[n as NetworkId]?.kind === "evm");

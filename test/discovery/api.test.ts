@@ -117,6 +117,24 @@ describe("GET /v1/services/{id}/discovery", () => {
     expect(Object.keys(served.paths)).toEqual([new URL(pw.paymentUrls.x402 as string).pathname]);
   });
 
+  it("warns when the service sends a credential over plain http://, and only then", async () => {
+    const who = await actor();
+    const diagnostics = async (overrides: Record<string, unknown>) => {
+      const svc = await createService(who, overrides);
+      const res = await api(`/v1/services/${svc.id}/discovery`, { key: who.key });
+      expect(res.status, res.text).toBe(200);
+      return (res.body.data.diagnostics as { code: string; severity: string; message: string }[]).filter(
+        (d) => d.code === "CREDENTIALS_OVER_HTTP",
+      );
+    };
+    const bearer = { authMethod: "bearer", authConfig: { bearerToken: "t0ken-value" } };
+    expect(await diagnostics({ ...bearer, baseUrl: "http://api.example.com" })).toEqual([
+      { severity: "warn", code: "CREDENTIALS_OVER_HTTP", message: expect.stringMatching(/bearer credential .*http:\/\//) },
+    ]);
+    expect(await diagnostics({ ...bearer, baseUrl: "https://api.example.com" })).toEqual([]);
+    expect(await diagnostics({ authMethod: "none", authConfig: {}, baseUrl: "http://api.example.com" })).toEqual([]);
+  });
+
   it("is the tenant's own: 404 for an unknown service, 403 for another tenant's", async () => {
     const [who, other] = [await actor(), await actor()];
     const svc = await createService(other);

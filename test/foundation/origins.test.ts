@@ -185,12 +185,78 @@ describe("the API origin never answers a payment path", () => {
     }
   }, 60_000); // the first 402 loads the payment SDKs
 
+  it("a disabled paywall's payment URLs: 404 saying it is disabled, not that it does not exist", async () => {
+    const { key } = await createApiKey();
+    const service = await api("/v1/services", {
+      key,
+      method: "POST",
+      body: {
+        name: "Disabled",
+        baseUrl: "https://api.example.com",
+        authMethod: "none",
+        authConfig: {},
+        networks: ["base-sepolia", "tempo-testnet"],
+        mode: "testnet",
+      },
+    });
+    const paywall = await api("/v1/paywalls", {
+      key,
+      method: "POST",
+      body: {
+        slug: "off",
+        name: "Off",
+        targetType: "ROUTE",
+        targetRoute: "/x",
+        serviceId: service.body.data.id,
+        price: "100",
+        currency: "USDC",
+        networks: ["base-sepolia", "tempo-testnet"],
+        fulfillmentMode: "PROXY",
+        enabled: false,
+      },
+    });
+    expect(paywall.status, paywall.text).toBe(201);
+    for (const url of Object.values(paywall.body.data.paymentUrls as Record<string, string>)) {
+      const res = await call(PAY, "GET", new URL(url).pathname);
+      expectNotFoundEnvelope(res, "GET", url);
+      expect(res.body.error, url).toMatch(/^This paywall is disabled/);
+      expect(res.body.details, url).toBeUndefined();
+    }
+    const unknown = await call(PAY, "GET", `/api/x402/pay/${service.body.data.id}/nope`);
+    expect(unknown.body.error).toBe("No such paywall");
+  });
+
   it("localhost and another host name are the API origin too", async () => {
     for (const origin of ["http://localhost:8787", "https://pay.example.com.evil.test", "https://api.pay.example.com"]) {
       const res = await call(origin, "GET", "/api/x402/pay/svc_1/s");
       expectNotFoundEnvelope(res, "GET", origin);
       expect(res.headers.get("content-security-policy") ?? "", origin).not.toMatch(/^sandbox/);
     }
+  });
+});
+
+describe("the API origin's front door, GET /", () => {
+  it("a browser gets a page pointing at the dashboard and the API reference", async () => {
+    const res = await call(API, "GET", "/", { accept: "text/html,application/xhtml+xml,*/*;q=0.8" });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(res.text).toContain('href="/dashboard"');
+    expect(res.text).toContain('href="/docs"');
+  });
+
+  it("an API client (JSON or no Accept) gets the same links in the success envelope", async () => {
+    for (const headers of [{}, { accept: "application/json" }, { accept: "*/*" }] as Record<string, string>[]) {
+      const res = await call(API, "GET", "/", headers);
+      expect(res.status, JSON.stringify(headers)).toBe(200);
+      expect(res.body, JSON.stringify(headers)).toMatchObject({
+        data: { dashboard: "/dashboard", docs: "/docs", openapi: "/openapi.json" },
+        meta: { requestId: expect.stringMatching(/^req_/) },
+      });
+    }
+  });
+
+  it("the payment origin's / stays a 404", async () => {
+    expectNotFoundEnvelope(await call(PAY, "GET", "/", { accept: "text/html" }), "GET", "payment origin /");
   });
 });
 

@@ -187,7 +187,7 @@ describe("the scope comes before the body", () => {
         const path = template.replace(/\{[^}]+\}/g, "x");
         const res = await send(new Request(`https://api.test${path}`, { method, headers: h, body: bad.body() }));
         const body = (await read(res)).body;
-        outcomes.push(`${method} ${template} ${bad.name} → ${res.status} ${body.code} ${body.details?.required}`);
+        outcomes.push(`${method} ${template} ${bad.name} → ${res.status} ${body.code} ${body.details?.[0]?.reason}`);
       }
     }
     expect(outcomes.filter((o) => !/→ 403 INSUFFICIENT_SCOPE \w+:write$/.test(o))).toEqual([]);

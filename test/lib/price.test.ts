@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { isValidPrice, MAX_PRICE } from "../../src/core/money/price.ts";
+import { isValidPrice, MAX_PRICE, PRICE_RULE, priceNumberProblem, priceProblem } from "../../src/core/money/price.ts";
+import { usdcDecimal } from "../../src/core/money/usdc.ts";
 
 describe("isValidPrice", () => {
   it("the maximum is 1,000,000,000 USDC in micro-units", () => {
@@ -50,5 +51,31 @@ describe("isValidPrice", () => {
   it("refuses every integer above MAX and every zero-padded form", () => {
     fc.assert(fc.property(fc.bigInt({ min: MAX_PRICE + 1n, max: 10n ** 40n }), (n) => !isValidPrice(n.toString())));
     fc.assert(fc.property(fc.bigInt({ min: 0n, max: MAX_PRICE }), (n) => !isValidPrice(`0${n}`)));
+  });
+});
+
+describe("priceProblem and priceNumberProblem", () => {
+  it("a canonical price has no problem", () => {
+    expect(priceProblem("10000")).toBeNull();
+  });
+
+  it.each([
+    ["0.01", "10000"],
+    ["1.5", "1500000"],
+    ["1,000.25", "1000250000"],
+  ])("decimal USDC %j names the micro-USDC string %j", (text, micro) => {
+    expect(priceProblem(text)).toBe(`${PRICE_RULE}; for ${usdcDecimal(micro)} USDC send "${micro}"`);
+  });
+
+  it.each(["0", "01", "0.0000001", "0.0", "abc", "1e3", "1000000000000001"])("%j gets the rule alone", (text) => {
+    expect(priceProblem(text)).toBe(PRICE_RULE);
+  });
+
+  it("a JSON number names the string to send; other types keep the schema's message", () => {
+    expect(priceNumberProblem(10000)).toBe('Must be a string: send "10000"');
+    expect(priceNumberProblem(0.01)).toBe(`Must be a string. ${PRICE_RULE}; for 0.01 USDC send "10000"`);
+    expect(priceNumberProblem(1e-7)).toBe(`Must be a string. ${PRICE_RULE}`);
+    expect(priceNumberProblem(true)).toBeUndefined();
+    expect(priceNumberProblem(undefined)).toBeUndefined();
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { hasScope, isScope, parseScopes, SCOPES, type Scope } from "../../src/core/keys/scopes.ts";
+import docsPage from "../../src/public/docs.html?raw";
 import { ALL_SCOPES, grants } from "../fixtures/spec.ts";
 
 /** From the contract's scope table (docs/api.md): what each scope grants besides itself. */
@@ -10,6 +11,14 @@ const IMPLIES = Object.fromEntries(
 describe("SCOPES", () => {
   it("are exactly the six scopes of the contract", () => {
     expect([...SCOPES].sort()).toEqual([...ALL_SCOPES].sort());
+  });
+});
+
+describe("the /docs page's scope table", () => {
+  it("lists every scope a key can carry, each once", () => {
+    const table = /<h3>Scopes<\/h3>[\s\S]*?<\/table>/.exec(docsPage)?.[0] ?? "";
+    const listed = [...table.matchAll(/<tr><td><code>([a-z]+:[a-z]+)<\/code><\/td>/g)].map((m) => m[1]);
+    expect(listed.sort()).toEqual([...SCOPES].sort());
   });
 });
 

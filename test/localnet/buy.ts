@@ -45,7 +45,7 @@ const started = Date.now();
 const res = await buyer.fetch(url);
 const body = await res.text();
 say(`  HTTP ${res.status} in ${Date.now() - started} ms`);
-say(`  upstream answer: ${body.length > 500 ? `${body.slice(0, 500)}…` : body}`);
+say(`  answer: ${body.length > 500 ? `${body.slice(0, 500)}…` : body}`);
 const settled = paymentResponseOf(res);
 if (!res.ok || !settled?.success) {
   say(`  not paid${settled?.errorReason ? `: ${settled.errorReason}` : ""}`);
@@ -56,12 +56,16 @@ const after = await balance(info.merchantWallet);
 say(`  transaction ${settled.transaction} (block ${receipt.blockNumber}, ${receipt.status})`);
 say(`  merchant ${info.merchantWallet}: ${formatUnits(before, 6)} → ${formatUnits(after, 6)} USDC`);
 
-await epilogue();
+await epilogue(res);
 
-async function epilogue() {
+/** Where the answer came from: the edge cache (`X-Cache: HIT`, the upstream not called) or the upstream. */
+async function epilogue(res: Response) {
+  const cache = res.headers.get("x-cache");
+  if (cache) say(`  X-Cache: ${cache}${res.headers.get("age") ? `, Age: ${res.headers.get("age")} s` : ""}`);
   const recorded = (await (await fetch(`${info.upstreamUrl}/__upstream/requests?prefix=/demo`)).json()) as RecordedRequest[];
   const last = recorded.at(-1);
-  if (last) {
+  if (cache === "HIT") say("  answered from the edge cache: the upstream was not called for this purchase");
+  else if (last) {
     const auth = last.headers.authorization ? `${last.headers.authorization.split(" ")[0]} ***` : "(none)";
     say(`  the upstream received ${last.method} ${last.path} with Authorization: ${auth} (injected by the gateway)`);
   }
@@ -104,7 +108,7 @@ async function buyOverMpp(): Promise<never> {
   const res = await buyer.fetch(url);
   const body = await res.text();
   say(`  HTTP ${res.status} in ${Date.now() - started} ms`);
-  say(`  upstream answer: ${body.length > 500 ? `${body.slice(0, 500)}…` : body}`);
+  say(`  answer: ${body.length > 500 ? `${body.slice(0, 500)}…` : body}`);
   if (!res.ok || !res.headers.get("payment-receipt")) {
     say("  not paid");
     process.exit(1);
@@ -112,6 +116,6 @@ async function buyOverMpp(): Promise<never> {
   const receipt = Receipt.fromResponse(res);
   say(`  transaction ${receipt.reference} (${receipt.status})`);
   say(`  recipient ${recipient}: ${formatUnits(before, 6)} → ${formatUnits(await balance(recipient), 6)} pathUSD`);
-  await epilogue();
+  await epilogue(res);
   process.exit(0);
 }

@@ -183,8 +183,8 @@ async function ensureDemoPaywall(
   }
 }
 
-/** Runs until SIGINT/SIGTERM. `port`: the Worker's port. */
-export async function runDevPaymentLoop(port: number): Promise<void> {
+/** Runs until SIGINT/SIGTERM. `port`: the Worker's port; `readyBlock`: what `npm run dev` prints last once ready. */
+export async function runDevPaymentLoop(port: number, readyBlock: string[] = []): Promise<void> {
   const [chainPort, facilitatorPort, upstreamPort, tempoPort] = parsePorts();
   const stack = await startStack({ port: chainPort, facilitatorPort, upstreamPort, tempoPort });
   let worker: Awaited<ReturnType<typeof import("wrangler").unstable_startWorker>> | undefined;
@@ -285,6 +285,7 @@ export async function runDevPaymentLoop(port: number): Promise<void> {
     if (tempo) say("  npm run buy -- --mpp    (MPP on the local Tempo chain)");
     say("=".repeat(100));
     say("");
+    if (readyBlock.length > 0) say(readyBlock.join("\n"));
   } catch (err) {
     process.stderr.write(`npm run dev -- --payments: ${(err as Error).message}\n`);
     await stop(1);

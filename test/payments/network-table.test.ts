@@ -25,7 +25,7 @@ describe("network table", () => {
       token: "USDC",
       eip712: { name: "USDC", version: "2" },
       rpcUrl: "https://sepolia.base.org",
-      explorerUrl: "https://sepolia.basescan.org",
+      explorerUrl: null, // a chain of its own: the public explorer does not know it
     });
     expect(table.base).toEqual(NETWORK_TABLE.base);
     expect(networkTable(env)).toBe(table);
@@ -47,5 +47,15 @@ describe("network table", () => {
     expect(NETWORK_TABLE.tempo.rpcUrl).toBe("https://rpc.tempo.xyz");
     const table = networkTable({ NETWORK_OVERRIDES: '{"tempo-testnet":{"rpcUrl":"http://127.0.0.1:9463"}}' });
     expect(table["tempo-testnet"]).toMatchObject({ chainId: 42431, rpcUrl: "http://127.0.0.1:9463" });
+  });
+});
+
+describe("explorer links of a local chain", () => {
+  it("a network overridden to a local chain has no explorer; the others keep theirs", () => {
+    const table = networkTable({ NETWORK_OVERRIDES: JSON.stringify({ "base-sepolia": { rpcUrl: "http://127.0.0.1:9461" } }) });
+    expect(table["base-sepolia"].explorerUrl).toBeNull();
+    expect(table["base-sepolia"].rpcUrl).toBe("http://127.0.0.1:9461");
+    expect(table.base.explorerUrl).toBe(NETWORK_TABLE.base.explorerUrl);
+    expect(networkTable({})["base-sepolia"].explorerUrl).toBe("https://sepolia.basescan.org");
   });
 });

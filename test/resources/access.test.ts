@@ -75,12 +75,14 @@ describe("ownership: another tenant's resources", () => {
     await unchanged();
   });
 
-  it("an unknown serviceId → 400 INVALID_SERVICE on create", async () => {
-    expectError(
-      await api("/v1/paywalls", { key: intruder.key, method: "POST", body: routePaywallBody("svc_000000000000000000000000") }),
-      400,
-      "INVALID_SERVICE",
-    );
+  it("an unknown serviceId → 400 INVALID_SERVICE on create, its details naming the field", async () => {
+    const res = await api("/v1/paywalls", {
+      key: intruder.key,
+      method: "POST",
+      body: routePaywallBody("svc_000000000000000000000000"),
+    });
+    expectError(res, 400, "INVALID_SERVICE");
+    expect(res.body.details).toEqual([{ path: "serviceId", message: "Not one of your services" }]);
   });
 
   it("moving one's own paywall to another tenant's (or an unknown) service → 400 INVALID_SERVICE", async () => {

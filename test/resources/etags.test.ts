@@ -79,7 +79,7 @@ describe.each([
 
     const stale = await rename(who, id, "stale", first);
     expectError(stale, 412, "PRECONDITION_FAILED");
-    expect(stale.body.details).toEqual({ etag: etag(ok) });
+    expect(stale.body.details).toEqual([{ path: "", message: `The current ETag is ${etag(ok)}` }]);
     expect(etag(stale)).toBe(etag(ok));
     expect(await rawRow(table, id)).toEqual(before);
 

@@ -33,6 +33,7 @@ function expected(who: Actor, overrides: Record<string, unknown>) {
     targetRoute: null,
     routePattern: null,
     price: "10000",
+    priceUsdc: "0.01",
     currency: "USDC",
     network: "base-sepolia",
     networks: ["base-sepolia"],
@@ -96,6 +97,7 @@ describe("POST /v1/paywalls", () => {
         targetRoute: "/v1//forecast/daily/",
         routePattern: "/v1/forecast/daily",
         price: "1500000",
+        priceUsdc: "1.5",
         network: "tempo-testnet",
         networks: ["tempo-testnet", "base-sepolia"],
         fulfillmentMode: "SIGNED_URL",
@@ -180,6 +182,23 @@ describe("POST /v1/paywalls", () => {
     );
     expect(high).toMatchObject({ price: "1000000000000000", timeout: 3600000, slug: "s".repeat(50) });
     expect(high.headers).toHaveLength(50);
+  });
+
+  it("every answer carries the price in USDC too (priceUsdc), derived from price digit by digit", async () => {
+    const who = await actor();
+    for (const [price, priceUsdc] of [
+      ["10000", "0.01"],
+      ["1", "0.000001"],
+      ["1500000", "1.5"],
+      ["1000000000000000", "1000000000"],
+    ]) {
+      const created = await createPaywall(who, proxyPaywallBody({ price }));
+      expect(created, price).toMatchObject({ price, priceUsdc });
+      const read = await api(`/v1/paywalls/${created.id}`, { key: who.key });
+      expect(read.body.data, price).toMatchObject({ price, priceUsdc });
+    }
+    const [first] = (await api("/v1/paywalls?limit=1", { key: who.key })).body.data;
+    expect(first.priceUsdc).toMatch(/^\d+(\.\d+)?$/);
   });
 
   it("the same slug is fine in another service and without a service", async () => {
@@ -306,6 +325,31 @@ describe("POST /v1/paywalls validation", () => {
     expectInvalid(await post(body()), path);
   });
 
+  it.each([
+    ["0.01", 'for 0.01 USDC send "10000"'],
+    ["1.5", 'for 1.5 USDC send "1500000"'],
+    ["0.000001", 'for 0.000001 USDC send "1"'],
+  ])("price %j (decimal USDC) is refused with the micro-USDC string it stands for", async (price, hint) => {
+    expectInvalid(await post(route({ price })), "price", new RegExp(`micro-USDC.*${hint.replace(".", "\\.")}`));
+  });
+
+  it.each([
+    [0.01, 'for 0.01 USDC send "10000"'],
+    [10000, 'send "10000"'],
+  ])("price %j as a JSON number is refused naming the string to send", async (price, hint) => {
+    const res = await post(route({ price }));
+    expectInvalid(res, "price", /^Must be a string/);
+    expect(res.body.details.find((d: { path: string }) => d.path === "price").message).toContain(hint);
+  });
+
+  it("a price no decimal reading can save gets the rule alone, without a guess", async () => {
+    for (const price of ["0.0000001", "0.00", "abc", "-0.5"]) {
+      const res = await post(route({ price }));
+      expectInvalid(res, "price", /^Integer micro-USDC/);
+      expect(res.text, price).not.toContain("send");
+    }
+  });
+
   it.each(["slug", "name", "targetType", "price", "currency", "fulfillmentMode", "networks"])(
     "missing %s → 400 naming it",
     async (field) => {
@@ -371,7 +415,7 @@ describe("PATCH /v1/paywalls/{id}", () => {
     expect(res.status, res.text).toBe(200);
     const { updatedAt, ...rest } = res.body.data;
     const { updatedAt: oldUpdatedAt, ...oldRest } = before;
-    expect(rest).toEqual({ ...oldRest, price: "20000" });
+    expect(rest).toEqual({ ...oldRest, price: "20000", priceUsdc: "0.02" });
     expect(Date.parse(updatedAt)).toBe(Date.parse(oldUpdatedAt) + 1000);
     expect((await api(`/v1/paywalls/${before.id}`, { key: who.key })).body.data).toEqual(res.body.data);
   });
@@ -397,6 +441,7 @@ describe("PATCH /v1/paywalls/{id}", () => {
     expect(res.body.data).toEqual({
       ...before,
       ...patch,
+      priceUsdc: "0.000001",
       routePattern: "/v2/forecast",
       updatedAt: expect.stringMatching(ISO_DATE),
     });

@@ -47,14 +47,14 @@ describe("SSRF on services.baseUrl", () => {
   it.each(BLOCKED)("create with %s → 400 SSRF_BLOCKED (%s)", async (url, reason) => {
     const res = await api("/v1/services", { key: who.key, method: "POST", body: serviceBody({ baseUrl: url }) });
     expectError(res, 400, "SSRF_BLOCKED");
-    expect(res.body.details).toEqual({ field: "baseUrl", reason });
+    expect(res.body.details).toEqual([{ path: "baseUrl", message: res.body.error, reason }]);
   });
 
   it.each(BLOCKED)("update to %s → 400 SSRF_BLOCKED (%s), baseUrl unchanged", async (url, reason) => {
     const svc = await createService(who);
     const res = await api(`/v1/services/${svc.id}`, { key: who.key, method: "PATCH", body: { baseUrl: url, name: "changed" } });
     expectError(res, 400, "SSRF_BLOCKED");
-    expect(res.body.details).toEqual({ field: "baseUrl", reason });
+    expect(res.body.details).toEqual([{ path: "baseUrl", message: res.body.error, reason }]);
     expect(await storedService(svc.id)).toMatchObject({ baseUrl: svc.baseUrl, name: svc.name });
   });
 
@@ -75,14 +75,14 @@ describe("SSRF on paywalls.targetUrl", () => {
   it.each(BLOCKED)("create with %s → 400 SSRF_BLOCKED (%s)", async (url, reason) => {
     const res = await api("/v1/paywalls", { key: who.key, method: "POST", body: proxyPaywallBody({ targetUrl: url }) });
     expectError(res, 400, "SSRF_BLOCKED");
-    expect(res.body.details).toEqual({ field: "targetUrl", reason });
+    expect(res.body.details).toEqual([{ path: "targetUrl", message: res.body.error, reason }]);
   });
 
   it.each(BLOCKED)("update to %s → 400 SSRF_BLOCKED (%s), targetUrl unchanged", async (url, reason) => {
     const pw = await createPaywall(who, proxyPaywallBody());
     const res = await api(`/v1/paywalls/${pw.id}`, { key: who.key, method: "PATCH", body: { targetUrl: url, price: "5" } });
     expectError(res, 400, "SSRF_BLOCKED");
-    expect(res.body.details).toEqual({ field: "targetUrl", reason });
+    expect(res.body.details).toEqual([{ path: "targetUrl", message: res.body.error, reason }]);
     expect(await storedPaywall(pw.id)).toMatchObject({ targetUrl: pw.targetUrl, price: pw.price });
   });
 

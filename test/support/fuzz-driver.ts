@@ -6,6 +6,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, expect } from "vitest";
 import { writeDemoData } from "../../src/admin/demo-data.ts";
 import { ERROR_STATUS } from "../../src/core/http/errors.ts";
+import { usdcDecimal } from "../../src/core/money/usdc.ts";
 import type { Tenant } from "../../src/db/schema.ts";
 import { allowedHeaderProblem, headerNameProblem, paramNameProblem } from "../../src/lib/header-rules.ts";
 import { routePathProblem } from "../../src/lib/url-rules.ts";
@@ -400,6 +401,7 @@ export function expectPaywallCreated(data: Json, sent: Json, tenant: Tenant) {
     targetRoute: targetType === "ROUTE" ? sent.targetRoute : null,
     routePattern: targetType === "ROUTE" ? expect.stringMatching(NORMALIZED_ROUTE) : null,
     price: sent.price,
+    priceUsdc: usdcDecimal(sent.price),
     currency: sent.currency,
     network: sent.networks[0],
     networks: sent.networks,
@@ -450,6 +452,7 @@ export function expectPaywallPatched(data: Json, before: Json, patch: Json, tena
         "outputExample",
       ].map((k) => [k, value(k)]),
     ),
+    priceUsdc: usdcDecimal(value("price")),
     targetType,
     targetUrl: targetType === "PROXY" ? value("targetUrl") : null,
     targetRoute: targetType === "ROUTE" ? value("targetRoute") : null,

@@ -93,6 +93,17 @@ export function expectError(res: ApiResult, status: number, code: string): void 
     meta: { requestId: expect.stringMatching(/^req_/), timestamp: expect.stringMatching(ISO_DATE) },
   });
   expect(res.body.error.length).toBeGreaterThan(0);
+  // details, when present, is always a list of {path, message} (a reason for SSRF_BLOCKED and INSUFFICIENT_SCOPE).
+  if (res.body.details !== undefined) {
+    expect(Array.isArray(res.body.details), res.text).toBe(true);
+    for (const d of res.body.details) {
+      expect(d, res.text).toEqual({
+        path: expect.any(String),
+        message: expect.any(String),
+        ...(d.reason ? { reason: d.reason } : {}),
+      });
+    }
+  }
 }
 
 /** 400 VALIDATION_ERROR whose details name `path` (exactly) with a non-empty message matching `message` if given. */

@@ -30,6 +30,7 @@ describe("webhook endpoint URLs", () => {
     const res = await create(who.key, url);
     expect(res.status, res.text).toBe(400);
     expect(res.body.code).toBe("SSRF_BLOCKED");
+    expect(res.body.details).toEqual([{ path: "url", message: res.body.error, reason: expect.any(String) }]);
     const endpoint = await createEndpoint(who, inboxUrl(newInbox()));
     const patched = await api(`/v1/webhook-endpoints/${endpoint.id}`, { key: who.key, method: "PATCH", body: { url } });
     expect(patched.body.code).toBe("SSRF_BLOCKED");

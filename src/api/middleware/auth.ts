@@ -134,7 +134,13 @@ export function requireScope(scope: Scope): MiddlewareHandler<{ Variables: AuthV
   return async function requireScope(c, next) {
     if (!hasScope(c.var.auth.scopes, scope)) {
       throw new ApiError("INSUFFICIENT_SCOPE", `This API key lacks the \`${scope}\` scope`, {
-        details: { required: scope, granted: c.var.auth.scopes },
+        details: [
+          {
+            path: "",
+            message: `Needs ${scope}; the key has ${c.var.auth.scopes.join(", ") || "no scope"}`,
+            reason: scope,
+          },
+        ],
       });
     }
     await next();

@@ -6,7 +6,11 @@ import { ApiError, forbidden, notFound } from "../http/errors.ts";
 /** Refuses an upstream URL the platform must not call (private, internal or non-HTTP targets). */
 export function assertSafeUpstream(field: string, url: string): void {
   const verdict = checkUpstreamUrl(url);
-  if (!verdict.allowed) throw new ApiError("SSRF_BLOCKED", verdict.message, { details: { field, reason: verdict.reason } });
+  if (!verdict.allowed) {
+    throw new ApiError("SSRF_BLOCKED", verdict.message, {
+      details: [{ path: field, message: verdict.message, reason: verdict.reason }],
+    });
+  }
 }
 
 /** The resource if it exists and belongs to the tenant: 404 if unknown, 403 if another tenant's. */
@@ -26,6 +30,6 @@ export function assertVersionMatches(row: { version: number }, versions: readonl
 
 export const preconditionFailed = (what: string, version: number) =>
   new ApiError("PRECONDITION_FAILED", `The ${what} changed since the ETag sent in If-Match; fetch it again`, {
-    details: { etag: etagOf(version) },
+    details: [{ path: "", message: `The current ETag is ${etagOf(version)}` }],
     headers: { ETag: etagOf(version) },
   });

@@ -20,7 +20,7 @@ import { isDotsOnly } from "../../lib/url-rules.ts";
 import { EXAMPLE_LIMITS, jsonSchemaIssues, outputExampleIssues } from "../discovery/json-schema.ts";
 import { ApiError, invalid } from "../http/errors.ts";
 import { commonMode, networksOutsideMode } from "../money/networks.ts";
-import { isValidPrice, PRICE_PATTERN } from "../money/price.ts";
+import { PRICE_PATTERN, priceNumberProblem, priceProblem } from "../money/price.ts";
 import { headersMaskedWithoutValue, sealHeaders } from "../secrets/secret-fields.ts";
 import {
   AllowedHeaderSchema,
@@ -130,9 +130,10 @@ const paywallFields = {
   targetUrl: UrlSchema.nullable(),
   targetRoute: RoutePathSchema,
   price: z
-    .string()
-    .refine(isValidPrice, {
-      message: "Integer micro-USDC as a decimal string: 1 to 1000000000000000, no sign, point or leading zero",
+    .string({ error: (issue) => priceNumberProblem(issue.input) })
+    .superRefine((value, ctx) => {
+      const message = priceProblem(value);
+      if (message) ctx.addIssue({ code: "custom", message });
     })
     .openapi({
       example: "10000",
@@ -243,7 +244,9 @@ export const DEFAULT_TIMEOUT_MS = 60_000;
 async function ownService(db: Db, serviceId: string, tenantId: string): Promise<ServiceRow> {
   const service = await findService(db, serviceId);
   if (!service || service.tenantId !== tenantId) {
-    throw new ApiError("INVALID_SERVICE", "serviceId does not name one of your services", { details: { serviceId } });
+    throw new ApiError("INVALID_SERVICE", "serviceId does not name one of your services", {
+      details: [{ path: "serviceId", message: "Not one of your services" }],
+    });
   }
   return service;
 }

@@ -222,6 +222,13 @@ export function discoveryDiagnostics(input: DiagnosticsInput): Diagnostic[] {
   }
 
   // Service details.
+  if (service.authMethod !== "none" && new URL(service.baseUrl).protocol === "http:") {
+    out.push({
+      severity: "warn",
+      code: "CREDENTIALS_OVER_HTTP",
+      message: `The service sends its ${service.authMethod} credential to a plain http:// baseUrl: anyone on the way can read it. Use https://.`,
+    });
+  }
   if (!service.xGuidance) {
     out.push({
       severity: "info",

@@ -40,8 +40,14 @@ export type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode] | 413 | 415 | 499;
 /** The status a request is logged with when its client went away before its body arrived (nginx's convention). */
 export const CLIENT_ABORT_STATUS = 499;
 
+/** One entry of `details`: an issue, with a machine-readable `reason` where the code has one (SSRF_BLOCKED, scope). */
+export interface Detail extends Issue {
+  reason?: string;
+}
+
 export interface ErrorOptions {
-  details?: unknown;
+  /** Always a list of `{path, message}`; the gateway's payment refusals (resend.ts) still carry their own object. */
+  details?: readonly Detail[] | Record<string, string>;
   /** Overrides the table's status where HTTP has a more precise one (413, 415, 499) for the same code. */
   status?: ErrorStatus;
   headers?: Record<string, string>;

@@ -142,7 +142,7 @@ const OverridesSchema = z.partialRecord(
 
 const cache = new WeakMap<object, Record<NetworkId, NetworkEntry>>();
 
-/** The network table with the environment's `NETWORK_OVERRIDES` applied. */
+/** The network table with the environment's `NETWORK_OVERRIDES` applied (an overridden network has no explorer). */
 export function networkTable(env: object): Record<NetworkId, NetworkEntry> {
   let table = cache.get(env);
   if (!table) {
@@ -150,8 +150,9 @@ export function networkTable(env: object): Record<NetworkId, NetworkEntry> {
     const overrides =
       raw === undefined || raw === "" ? {} : OverridesSchema.parse(typeof raw === "string" ? JSON.parse(raw) : raw);
     table = { ...NETWORK_TABLE };
+    // An overridden entry is a chain of its own (a local one): the public explorer knows none of its transactions.
     for (const [id, change] of Object.entries(overrides) as [NetworkId, Partial<NetworkEntry>][]) {
-      table[id] = { ...table[id], ...change };
+      table[id] = { ...table[id], ...change, explorerUrl: null };
     }
     cache.set(env, table);
   }

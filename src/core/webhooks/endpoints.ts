@@ -112,7 +112,9 @@ export async function ownWebhookEndpoint(db: Db, tenantId: string, id: string): 
 function assertDeliverable(env: Env, url: string): void {
   const verdict = checkWebhookUrl(url, getConfig(env));
   if (!verdict.allowed)
-    throw new ApiError("SSRF_BLOCKED", verdict.message, { details: { field: "url", reason: verdict.reason } });
+    throw new ApiError("SSRF_BLOCKED", verdict.message, {
+      details: [{ path: "url", message: verdict.message, reason: verdict.reason }],
+    });
 }
 
 /** Creates an endpoint from a valid body; returns the row as stored and its signing secret (shown once). */

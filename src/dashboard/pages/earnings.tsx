@@ -11,7 +11,7 @@ import { Hono } from "hono";
 import type { Child } from "hono/jsx";
 import { z } from "zod";
 import { outcomeEventIdOf, requestEventIdOf } from "../../core/ledger/ids.ts";
-import { NETWORK_TABLE } from "../../core/money/network-table.ts";
+import { NETWORK_TABLE, networkTable } from "../../core/money/network-table.ts";
 import { NETWORK_IDS, type NetworkId } from "../../core/money/networks.ts";
 import { chartToken, daysInToken, networksMatching, sumsPerToken, sumsSince } from "../../core/money/tokens.ts";
 import { formatUsdc, formatUsdcAmount } from "../../core/money/usdc.ts";
@@ -124,8 +124,7 @@ const LONGEST_WINDOW = Math.max(...WINDOWS.map((w) => w.days));
 const EVENT_OF_STATUS = { PENDING: "REQUEST", COMPLETED: "SUCCESS", FAILED: "ERROR" } as const;
 
 /** A link to a transaction or an address on its network's explorer, when the network table knows one. */
-function ExplorerLink({ network, kind, value }: { network: string; kind: "tx" | "address"; value: string }) {
-  const base = NETWORK_TABLE[network as NetworkId]?.explorerUrl;
+function ExplorerLink({ base, kind, value }: { base: string | null | undefined; kind: "tx" | "address"; value: string }) {
   if (!base) return null;
   return (
     <a href={`${base}/${kind}/${value}`} rel="noreferrer" target="_blank">
@@ -286,6 +285,7 @@ async function foreignFilter(c: Ctx, q: EarningsQuery): Promise<string | undefin
 async function earningsPage(c: Ctx) {
   const tenant = c.var.session.tenant;
   const db = c.var.db;
+  const explorers = networkTable(c.env);
   const [paywallChoices, serviceChoices] = await Promise.all([
     listPaywallNames(db, tenant.id, PAYWALL_CHOICES),
     listServiceNames(db, tenant.id, SERVICE_CHOICES),
@@ -448,7 +448,11 @@ async function earningsPage(c: Ctx) {
                       {t.payerAddress ? (
                         <span>
                           <Copyable id={`payer-${t.id}`} text={t.payerAddress} what={`payer ${short(t.payerAddress)}`} />{" "}
-                          <ExplorerLink network={t.network} kind="address" value={t.payerAddress} />
+                          <ExplorerLink
+                            base={explorers[t.network as NetworkId]?.explorerUrl}
+                            kind="address"
+                            value={t.payerAddress}
+                          />
                         </span>
                       ) : (
                         "—"
@@ -458,7 +462,7 @@ async function earningsPage(c: Ctx) {
                       {t.txHash ? (
                         <span>
                           <Copyable id={`tx-${t.id}`} text={t.txHash} what={`transaction hash ${short(t.txHash)}`} />{" "}
-                          <ExplorerLink network={t.network} kind="tx" value={t.txHash} />
+                          <ExplorerLink base={explorers[t.network as NetworkId]?.explorerUrl} kind="tx" value={t.txHash} />
                         </span>
                       ) : (
                         "—"

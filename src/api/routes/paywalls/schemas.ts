@@ -22,7 +22,11 @@ export const PaywallSchema = z
     targetUrl: z.string().nullable().openapi({ format: "uri" }),
     targetRoute: z.string().nullable(),
     routePattern: z.string().nullable(),
-    price: z.string(),
+    price: z.string().openapi({ description: "Integer micro-USDC (1000000 = 1 USDC), as set", example: "10000" }),
+    priceUsdc: z.string().openapi({
+      description: "The same price in USDC, a plain decimal (`price` 10000 → `0.01`); read-only, derived from `price`",
+      example: "0.01",
+    }),
     currency: z.enum(["USDC"]),
     network: NetworkIdSchema,
     networks: z.array(NetworkIdSchema),

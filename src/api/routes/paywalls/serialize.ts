@@ -1,5 +1,6 @@
 import type { Config } from "../../../core/config.ts";
 import { commonMode, type NetworkId } from "../../../core/money/networks.ts";
+import { usdcDecimal } from "../../../core/money/usdc.ts";
 import { paymentUrls, VALIDITY_WINDOW_SECONDS } from "../../../core/payments.ts";
 import { MASK } from "../../../core/secrets/secret-box.ts";
 import type { PaywallRow } from "../../../db/schema.ts";
@@ -20,6 +21,7 @@ export function toPaywall(row: PaywallRow, config: Config): Paywall {
     targetRoute: row.targetRoute,
     routePattern: row.targetType === "ROUTE" && row.targetRoute ? normalizeRoute(row.targetRoute) : null,
     price: row.price,
+    priceUsdc: usdcDecimal(row.price),
     currency: row.currency,
     network: networks[0] as NetworkId,
     networks,
