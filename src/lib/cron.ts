@@ -77,6 +77,7 @@ export function cronMatches(schedule: CronSchedule, at: Date): boolean {
   if (!schedule.months.has(at.getUTCMonth() + 1)) return false;
   const dom = schedule.daysOfMonth.has(at.getUTCDate());
   const dow = schedule.daysOfWeek.has(at.getUTCDay());
+  // Both restricted: either is enough (cron's rule); else the unrestricted one matches every day.
   if (schedule.domRestricted && schedule.dowRestricted) return dom || dow;
-  return dom || dow;
+  return dom && dow;
 }

@@ -466,7 +466,7 @@ describe("GET /v1/health with a failing D1", () => {
       const sick = await api("/v1/health", { env: { DB: faulty.db } });
       expect(sick.status, sick.text).toBe(503);
       expect(sick.body).toEqual({
-        data: { status: "degraded", checks: { database: "error" } },
+        data: { status: "degraded", checks: { database: "error", facilitators: expect.any(Array) } },
         meta: { requestId: sick.headers.get("X-Request-Id"), timestamp: expect.any(String) },
       });
       expect(sick.text).not.toMatch(SQL_TEXT);

@@ -450,6 +450,7 @@ export function expectPaywallPatched(data: Json, before: Json, patch: Json, tena
         "inputSchema",
         "outputSchema",
         "outputExample",
+        "cacheRules",
       ].map((k) => [k, value(k)]),
     ),
     priceUsdc: usdcDecimal(value("price")),
