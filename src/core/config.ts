@@ -9,7 +9,8 @@ const isOrigin = (value: string) => {
   return url !== null && (url.protocol === "https:" || url.protocol === "http:") && url.origin === value;
 };
 
-const OriginListSchema = z
+/** A comma-separated list (empty: none), its entries trimmed. */
+const commaList = z
   .string()
   .default("")
   .transform((list) =>
@@ -17,20 +18,14 @@ const OriginListSchema = z
       .split(",")
       .map((entry) => entry.trim())
       .filter(Boolean),
-  )
-  .pipe(z.array(z.string().refine(isOrigin, { message: "Each entry must be an origin like https://app.example.com" })));
+  );
+
+const OriginListSchema = commaList.pipe(
+  z.array(z.string().refine(isOrigin, { message: "Each entry must be an origin like https://app.example.com" })),
+);
 
 /** A comma-separated list of facilitator URLs (empty: unset). */
-const UrlListSchema = z
-  .string()
-  .default("")
-  .transform((list) =>
-    list
-      .split(",")
-      .map((entry) => entry.trim())
-      .filter(Boolean),
-  )
-  .pipe(z.array(z.url()).max(5, { message: "At most 5 facilitators per mode" }));
+const UrlListSchema = commaList.pipe(z.array(z.url()).max(5, { message: "At most 5 facilitators per mode" }));
 
 const ConfigSchema = z.object({
   RATE_LIMIT_MAX: positiveInt(1000),
