@@ -39,6 +39,15 @@ describe("textProblem", () => {
     expect(textProblem("Acme \u202eecioval\u202c Ltd", "single-line")).toMatch(/bidirectional/);
   });
 
+  it("multi-line text refuses them too: a description or guidance is shown in pages and llms.txt", () => {
+    fc.assert(
+      fc.property(fc.string(), fc.constantFrom(...bidi, "\u2028", "\u2029"), fc.string(), (a, c, b) => {
+        expect(textProblem(`${a}${c}${b}`, "multi-line"), JSON.stringify(c)).not.toBeNull();
+      }),
+    );
+    expect(textProblem("Pay here \u202etxt.exe", "multi-line")).toMatch(/bidirectional/);
+  });
+
   it("single-line text keeps right-to-left scripts and the plain direction marks", () => {
     for (const text of ["שלום עולם", "مرحبا", "abc \u200f שלום", "\u200e(1)", "Zero\u200bwidth"]) {
       expect(textProblem(text, "single-line"), text).toBeNull();
