@@ -20,7 +20,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { createKey, DEMO_TENANT, listAllTenants, listKeys, removeKey } from "../../src/admin/commands.ts";
-import { runCronsOnSchedule, wranglerCrons } from "../../src/cli/dev-crons.ts";
+import { runCronsOnSchedule, scheduledOverHttp, wranglerCrons } from "../../src/cli/dev-crons.ts";
 import { LOCAL_PERSIST_PATH, openD1, PROJECT_ROOT, WRANGLER_CONFIG } from "../../src/cli/platform.ts";
 import { getDb } from "../../src/db/client.ts";
 import { createOutboundRouter, GATEWAY_TEST_HOSTS, outboundService } from "./outbound.ts";
@@ -239,10 +239,9 @@ export async function runDevPaymentLoop(port: number, readyBlock: string[] = [])
       ),
     ]);
     // wrangler.toml's Cron Triggers on their schedule (the payment sweep, the cleanup), as deployed.
-    const running = worker;
-    runCronsOnSchedule(await wranglerCrons(), async (cron, scheduledTime) => {
-      await running.scheduled({ cron, scheduledTime: new Date(scheduledTime) });
-    });
+    // Through the local runtime's own route, as without --payments: the dev server's `scheduled()` looks the Worker up
+    // by a name its runtime does not give it ("worker not found").
+    runCronsOnSchedule(await wranglerCrons(), (cron, at) => scheduledOverHttp(String(port), cron, at));
     const apiBase = `http://localhost:${port}`;
     const { mppUrl, ...demo } = await ensureDemoPaywall(apiBase, stack.info.tempo !== undefined);
     const tempo = stack.info.tempo;
