@@ -215,10 +215,12 @@ export async function runDevPaymentLoop(port: number, readyBlock: string[] = [])
       config: WRANGLER_CONFIG,
       envFiles: [writeRunVars(port)],
       // A var wrangler.toml does not declare (an env file only overrides declared vars and secrets).
-      // WEBHOOKS_ALLOW_LOOPBACK: webhook endpoints on this machine (`npm run webhooks:listen`), for this run only.
+      // WEBHOOKS_ALLOW_LOOPBACK: webhook endpoints on this machine (`npm run webhooks:listen`), for this run only;
+      // UPSTREAMS_ALLOW_LOOPBACK: services of the tenant's own whose upstream is a server on this machine.
       bindings: {
         NETWORK_OVERRIDES: { type: "plain_text", value: stack.info.networkOverrides },
         WEBHOOKS_ALLOW_LOOPBACK: { type: "plain_text", value: "on" },
+        UPSTREAMS_ALLOW_LOOPBACK: { type: "plain_text", value: "on" },
       },
       build: {
         alias: { "@modelcontextprotocol/sdk/types.js": join(import.meta.dirname, "../../src/gateway/mpp/mcp-sdk-stub.ts") },
