@@ -6,9 +6,10 @@
  * 2. The Worker through wrangler's `unstable_startWorker` (same wrangler.toml, same local D1 state as `wrangler dev`)
  *    with Miniflare's outbound service: its fetches to `https://upstream.gateway.test`,
  *    `https://facilitator.gateway.test` and `https://rpc.gateway.test` reach the local processes; every other host
- *    goes to the network as usual. No SSRF rule is relaxed and no loopback setting exists: the Worker only ever sees
- *    public-looking `.test` URLs. Vars for this run only (never written to wrangler.toml or .dev.vars):
- *    `NETWORK_OVERRIDES` (base-sepolia → the local token), `FACILITATOR_URL_TESTNET`, `PAYMENT_BASE_URL`.
+ *    goes to the network as usual (a tenant's own upstream on this machine included). The demo needs no SSRF
+ *    exception: the Worker sees public-looking `.test` URLs for it. Vars for this run only (never written to
+ *    wrangler.toml or .dev.vars): `NETWORK_OVERRIDES` (base-sepolia → the local token), `FACILITATOR_URL_TESTNET`,
+ *    `PAYMENT_BASE_URL`, and the dev-only `WEBHOOKS_ALLOW_LOOPBACK` and `UPSTREAMS_ALLOW_LOOPBACK`.
  * 3. The demo tenant gets a demo service ("Local payment demo", `https://upstream.gateway.test`, bearer credential)
  *    and a paywall `local-demo` (0.01 USDC on base-sepolia and, with the Tempo chain, tempo-testnet; paid to the
  *    tenant's wallets), created through the management API itself with a key that exists only for those calls
