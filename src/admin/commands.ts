@@ -8,7 +8,15 @@
  */
 import { z } from "zod";
 import { ApiError, invalid } from "../core/http/errors.ts";
-import { type CreatedKeyOutput, createKey, parseInput as parse } from "../core/keys/management.ts";
+import type { KeyStore } from "../core/keys/key-object.ts";
+import {
+  type CreatedKeyOutput,
+  createKey,
+  DEV_RUNNER,
+  listKeys,
+  parseInput as parse,
+  removeKey,
+} from "../core/keys/management.ts";
 import { SCOPES } from "../core/keys/scopes.ts";
 import type { Db } from "../db/client.ts";
 import type { Tenant } from "../db/schema.ts";
@@ -91,6 +99,32 @@ export async function seedDemo(db: Db, now: Date = new Date()): Promise<{ tenant
   const key = await createKey(db, { tenant: tenant.id, name: "Demo key (all scopes)", scopes: [...SCOPES] }, now);
   return { tenant, key };
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// The key `npm run dev -- --payments` sets up its demo paywall with (test/localnet/dev-loop.ts)
+
+/** Its name, as the tenant's keys and Activity show it. */
+export const DEV_SETUP_KEY_NAME = "npm run dev -- --payments (demo setup, deleted at once)";
+/** The name earlier versions gave it: a key left by an interrupted run of theirs goes too. */
+const OLD_DEV_SETUP_KEY_NAME = "dev payment loop (temporary)";
+
+/**
+ * A key with `services:write` and `paywalls:write` for the dev runner's own setup calls, after deleting any left by an
+ * interrupted run. Its events are the dev runner's (`dev-runner`, "npm run dev" on the Activity page), never the
+ * operator's, so the tenant sees who made and deleted it; the service and paywall it creates are the API's events.
+ */
+export async function createDevSetupKey(store: KeyStore, tenant: string, now = new Date()): Promise<CreatedKeyOutput> {
+  for (const old of await listKeys(store.db, { tenant })) {
+    if (old.name === DEV_SETUP_KEY_NAME || old.name === OLD_DEV_SETUP_KEY_NAME) {
+      await removeKey(store, { id: old.id }, now, DEV_RUNNER);
+    }
+  }
+  const scopes = ["services:write", "paywalls:write"];
+  return createKey(store.db, { tenant, name: DEV_SETUP_KEY_NAME, scopes }, now, DEV_RUNNER);
+}
+
+/** Deletes the dev runner's setup key, as the dev runner. */
+export const removeDevSetupKey = (store: KeyStore, id: string, now = new Date()) => removeKey(store, { id }, now, DEV_RUNNER);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Facilitators' health (`facilitators`): what the Worker's GET /v1/health reports

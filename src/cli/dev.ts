@@ -179,7 +179,8 @@ async function main(): Promise<void> {
   }
 
   // Two origins on one port: the API and dashboard on `localhost`, the payment URLs on `127.0.0.1`.
-  // WEBHOOKS_ALLOW_LOOPBACK: webhook endpoints on this machine (`npm run webhooks:listen`), for this run only.
+  // WEBHOOKS_ALLOW_LOOPBACK: webhook endpoints on this machine (`npm run webhooks:listen`), for this run only;
+  // UPSTREAMS_ALLOW_LOOPBACK: services whose upstream is a server on this machine (docs/development.md).
   const vars = [
     "--var",
     "DASHBOARD_SIGNUP:open",
@@ -187,6 +188,8 @@ async function main(): Promise<void> {
     `PAYMENT_BASE_URL:http://127.0.0.1:${port}`,
     "--var",
     "WEBHOOKS_ALLOW_LOOPBACK:on",
+    "--var",
+    "UPSTREAMS_ALLOW_LOOPBACK:on",
   ];
   // wrangler's output passes through us, so the ready block can follow it (colours kept on a terminal).
   const child = spawn(WRANGLER_BIN, ["dev", ...vars, ...args], {

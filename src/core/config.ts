@@ -46,6 +46,8 @@ const ConfigSchema = z.object({
   CORS_ALLOWED_ORIGINS: OriginListSchema,
   // Dev only: `npm run dev` passes it (never wrangler.toml). Honoured only with a loopback PAYMENT_BASE_URL.
   WEBHOOKS_ALLOW_LOOPBACK: z.enum(["on", "off"]).default("off"),
+  // Dev only, as WEBHOOKS_ALLOW_LOOPBACK: services and paywalls may name an upstream on this machine.
+  UPSTREAMS_ALLOW_LOOPBACK: z.enum(["on", "off"]).default("off"),
 });
 
 export interface Config {
@@ -76,6 +78,12 @@ export interface Config {
    * deployed Worker's never is.
    */
   webhooksAllowLoopback: boolean;
+  /**
+   * Upstreams on this machine (`baseUrl`/`targetUrl` on 127.0.0.0/8, `[::1]`, `localhost`; nothing else private) are
+   * allowed, when set and called: under the same two conditions, `UPSTREAMS_ALLOW_LOOPBACK=on` (set by `npm run dev`
+   * alone) and a loopback payment origin.
+   */
+  upstreamsAllowLoopback: boolean;
 }
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
@@ -111,6 +119,7 @@ export function getConfig(env: object): Config {
       serverTiming: v.SERVER_TIMING === "on",
       corsAllowedOrigins: v.CORS_ALLOWED_ORIGINS,
       webhooksAllowLoopback: v.WEBHOOKS_ALLOW_LOOPBACK === "on" && isLoopbackUrl(v.PAYMENT_BASE_URL),
+      upstreamsAllowLoopback: v.UPSTREAMS_ALLOW_LOOPBACK === "on" && isLoopbackUrl(v.PAYMENT_BASE_URL),
     };
     cache.set(env, config);
   }

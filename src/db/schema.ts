@@ -308,7 +308,8 @@ export const signInLinks = sqliteTable(
 
 export const KEY_EVENT_ACTIONS = ["created", "paused", "resumed", "edited", "revoked", "deleted", "rolled"] as const;
 export type KeyEventAction = (typeof KEY_EVENT_ACTIONS)[number];
-export const KEY_EVENT_ACTORS = ["dashboard", "operator-cli"] as const;
+/** `dev-runner`: `npm run dev -- --payments` setting up its demo paywall with a key of its own (src/admin/commands.ts). */
+export const KEY_EVENT_ACTORS = ["dashboard", "operator-cli", "dev-runner"] as const;
 export type KeyEventActor = (typeof KEY_EVENT_ACTORS)[number];
 
 /**

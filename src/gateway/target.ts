@@ -83,6 +83,7 @@ export async function upstreamParts(c: Ctx, t: PaymentTarget, request: Request):
     if (err instanceof BodyFieldError) throw new ApiError("VALIDATION_ERROR", err.message);
     throw err;
   }
-  if (!upstreamAllowed(parts.url)) throw new ApiError("BAD_GATEWAY", "The paywall's upstream address is not allowed");
+  if (!upstreamAllowed(parts.url, getConfig(c.env)))
+    throw new ApiError("BAD_GATEWAY", "The paywall's upstream address is not allowed");
   return parts;
 }

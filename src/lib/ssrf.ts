@@ -79,7 +79,14 @@ const DENIED_IPV6 = [
 // `localhost` itself is a single label; `home.arpa` is the one suffix with two.
 const DENIED_SUFFIXES = ["localhost", "internal", "local", "localdomain", "home.arpa"];
 
-export function checkUpstreamUrl(input: string): SsrfCheck {
+/** Options of the check. `allowLoopback`: this machine (127.0.0.0/8, `[::1]`, `localhost`) passes, nothing else private. */
+export interface SsrfOptions {
+  allowLoopback?: boolean;
+}
+
+const LOOPBACK_V4 = ipaddr.IPv4.parseCIDR("127.0.0.0/8");
+
+export function checkUpstreamUrl(input: string, options: SsrfOptions = {}): SsrfCheck {
   // WHATWG parsing drops TAB/CR/LF and reads `\` as `/`; other parsers do not, so such text is never accepted.
   if (urlTextProblem(input)) {
     return deny("invalid_url", "The URL must not contain whitespace, control characters or a backslash.");
@@ -100,6 +107,7 @@ export function checkUpstreamUrl(input: string): SsrfCheck {
   if (url.port === "0") return deny("port_not_allowed", "Port 0 is not a port a server listens on.");
 
   const host = url.hostname;
+  if (options.allowLoopback && isLoopback(host)) return { allowed: true, url };
   if (host.startsWith("[")) {
     if (isDeniedAddress(ipaddr.IPv6.parse(host.slice(1, -1)))) return denyAddress(host);
   } else if (ipaddr.IPv4.isValidFourPartDecimal(host)) {
@@ -108,6 +116,16 @@ export function checkUpstreamUrl(input: string): SsrfCheck {
     return deny("blocked_hostname", `The host ${host} is a local, internal or single-label name.`);
   }
   return { allowed: true, url };
+}
+
+/** `localhost`, an address of 127.0.0.0/8 (also IPv4-mapped) or `[::1]`, as WHATWG parsing leaves them. */
+function isLoopback(host: string): boolean {
+  if (host === "localhost" || host === "localhost.") return true;
+  if (ipaddr.IPv4.isValidFourPartDecimal(host)) return ipaddr.IPv4.parse(host).match(LOOPBACK_V4);
+  if (!host.startsWith("[")) return false;
+  const address = ipaddr.IPv6.parse(host.slice(1, -1));
+  if (address.isIPv4MappedAddress()) return address.toIPv4Address().match(LOOPBACK_V4);
+  return address.range() === "loopback";
 }
 
 function isDeniedAddress(address: ipaddr.IPv4 | ipaddr.IPv6): boolean {

@@ -3,6 +3,7 @@
 // tenant's session never reaching another tenant's keys (key ids posted in forms included).
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { createDevSetupKey, DEV_SETUP_KEY_NAME, removeDevSetupKey } from "../../src/admin/commands.ts";
 import { pauseKey } from "../../src/core/keys/management.ts";
 import { SCOPES } from "../../src/core/keys/scopes.ts";
 import { ASSET_URL } from "../../src/dashboard/assets.ts";
@@ -174,6 +175,33 @@ describe("keys page", () => {
     const html = (await client.text("/dashboard/activity")).html;
     expect(html).toContain("Operator (CLI)");
     expect(await eventsOf(tenant.id)).toEqual([{ key_id: row.id, action: "paused", actor: "operator-cli", ip: null }]);
+  });
+});
+
+describe("the key npm run dev -- --payments sets up its demo with", () => {
+  it("is in the tenant's activity as made and deleted by npm run dev, never as the operator's", async () => {
+    const { client, tenant } = await signedIn(app);
+    const left = await createDevSetupKey(keys(), tenant.id); // an interrupted run left this one
+    const setup = await createDevSetupKey(keys(), tenant.id);
+    for (const k of [left, setup]) registerApiKey("dev setup key", k.key, await sha256Hex(k.key));
+    await removeDevSetupKey(keys(), setup.id);
+    const html = (await client.text("/dashboard/activity")).html;
+    const rows = [...html.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((m) => m[1]!.replace(/<[^>]+>/g, " ").replace(/\s+/g, " "));
+    const keyRows = rows.filter((row) => row.includes("Key "));
+    expect(keyRows).toHaveLength(4);
+    for (const row of keyRows) {
+      expect(row).toContain(DEV_SETUP_KEY_NAME);
+      expect(row).toContain("npm run dev (this machine)");
+      expect(row).not.toContain("Operator (CLI)");
+    }
+    expect(await eventsOf(tenant.id)).toEqual([
+      { key_id: left.id, action: "created", actor: "dev-runner", ip: null },
+      { key_id: left.id, action: "deleted", actor: "dev-runner", ip: null },
+      { key_id: setup.id, action: "created", actor: "dev-runner", ip: null },
+      { key_id: setup.id, action: "deleted", actor: "dev-runner", ip: null },
+    ]);
+    // Nothing of it is left among the tenant's keys.
+    expect((await client.text("/dashboard/keys")).html).not.toContain(DEV_SETUP_KEY_NAME);
   });
 });
 

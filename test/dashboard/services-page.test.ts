@@ -143,3 +143,30 @@ describe("services and paywalls page", () => {
     expect(await enabledOf(paywall.id)).toBe(1);
   });
 });
+
+describe("a credential sent over plain http://", () => {
+  it("is warned about on the service's card, and only there", async () => {
+    const { key, tenant } = await createApiKey();
+    const make = async (name: string, baseUrl: string, secret: boolean) => {
+      const body = secret
+        ? { authMethod: "bearer", authConfig: { bearerToken: "upstream-credential-of-the-test" } }
+        : { authMethod: "none" };
+      const res = await api("/v1/services", {
+        key,
+        method: "POST",
+        body: { name, baseUrl, networks: ["base"], mode: "mainnet", ...body },
+      });
+      expect(res.status, res.text).toBe(201);
+      return res.body.data.id as string;
+    };
+    const plain = await make("Plain with a secret", "http://api.example.com", true);
+    const tls = await make("TLS with a secret", "https://api.example.com", true);
+    const open = await make("Plain without a secret", "http://api.example.com", false);
+    const { html } = await page(await signIn(tenant), "/dashboard/services");
+    const card = (id: string) => text(html.split(`id="service-${id}"`)[1]!.split("</section>")[0]!);
+    expect(card(plain)).toContain(
+      "The service sends its bearer credential to a plain http:// baseUrl: anyone on the way can read it. Use https://. (CREDENTIALS_OVER_HTTP)",
+    );
+    for (const id of [tls, open]) expect(card(id)).not.toContain("CREDENTIALS_OVER_HTTP");
+  });
+});

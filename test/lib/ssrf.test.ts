@@ -389,3 +389,66 @@ describe("checkUpstreamUrl: properties", () => {
     );
   });
 });
+
+// ---------------------------------------------------------------------------------------------------------
+// `allowLoopback` (what `npm run dev` turns on): this machine passes, nothing else the corpus refuses does.
+
+/** Loopback by the URL's normalized text: 127.0.0.0/8, `localhost`, `[::1]`, or 127.x mapped into IPv6. */
+function isLoopbackOracle(url: string): boolean {
+  const host = URL.parse(url)?.hostname ?? "";
+  if (host === "localhost" || host === "localhost." || host === "[::1]") return true;
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(host)) return ipv4ToInt(host) >>> 24 === 127;
+  return /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(host);
+}
+
+describe("checkUpstreamUrl: allowLoopback", () => {
+  const hostReasons = new Set(["private_address", "blocked_hostname"]);
+  const corpus = Object.values(BLOCKED).flatMap(({ reason, urls }) => urls.map((url) => [url, reason] as const));
+
+  it("allows exactly the corpus's loopback targets; every other refusal stays as it is", () => {
+    let flipped = 0;
+    for (const [url, reason] of corpus) {
+      const result = checkUpstreamUrl(url, { allowLoopback: true });
+      if (hostReasons.has(reason) && isLoopbackOracle(url)) {
+        expect(result.allowed, url).toBe(true);
+        flipped++;
+      } else {
+        expect(result, url).toMatchObject({ allowed: false, reason });
+      }
+    }
+    expect(flipped).toBeGreaterThan(20); // the corpus's many spellings of 127.0.0.1, localhost and ::1
+  });
+
+  it.each([
+    ["http://127.0.0.1:3000/", "127.0.0.1"],
+    ["http://127.1:3000/", "127.0.0.1"],
+    ["http://2130706433/", "127.0.0.1"],
+    ["http://127.255.255.254/", "127.255.255.254"],
+    ["http://LOCALHOST:3000/", "localhost"],
+    ["http://[::1]:3000/", "[::1]"],
+    ["http://[::ffff:127.0.0.1]/", "[::ffff:7f00:1]"],
+  ])("allows %j (host %s)", (url, hostname) => {
+    const result = checkUpstreamUrl(url, { allowLoopback: true });
+    expect(result.allowed && result.url.hostname).toBe(hostname);
+  });
+
+  it.each([
+    ["http://0.0.0.0/", "private_address"],
+    ["http://128.0.0.1/", "allowed"],
+    ["http://126.255.255.255/", "allowed"],
+    ["http://10.0.0.1/", "private_address"],
+    ["http://[::2]/", "private_address"],
+    ["http://[::]/", "private_address"],
+    ["http://[::127.0.0.1]/", "private_address"],
+    ["http://api.localhost/", "blocked_hostname"],
+    ["http://localhost.localdomain/", "blocked_hostname"],
+    ["http://u:p@127.0.0.1/", "userinfo_not_allowed"],
+    ["http://@localhost/", "userinfo_not_allowed"],
+    ["http://127.0.0.1:0/", "port_not_allowed"],
+    ["ftp://127.0.0.1/", "scheme_not_allowed"],
+  ])("keeps its rule for %j (%s)", (url, verdict) => {
+    const result = checkUpstreamUrl(url, { allowLoopback: true });
+    if (verdict === "allowed") expect(result.allowed).toBe(true);
+    else expect(result).toMatchObject({ allowed: false, reason: verdict });
+  });
+});

@@ -6,12 +6,14 @@
  * 2. The Worker through wrangler's `unstable_startWorker` (same wrangler.toml, same local D1 state as `wrangler dev`)
  *    with Miniflare's outbound service: its fetches to `https://upstream.gateway.test`,
  *    `https://facilitator.gateway.test` and `https://rpc.gateway.test` reach the local processes; every other host
- *    goes to the network as usual. No SSRF rule is relaxed and no loopback setting exists: the Worker only ever sees
- *    public-looking `.test` URLs. Vars for this run only (never written to wrangler.toml or .dev.vars):
- *    `NETWORK_OVERRIDES` (base-sepolia → the local token), `FACILITATOR_URL_TESTNET`, `PAYMENT_BASE_URL`.
+ *    goes to the network as usual (a tenant's own upstream on this machine included). The demo needs no SSRF
+ *    exception: the Worker sees public-looking `.test` URLs for it. Vars for this run only (never written to
+ *    wrangler.toml or .dev.vars): `NETWORK_OVERRIDES` (base-sepolia → the local token), `FACILITATOR_URL_TESTNET`,
+ *    `PAYMENT_BASE_URL`, and the dev-only `WEBHOOKS_ALLOW_LOOPBACK` and `UPSTREAMS_ALLOW_LOOPBACK`.
  * 3. The demo tenant gets a demo service ("Local payment demo", `https://upstream.gateway.test`, bearer credential)
  *    and a paywall `local-demo` (0.01 USDC on base-sepolia and, with the Tempo chain, tempo-testnet; paid to the
- *    tenant's wallets), created through the management API itself with a key that exists only for those calls.
+ *    tenant's wallets), created through the management API itself with a key that exists only for those calls
+ *    (`createDevSetupKey`: named and recorded as made by `npm run dev`, so the tenant's Activity says so).
  * 4. It prints the ready commands, `npm run buy` (x402) and `npm run buy -- --mpp` (MPP), which pay that paywall
  *    with funded local buyers (test/localnet/buy.ts reads .wrangler/dev-payments.json).
  *
@@ -19,7 +21,7 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { createKey, DEMO_TENANT, listAllTenants, listKeys, removeKey } from "../../src/admin/commands.ts";
+import { createDevSetupKey, DEMO_TENANT, listAllTenants, removeDevSetupKey } from "../../src/admin/commands.ts";
 import { runCronsOnSchedule, scheduledOverHttp, wranglerCrons } from "../../src/cli/dev-crons.ts";
 import { LOCAL_PERSIST_PATH, openD1, PROJECT_ROOT, WRANGLER_CONFIG } from "../../src/cli/platform.ts";
 import { getDb } from "../../src/db/client.ts";
@@ -31,7 +33,6 @@ const DEV_VARS = join(PROJECT_ROOT, ".dev.vars");
 const DEMO_SERVICE_NAME = "Local payment demo";
 const DEMO_SLUG = "local-demo";
 const DEMO_PRICE = "10000"; // 0.01 USDC
-const TEMP_KEY_NAME = "dev payment loop (temporary)";
 
 /** What `npm run buy` needs (written to .wrangler/dev-payments.json while the loop runs). */
 export interface DevPaymentsInfo {
@@ -106,15 +107,8 @@ async function ensureDemoPaywall(
     const tenants = await listAllTenants(db);
     const tenant = tenants.find((t) => t.email === DEMO_TENANT.email) ?? tenants[0];
     if (!tenant) throw new Error("the local database has no tenant");
-    // A key left by an interrupted earlier run goes first.
-    for (const old of await listKeys(db, { tenant: tenant.id })) {
-      if (old.name === TEMP_KEY_NAME) await removeKey({ db, cache: handle.keyCache }, { id: old.id });
-    }
-    const created = await createKey(db, {
-      tenant: tenant.id,
-      name: TEMP_KEY_NAME,
-      scopes: ["services:write", "paywalls:write"],
-    });
+    // Labelled as the dev runner's own on the tenant's Activity page; one left by an interrupted run goes first.
+    const created = await createDevSetupKey({ db, cache: handle.keyCache }, tenant.id);
     keyId = created.id;
     key = created.key;
   } finally {
@@ -176,7 +170,7 @@ async function ensureDemoPaywall(
   } finally {
     const cleanup = await openD1({ remote: false });
     try {
-      if (keyId) await removeKey({ db: getDb(cleanup.db), cache: cleanup.keyCache }, { id: keyId });
+      if (keyId) await removeDevSetupKey({ db: getDb(cleanup.db), cache: cleanup.keyCache }, keyId);
     } finally {
       await cleanup.dispose();
     }
@@ -215,10 +209,12 @@ export async function runDevPaymentLoop(port: number, readyBlock: string[] = [])
       config: WRANGLER_CONFIG,
       envFiles: [writeRunVars(port)],
       // A var wrangler.toml does not declare (an env file only overrides declared vars and secrets).
-      // WEBHOOKS_ALLOW_LOOPBACK: webhook endpoints on this machine (`npm run webhooks:listen`), for this run only.
+      // WEBHOOKS_ALLOW_LOOPBACK: webhook endpoints on this machine (`npm run webhooks:listen`), for this run only;
+      // UPSTREAMS_ALLOW_LOOPBACK: services of the tenant's own whose upstream is a server on this machine.
       bindings: {
         NETWORK_OVERRIDES: { type: "plain_text", value: stack.info.networkOverrides },
         WEBHOOKS_ALLOW_LOOPBACK: { type: "plain_text", value: "on" },
+        UPSTREAMS_ALLOW_LOOPBACK: { type: "plain_text", value: "on" },
       },
       build: {
         alias: { "@modelcontextprotocol/sdk/types.js": join(import.meta.dirname, "../../src/gateway/mpp/mcp-sdk-stub.ts") },

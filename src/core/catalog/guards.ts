@@ -1,11 +1,15 @@
 /** Checks shared by every write of a service or paywall, through the API or the dashboard. */
 import { etagOf } from "../../lib/etag.ts";
 import { checkUpstreamUrl } from "../../lib/ssrf.ts";
+import type { Config } from "../config.ts";
 import { ApiError, forbidden, notFound } from "../http/errors.ts";
 
-/** Refuses an upstream URL the platform must not call (private, internal or non-HTTP targets). */
-export function assertSafeUpstream(field: string, url: string): void {
-  const verdict = checkUpstreamUrl(url);
+/**
+ * Refuses an upstream URL the platform must not call (private, internal or non-HTTP targets); this machine only under
+ * `npm run dev` (`Config.upstreamsAllowLoopback`).
+ */
+export function assertSafeUpstream(field: string, url: string, config: Pick<Config, "upstreamsAllowLoopback">): void {
+  const verdict = checkUpstreamUrl(url, { allowLoopback: config.upstreamsAllowLoopback });
   if (!verdict.allowed) {
     throw new ApiError("SSRF_BLOCKED", verdict.message, {
       details: [{ path: field, message: verdict.message, reason: verdict.reason }],

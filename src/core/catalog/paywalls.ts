@@ -349,7 +349,7 @@ export async function createPaywall(
     ...outputExampleIssues(body.outputExample, body.outputSchema),
   ];
   if (issues.length > 0) throw invalid(issues);
-  if (target.targetUrl) assertSafeUpstream("targetUrl", target.targetUrl);
+  if (target.targetUrl) assertSafeUpstream("targetUrl", target.targetUrl, w.config);
 
   const id = newId("pw");
   const row: PaywallRow = {
@@ -430,7 +430,7 @@ export async function updatePaywall(
     ),
   ];
   if (issues.length > 0) throw invalid(issues);
-  if (patch.targetUrl) assertSafeUpstream("targetUrl", patch.targetUrl);
+  if (patch.targetUrl) assertSafeUpstream("targetUrl", patch.targetUrl, w.config);
   const merchantWallet = patch.merchantWallet === undefined ? undefined : ownWallet(tenant, patch.merchantWallet);
   const headers =
     patch.headers === undefined

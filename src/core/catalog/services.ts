@@ -173,10 +173,11 @@ export const changedFields = (patch: object, existing: object): string => change
 /** Fields holding URLs: each is held to the upstream-URL rule (public http or https), docs links included. */
 const URL_FIELDS = ["baseUrl", "docsHomepage", "docsApiReference", "docsLlms"] as const;
 
-function assertSafeUrls(body: Partial<Record<(typeof URL_FIELDS)[number], string | null>>): void {
+/** Under `npm run dev` the upstream itself (`baseUrl`) may be on this machine; the links buyers follow never are. */
+function assertSafeUrls(body: Partial<Record<(typeof URL_FIELDS)[number], string | null>>, config: Config): void {
   for (const field of URL_FIELDS) {
     const url = body[field];
-    if (url) assertSafeUpstream(field, url);
+    if (url) assertSafeUpstream(field, url, { upstreamsAllowLoopback: field === "baseUrl" && config.upstreamsAllowLoopback });
   }
 }
 
@@ -187,7 +188,7 @@ export async function createService(
   record?: (row: ServiceRow) => ResponseRecorder | undefined,
 ): Promise<ServiceRow> {
   const tenantId = w.tenant.id;
-  assertSafeUrls(body);
+  assertSafeUrls(body, w.config);
   const authConfig = body.authConfig ?? {};
   const issues = authConfigIssues(body.authMethod, authConfig);
   if (issues.length > 0) throw invalid(issues);
@@ -274,7 +275,7 @@ export async function updateService(
   const tenantId = w.tenant.id;
   const found = await findServiceWithPaywalls(w.db, id);
   const existing = assertOwned(found?.service, tenantId, "Service");
-  assertSafeUrls(patch);
+  assertSafeUrls(patch, w.config);
 
   const mode = patch.mode ?? existing.mode;
   const networks = patch.networks ?? existing.networks;

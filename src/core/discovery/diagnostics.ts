@@ -189,6 +189,16 @@ function challengeTextDiagnostics(paywall: PaywallRow): Diagnostic[] {
   ];
 }
 
+/** `CREDENTIALS_OVER_HTTP`: a credential sent to a plain http:// upstream (also shown on the dashboard's services page). */
+export function credentialsOverHttp(service: Pick<ServiceRow, "authMethod" | "baseUrl">): Diagnostic | undefined {
+  if (service.authMethod === "none" || new URL(service.baseUrl).protocol !== "http:") return undefined;
+  return {
+    severity: "warn",
+    code: "CREDENTIALS_OVER_HTTP",
+    message: `The service sends its ${service.authMethod} credential to a plain http:// baseUrl: anyone on the way can read it. Use https://.`,
+  };
+}
+
 export function discoveryDiagnostics(input: DiagnosticsInput): Diagnostic[] {
   const { service, table, paymentBaseUrl } = input;
   const out: Diagnostic[] = [];
@@ -222,13 +232,8 @@ export function discoveryDiagnostics(input: DiagnosticsInput): Diagnostic[] {
   }
 
   // Service details.
-  if (service.authMethod !== "none" && new URL(service.baseUrl).protocol === "http:") {
-    out.push({
-      severity: "warn",
-      code: "CREDENTIALS_OVER_HTTP",
-      message: `The service sends its ${service.authMethod} credential to a plain http:// baseUrl: anyone on the way can read it. Use https://.`,
-    });
-  }
+  const overHttp = credentialsOverHttp(service);
+  if (overHttp) out.push(overHttp);
   if (!service.xGuidance) {
     out.push({
       severity: "info",

@@ -51,6 +51,7 @@ export interface Actor {
   ip: string | null;
 }
 export const OPERATOR_CLI: Actor = { actor: "operator-cli", ip: null };
+export const DEV_RUNNER: Actor = { actor: "dev-runner", ip: null };
 
 // ---------------------------------------------------------------------------------------------------------------
 // Input schemas

@@ -14,7 +14,12 @@ import { endAllSessions, SESSION_IDLE_MS } from "../session.ts";
 
 const PAGE_SIZE = 50;
 
-const BY: Record<string, string> = { dashboard: "Dashboard", "operator-cli": "Operator (CLI)", api: "API" };
+const BY: Record<string, string> = {
+  dashboard: "Dashboard",
+  "operator-cli": "Operator (CLI)",
+  api: "API",
+  "dev-runner": "npm run dev (this machine)",
+};
 
 /** What an event says, in words. */
 const WHAT: Record<string, string> = {

@@ -25,6 +25,7 @@ import {
   updateService,
 } from "../../core/catalog/services.ts";
 import { getConfig, keyRing } from "../../core/config.ts";
+import { credentialsOverHttp } from "../../core/discovery/diagnostics.ts";
 import { discoveryUrls } from "../../core/discovery/operations.ts";
 import { ApiError } from "../../core/http/errors.ts";
 import { formatUsdcAmount } from "../../core/money/usdc.ts";
@@ -197,6 +198,7 @@ function ServiceCard({
   page: number;
 }) {
   const id = encodeURIComponent(service.id);
+  const overHttp = credentialsOverHttp(service);
   return (
     <section aria-labelledby={`svc-${service.id}`} id={`service-${service.id}`}>
       <div class="service-head">
@@ -219,6 +221,11 @@ function ServiceCard({
         <dt>Upstream</dt>
         <dd>
           <code>{service.baseUrl}</code>
+          {overHttp && (
+            <Notice kind="warning">
+              {overHttp.message} <span class="hint">({overHttp.code})</span>
+            </Notice>
+          )}
         </dd>
         <dt>Mode</dt>
         <dd>{service.mode}</dd>

@@ -74,7 +74,8 @@ async function forward(c: Ctx, service: ServiceRow, route: string, extra: Record
     { authorization: c.req.header("authorization") ?? null, method: "GET" },
   );
   for (const [name, value] of Object.entries(extra)) parts.headers.set(name, value);
-  if (!upstreamAllowed(parts.url)) throw new ApiError("BAD_GATEWAY", "The service's upstream address is not allowed");
+  if (!upstreamAllowed(parts.url, getConfig(c.env)))
+    throw new ApiError("BAD_GATEWAY", "The service's upstream address is not allowed");
   const outcome = await callUpstream("GET", parts, ACCESS_TIMEOUT_MS);
   if (outcome.kind === "timeout") {
     c.set("errorCode", "UPSTREAM_TIMEOUT");

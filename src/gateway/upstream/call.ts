@@ -1,3 +1,4 @@
+import type { Config } from "../../core/config.ts";
 import { checkUpstreamUrl } from "../../lib/ssrf.ts";
 import type { UpstreamParts } from "./request.ts";
 
@@ -30,4 +31,5 @@ export async function callUpstream(method: string, parts: UpstreamParts, timeout
 }
 
 /** The SSRF rule at call time: the final URL (after query and credentials) must still be allowed. */
-export const upstreamAllowed = (url: URL) => checkUpstreamUrl(url.href).allowed;
+export const upstreamAllowed = (url: URL, config: Pick<Config, "upstreamsAllowLoopback">) =>
+  checkUpstreamUrl(url.href, { allowLoopback: config.upstreamsAllowLoopback }).allowed;
