@@ -5,7 +5,6 @@
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { keyRing } from "../../core/config.ts";
 import { decryptSecret, encryptSecret, secretAad } from "../../core/secrets/secret-box.ts";
-import { x402Lib } from "./sdk.ts";
 
 interface SweepSettlement {
   facilitatorUrl: string;
@@ -28,7 +27,9 @@ const SWEEP_SETTLE_TIMEOUT_MS = 30_000;
  */
 export async function sendSweepSettlement(env: Env, tenantId: string, reference: string, sealed: string): Promise<void> {
   const s = JSON.parse(await decryptSecret(keyRing(env), sealed, aadOf(tenantId, reference))) as SweepSettlement;
-  const { HTTPFacilitatorClient } = await x402Lib();
+  // The SDK's lazy part directly, not through ./sdk.ts (whose facilitator health needs the Workers runtime): this
+  // module, and the sweep's, stay importable by Node scripts and tests for their constants.
+  const { HTTPFacilitatorClient } = await import("./lib.ts");
   const facilitator = new HTTPFacilitatorClient({ url: s.facilitatorUrl, timeoutMs: SWEEP_SETTLE_TIMEOUT_MS });
   await facilitator.settle(s.paymentPayload, s.paymentRequirements).catch(() => undefined);
 }
