@@ -80,12 +80,12 @@ describe("service URLs: baseUrl and docs*", () => {
       ] as const) {
         const res = await postService({ [field]: url });
         expectError(res, 400, "SSRF_BLOCKED");
-        expect(res.body.details).toEqual({ field, reason });
+        expect(res.body.details).toEqual([{ path: field, message: res.body.error, reason }]);
       }
       const svc = await createService(who);
       const res = await patchService(svc.id, { [field]: "javascript:alert(1)" });
       expectError(res, 400, "SSRF_BLOCKED");
-      expect(res.body.details).toEqual({ field, reason: "scheme_not_allowed" });
+      expect(res.body.details).toEqual([{ path: field, message: res.body.error, reason: "scheme_not_allowed" }]);
       expect(await patchService(svc.id, { [field]: null })).toMatchObject({ status: 200 });
     },
   );
@@ -99,7 +99,7 @@ describe("service URLs: baseUrl and docs*", () => {
     ]) {
       const res = await postService({ baseUrl: url });
       expectError(res, 400, "SSRF_BLOCKED");
-      expect(res.body.details).toEqual({ field: "baseUrl", reason: "private_address" });
+      expect(res.body.details).toEqual([{ path: "baseUrl", message: res.body.error, reason: "private_address" }]);
     }
   });
 });
@@ -114,10 +114,10 @@ describe("upstream URLs with an empty user name or port 0", () => {
   ])("%s → 400 SSRF_BLOCKED (%s) as baseUrl and as targetUrl, nothing stored", async (url, reason) => {
     const svc = await postService({ baseUrl: url });
     expectError(svc, 400, "SSRF_BLOCKED");
-    expect(svc.body.details).toEqual({ field: "baseUrl", reason });
+    expect(svc.body.details).toEqual([{ path: "baseUrl", message: svc.body.error, reason }]);
     const pw = await postPaywall(proxyPaywallBody({ targetUrl: url }));
     expectError(pw, 400, "SSRF_BLOCKED");
-    expect(pw.body.details).toEqual({ field: "targetUrl", reason });
+    expect(pw.body.details).toEqual([{ path: "targetUrl", message: pw.body.error, reason }]);
   });
 });
 
