@@ -8,7 +8,7 @@ import { deleteExpiredPaidAnswers } from "./db/paid-answers.ts";
 import { PAYMENT_SWEEP_CRON, sweepPendingPayments } from "./gateway/sweep.ts";
 import { createWorker } from "./worker.ts";
 
-export { FacilitatorHealthObject } from "./core/facilitators/health.ts";
+export { FacilitatorHealthObject } from "./core/facilitators/health-object.ts";
 export { RateLimiter } from "./core/rate-limit/durable-object.ts";
 export { PaymentCoordinator } from "./gateway/coordinator.ts";
 
