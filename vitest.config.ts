@@ -1,5 +1,6 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { NETWORK_TABLE } from "./src/core/money/network-table.ts";
 import { outboundService, Unreachable } from "./test/localnet/outbound.ts";
 import { webhookReceiver } from "./test/support/webhook-receiver.ts";
 
@@ -11,12 +12,24 @@ const TEST_ENCRYPTION_KEY = "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 // gets the test key ring from `bindings` below either way.
 process.env.ENCRYPTION_KEY ??= TEST_ENCRYPTION_KEY;
 
-/** Outbound fetch in the workerd suite: the webhook receiver stand-in, and nothing else. */
+/** The public chains' RPC hosts: no chain runs in this suite (the gateway suite has the local ones). */
+const RPC_HOSTS = new Set(Object.values(NETWORK_TABLE).map((n) => new URL(n.rpcUrl).host));
+
+/**
+ * A chain's RPC answers every call with a JSON-RPC error: a chain read fails as an RPC failure, as it does when a
+ * provider is down, without the connection error workerd prints as an uncaught exception (the payment sweep a test
+ * runs reads the chain for every PENDING payment the suite's files left).
+ */
+const rpcUnavailable = () =>
+  Response.json({ jsonrpc: "2.0", id: null, error: { code: -32603, message: "no chain in the workerd suite" } });
+
+/** Outbound fetch in the workerd suite: the webhook receiver stand-in, chains that answer errors, and nothing else. */
 const receiver = webhookReceiver();
 const outbound = async (request: Request): Promise<Response> => {
   const answer = await receiver(request);
-  if (!answer) throw new Unreachable(`${new URL(request.url).host} is not routed in tests`);
-  return answer;
+  if (answer) return answer;
+  if (RPC_HOSTS.has(new URL(request.url).host)) return rpcUnavailable();
+  throw new Unreachable(`${new URL(request.url).host} is not routed in tests`);
 };
 
 /** The Worker under test, inside workerd with real D1 and Durable Objects. */
