@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXPIRY_MARGIN_MS } from "../../src/gateway/chain-outcome.ts";
 import { PAYMENT_SWEEP_CRON, SWEEP_MIN_AGE_MS } from "../../src/gateway/sweep.ts";
 import { type RunningWorker, startWorker } from "../browser/support/worker.ts";
+import { stubService, workerApi } from "./bundle-support.ts";
 import { createX402Buyer, paymentResponseOf } from "./buyer.ts";
 import { createMppBuyer } from "./mpp-buyer.ts";
 import { createOutboundRouter, GATEWAY_TEST_HOSTS } from "./outbound.ts";
@@ -35,17 +36,7 @@ let x402Url: string;
 let mppUrl: string;
 let paywallId: string;
 
-const api = async (path: string, init: { method?: string; body?: unknown } = {}) => {
-  const res = await fetch(`${worker.url}${path}`, {
-    method: init.method ?? "GET",
-    headers: { Authorization: `Bearer ${worker.key}`, "Content-Type": "application/json" },
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-  });
-  return {
-    status: res.status,
-    body: (await res.json()) as { data: Record<string, unknown> & { paymentUrls?: Record<string, string> } },
-  };
-};
+const api = workerApi(() => worker);
 
 /** The copies of the Worker whose money-moving calls meet a fault of the router (test/localnet/outbound.ts). */
 type Fault = "answer-lost" | "send-dropped";
@@ -94,24 +85,7 @@ beforeAll(async () => {
       return router(request);
     },
   });
-  const db = await worker.db();
-  await db
-    .prepare("UPDATE tenants SET wallet_address = ?, tempo_wallet_address = NULL WHERE id = ?")
-    .bind(merchant, worker.tenantId)
-    .run();
-  const service = await api("/v1/services", {
-    method: "POST",
-    body: {
-      name: "Bundle stub",
-      baseUrl: `https://${GATEWAY_TEST_HOSTS.upstream}/bundle`,
-      authMethod: "none",
-      authConfig: {},
-      networks: [stack.info.networkId, "tempo-testnet"],
-      mode: "testnet",
-    },
-  });
-  expect(service.status).toBe(201);
-  serviceId = service.body.data.id as string;
+  serviceId = await stubService(worker, stack, merchant, "Bundle stub", "bundle");
   ({ x402: x402Url, mpp: mppUrl, id: paywallId } = await paywall("bundle"));
 }, 240_000);
 
