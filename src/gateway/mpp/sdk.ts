@@ -116,7 +116,7 @@ const NO_STORE = { "Cache-Control": "no-store" };
 const VALID_BEFORE_SKEW_MS = 5_000;
 
 /**
- * Per terms object (the flow keeps one per paywall state, src/gateway/mpp/flow.ts): the first challenge mppx's server
+ * Per terms object (the flow keeps one per paywall state, src/gateway/mpp/charge.ts): the first challenge mppx's server
  * built for them, serialized by mppx, and what makes a later challenge for the same terms its own. Only two values
  * differ from one challenge to the next: its expiry, and its id, which the MPP specification defines as the
  * HMAC-SHA256, keyed with the server's secret, of the challenge's seven pipe-joined binding slots (realm, method,

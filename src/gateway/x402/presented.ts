@@ -1,6 +1,6 @@
 /**
  * A `PAYMENT-SIGNATURE` as presented, read before any session or facilitator is asked: which transaction it would be,
- * its retry key, and a digest of the credential (src/gateway/resend.ts answers a payment presented again from them).
+ * its retry key, and a digest of the credential (src/gateway/pipeline/known.ts answers a payment presented again from them).
  */
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { paymentRecordIds, paymentRetryKey } from "../../core/ledger/ids.ts";
