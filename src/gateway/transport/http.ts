@@ -18,10 +18,14 @@ const CREDENTIAL_IN: Record<PaymentMethod["protocol"], (headers: Headers) => str
   },
 };
 
+/** The credential an HTTP request presents for `method`, where its standard puts it; `undefined` when none. */
+export const credentialIn = (method: Pick<PaymentMethod, "protocol">, headers: Headers) =>
+  CREDENTIAL_IN[method.protocol](headers);
+
 /** The pipeline's input from an HTTP request: the body is read only when a payment is presented. */
 export async function httpInput(c: Context<GatewayEnv>, method: PaymentMethod): Promise<PaymentInput> {
   const { url, headers } = c.req.raw;
-  const credential = CREDENTIAL_IN[method.protocol](headers);
+  const credential = credentialIn(method, headers);
   return {
     env: c.env,
     route: { serviceId: c.req.param("serviceId") ?? "", slug: c.req.param("slug") ?? "" },
