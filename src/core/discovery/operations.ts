@@ -90,7 +90,7 @@ export const creationOrder = (a: PaywallRow, b: PaywallRow) =>
 export function protocolNetworks(paywall: Pick<PaywallRow, "networks">, table: Record<NetworkId, NetworkEntry>) {
   const of = (kind: NetworkEntry["kind"]) =>
     (paywall.networks as NetworkId[]).filter((id) => table[id]?.kind === kind).map((id) => ({ id, entry: table[id] }));
-  // MPP charges on the first Tempo network (src/gateway/mpp/flow.ts).
+  // MPP charges on the first Tempo network (src/gateway/mpp/charge.ts).
   return { x402: of("evm"), mpp: of("tempo").slice(0, 1) };
 }
 
