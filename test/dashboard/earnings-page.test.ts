@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { writeDemoData } from "../../src/admin/demo-data.ts";
 import { completePayment } from "../../src/core/ledger/ledger.ts";
 import { formatUsdcAmount } from "../../src/core/money/usdc.ts";
-import { CSV_CHUNK } from "../../src/dashboard/pages/earnings.tsx";
+import { CSV_CHUNK } from "../../src/dashboard/pages/earnings/csv.ts";
 import type { Tenant } from "../../src/db/schema.ts";
 import { insertTransactions } from "../../src/db/transactions.ts";
 import { lastUtcDays } from "../../src/lib/utc-days.ts";

@@ -122,6 +122,33 @@ function refusalText(err: unknown): string | null {
     : `${err.message} (${err.code}).`;
 }
 
+/** One box per permission; a write permission says which read permission it includes. */
+function ScopeBoxes({ idPrefix, values, a }: { idPrefix: string; values: FormValues; a: Parameters<typeof boxAttrs>[0] }) {
+  return (
+    <div class="scope-boxes">
+      {SCOPES.map((scope) => {
+        const id = `${idPrefix}-${scope.replace(":", "-")}`;
+        return (
+          <label for={id}>
+            <input
+              {...boxAttrs(a, 1)}
+              id={id}
+              type="checkbox"
+              name="scopes"
+              value={scope}
+              checked={(values.scopes ?? []).includes(scope)}
+            />
+            <span>
+              <code>{scope}</code>
+              {scope.endsWith(":write") && <span class="hint"> includes {scope.replace(/:write$/, ":read")}</span>}
+            </span>
+          </label>
+        );
+      })}
+    </div>
+  );
+}
+
 function KeyFields({ idPrefix, values, errors }: { idPrefix: string; values: FormValues; errors?: FormErrors | undefined }) {
   const preset = values.preset ?? "custom";
   return (
@@ -161,27 +188,7 @@ function KeyFields({ idPrefix, values, errors }: { idPrefix: string; values: For
                 </span>
               </label>
             ))}
-            <div class="scope-boxes">
-              {SCOPES.map((scope) => {
-                const id = `${idPrefix}-${scope.replace(":", "-")}`;
-                return (
-                  <label for={id}>
-                    <input
-                      {...boxAttrs(a, 1)}
-                      id={id}
-                      type="checkbox"
-                      name="scopes"
-                      value={scope}
-                      checked={(values.scopes ?? []).includes(scope)}
-                    />
-                    <span>
-                      <code>{scope}</code>
-                      {scope.endsWith(":write") && <span class="hint"> includes {scope.replace(/:write$/, ":read")}</span>}
-                    </span>
-                  </label>
-                );
-              })}
-            </div>
+            <ScopeBoxes idPrefix={idPrefix} values={values} a={a} />
           </>
         )}
       </FieldGroup>

@@ -39,26 +39,28 @@ import { FormToken, oneTimeForm } from "../form-token.tsx";
 import { ErrorSummary, type FormErrors, readForm } from "../forms.tsx";
 import { Layout, Notice } from "../layout.tsx";
 import { clientIp } from "../session.ts";
+import { PaywallFields } from "./catalog/paywall-fields.tsx";
 import {
   emptyPaywall,
-  emptyService,
   PAYWALL_LABELS,
-  PaywallFields,
   type PaywallFormValues,
   paywallCreateFrom,
   paywallErrorsOf,
   paywallFieldId,
   paywallUpdateFrom,
   paywallValuesOf,
+} from "./catalog/paywall-form.ts";
+import { ServiceFields } from "./catalog/service-fields.tsx";
+import {
+  emptyService,
   SERVICE_LABELS,
-  ServiceFields,
   type ServiceFormValues,
   serviceCreateFrom,
   serviceErrorsOf,
   serviceFieldId,
   serviceUpdateFrom,
   serviceValuesOf,
-} from "./catalog-forms.tsx";
+} from "./catalog/service-form.ts";
 
 type Ctx = Context<DashboardEnv>;
 
