@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { DEMO_TENANT, listAllTenants, seedDemo } from "../admin/commands.ts";
 import { SCOPES } from "../core/keys/scopes.ts";
 import { generateKeyRingSecret } from "../core/secrets/secret-box.ts";
-import { createSignInLink } from "../dashboard/sign-in-links.ts";
+import { createSignInLink } from "../core/sign-in-links.ts";
 import { getDb } from "../db/client.ts";
 import { runCronsOnSchedule, scheduledOverHttp, wranglerCrons } from "./dev-crons.ts";
 import {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createX402Buyer } from "../../src/cli/localnet/buyer.ts";
 import { createOutboundRouter, GATEWAY_TEST_HOSTS } from "../../src/cli/localnet/outbound.ts";
 import { type LocalStack, startStack } from "../../src/cli/localnet/stack.ts";
-import { createSignInLink } from "../../src/dashboard/sign-in-links.ts";
+import { createSignInLink } from "../../src/core/sign-in-links.ts";
 import { getDb } from "../../src/db/client.ts";
 import { launchBrowser } from "../browser/support/browser.ts";
 import { type RunningWorker, startWorker } from "../browser/support/worker.ts";
