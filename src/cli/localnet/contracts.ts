@@ -18,6 +18,9 @@ export interface Artifact {
 export interface Artifacts {
   TestUSDC: Artifact;
   Multicall3: Artifact;
+  /** x402 batch-settlement's channel contract and ERC-3009 deposit collector: our stand-ins (BatchSettlement.sol). */
+  BatchSettlement: Artifact;
+  ERC3009DepositCollector: Artifact;
 }
 
 const CONTRACTS_DIR = join(import.meta.dirname, "contracts");
@@ -49,7 +52,12 @@ function compile(sources: Record<string, string>): Artifacts {
     if (!c) throw new Error(`solc produced no ${name} in ${file}`);
     return { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}`, deployedBytecode: `0x${c.evm.deployedBytecode.object}` };
   };
-  return { TestUSDC: pick("TestUSDC.sol", "TestUSDC"), Multicall3: pick("Multicall3.sol", "Multicall3") };
+  return {
+    TestUSDC: pick("TestUSDC.sol", "TestUSDC"),
+    Multicall3: pick("Multicall3.sol", "Multicall3"),
+    BatchSettlement: pick("BatchSettlement.sol", "BatchSettlement"),
+    ERC3009DepositCollector: pick("BatchSettlement.sol", "ERC3009DepositCollector"),
+  };
 }
 
 /** Compiles the contracts, or reads the cached artifacts of the same sources and compiler. */

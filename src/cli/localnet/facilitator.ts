@@ -1,6 +1,6 @@
 /**
- * A local x402 facilitator: `@x402/core`'s `x402Facilitator` with `@x402/evm`'s `exact` scheme, signing with a funded
- * local key, served over HTTP the way x402 v2 facilitators are (the shape `HTTPFacilitatorClient` calls):
+ * A local x402 facilitator: `@x402/core`'s `x402Facilitator` with `@x402/evm`'s `exact` and `batch-settlement`
+ * schemes, signing with a funded local key, served over HTTP the way x402 v2 facilitators are (the shape `HTTPFacilitatorClient` calls):
  *
  * - `POST /verify`  `{ x402Version, paymentPayload, paymentRequirements }` → `VerifyResponse`
  * - `POST /settle`  same body → `SettleResponse` (submits `transferWithAuthorization` and waits for the receipt)
@@ -20,6 +20,7 @@
 import { x402Facilitator } from "@x402/core/facilitator";
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from "@x402/core/types";
 import { toFacilitatorEvmSigner } from "@x402/evm";
+import { BatchSettlementEvmScheme } from "@x402/evm/batch-settlement/facilitator";
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { extractDiscoveryInfo, validateDiscoveryExtension } from "@x402/extensions/bazaar";
 import { createWalletClient, type Hex, http, keccak256, nonceManager, publicActions, toHex } from "viem";
@@ -95,7 +96,11 @@ export async function startFacilitator(options: FacilitatorOptions): Promise<Loc
     waitForTransactionReceipt: (args) => client.waitForTransactionReceipt(args),
   });
   const network = `eip155:${options.chainId}` as const;
-  const facilitator = new x402Facilitator().register(network, new ExactEvmScheme(signer));
+  // batch-settlement (deposits, claims, settles, refunds on the channel contract stand-in, localnet.ts) with no
+  // receiver authorizer of its own: servers sign their claims and refunds, so no refund needs authenticating here.
+  const facilitator = new x402Facilitator()
+    .register(network, new ExactEvmScheme(signer))
+    .register(network, new BatchSettlementEvmScheme(signer));
   const log: FacilitatorLogEntry[] = [];
   const catalogue: LocalFacilitator["catalogue"] = [];
 

@@ -3,9 +3,12 @@
  *
  * anvil runs with the chain id of one of our networks (84532, base-sepolia, by default), so the gateway's network
  * table only needs the token address overridden. TestUSDC (./contracts) is deployed and minted to the buyer; Multicall3
- * is installed at its canonical address (the facilitator's diagnostics use it). Every key here is one of anvil's
- * well-known development keys (mnemonic "test test … junk"): public, never a real secret.
+ * is installed at its canonical address (the facilitator's diagnostics use it), and so are the stand-ins of x402's
+ * batch-settlement contracts (./contracts/BatchSettlement.sol: the channel contract and its ERC-3009 deposit collector,
+ * at the addresses @x402/evm expects; they have no constructor state, so their runtime code is all they need).
+ * Every key here is one of anvil's well-known development keys (mnemonic "test test … junk"): public, never a real secret.
  */
+import { BATCH_SETTLEMENT_ADDRESS, ERC3009_DEPOSIT_COLLECTOR_ADDRESS } from "@x402/evm";
 import {
   type Address,
   createPublicClient,
@@ -92,6 +95,12 @@ export async function startLocalnet(options: LocalnetOptions = {}): Promise<Loca
       method: "anvil_setCode" as never,
       params: [MULTICALL3_ADDRESS, artifacts.Multicall3.deployedBytecode] as never,
     });
+    for (const [address, artifact] of [
+      [BATCH_SETTLEMENT_ADDRESS, artifacts.BatchSettlement],
+      [ERC3009_DEPOSIT_COLLECTOR_ADDRESS, artifacts.ERC3009DepositCollector],
+    ] as const) {
+      await client.request({ method: "anvil_setCode" as never, params: [address, artifact.deployedBytecode] as never });
+    }
     const deployHash = await deployer.deployContract({ abi: artifacts.TestUSDC.abi, bytecode: artifacts.TestUSDC.bytecode });
     const deployed = await client.waitForTransactionReceipt({ hash: deployHash });
     if (!deployed.contractAddress) throw new Error("TestUSDC deployment returned no address");
