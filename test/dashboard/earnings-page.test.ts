@@ -120,6 +120,8 @@ describe("earnings and traffic page", () => {
     expect(text(failed.html.split('aria-label="Transactions, table" tabindex="0">')[1]!)).not.toMatch(
       /\bCOMPLETED\b|\bPENDING\b/,
     );
+    // The events follow the status as the event its ledger move records: a failed payment's error.
+    expect(text(failed.html)).toMatch(/events match: 0 requests, 0 successes, [1-9][\d,]* errors\./);
 
     const tempoMpp = await page(cookie, "/dashboard/earnings?network=tempo-testnet&protocol=mpp");
     expect(matches(tempoMpp.html)).toBe(await count(" AND network = 'tempo-testnet' AND protocol = 'mpp'"));

@@ -292,13 +292,53 @@ interface ShownKey {
   rolled?: string | null;
 }
 
+/** The tenant's keys, with how many are active of the limit. */
+function KeyList({ keys, now }: { keys: ApiKeyRow[]; now: Date }) {
+  const active = keys.filter((k) => k.status !== "revoked" && !(k.expiresAt && k.expiresAt <= now)).length;
+  return (
+    <section aria-labelledby="keys-heading">
+      <h2 id="keys-heading">
+        Your keys{" "}
+        <span class="hint">
+          ({active} of {MAX_ACTIVE_KEYS_PER_TENANT} active; paused keys count)
+        </span>
+      </h2>
+      {keys.length === 0 ? (
+        <p>No keys yet. Create one above.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="cards">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Status</th>
+                <th scope="col">Prefix</th>
+                <th scope="col">Permissions</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Expires</th>
+                <th scope="col">IP allowlist</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.map((k) => (
+                <KeyRow k={k} now={now} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
 async function keysPage(
   c: Ctx,
   extra: { shown?: ShownKey; gone?: boolean; error?: string | null; errors?: FormErrors; values?: FormValues; done?: string },
 ) {
   const keys = await listKeysOfTenant(c.var.db, c.var.session.tenant.id);
   const now = c.var.now;
-  const active = keys.filter((k) => k.status !== "revoked" && !(k.expiresAt && k.expiresAt <= now)).length;
   const formOpen = hasErrors(extra.errors) || keys.length === 0;
   return (
     <Layout title="API keys" active="keys" tenantName={c.var.session.tenant.name} scripts={["copy"]}>
@@ -332,40 +372,7 @@ async function keysPage(
           </form>
         </details>
       </section>
-      <section aria-labelledby="keys-heading">
-        <h2 id="keys-heading">
-          Your keys{" "}
-          <span class="hint">
-            ({active} of {MAX_ACTIVE_KEYS_PER_TENANT} active; paused keys count)
-          </span>
-        </h2>
-        {keys.length === 0 ? (
-          <p>No keys yet. Create one above.</p>
-        ) : (
-          <div class="table-wrap">
-            <table class="cards">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Prefix</th>
-                  <th scope="col">Permissions</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">IP allowlist</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {keys.map((k) => (
-                  <KeyRow k={k} now={now} />
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
+      <KeyList keys={keys} now={now} />
     </Layout>
   );
 }

@@ -30,6 +30,7 @@ import { discoveryUrls } from "../../core/discovery/operations.ts";
 import { ApiError } from "../../core/http/errors.ts";
 import { formatUsdcAmount } from "../../core/money/usdc.ts";
 import { paymentUrls } from "../../core/payments.ts";
+import type { Db } from "../../db/client.ts";
 import { findPaywall, findPaywallsPage } from "../../db/paywalls.ts";
 import type { PaywallRow, ServiceRow } from "../../db/schema.ts";
 import { findService, findServicesPage, listServiceNames } from "../../db/services.ts";
@@ -281,23 +282,34 @@ async function doneNotice(c: Ctx): Promise<string | undefined> {
     : `${p.name} is disabled: buyers cannot pay for it until you enable it.`;
 }
 
-/** The page; `notice` says what the last change did (or why it did nothing). */
-async function renderServices(
-  c: Ctx,
-  page: number,
-  notice?: { kind: "ok" | "error"; text: string },
-  status: 200 | 404 | 400 = 200,
-) {
-  const tenant = c.var.session.tenant;
-  const base = getConfig(c.env).paymentBaseUrl;
+/** The tenant's services (a page of them, with their paywalls) and its paywalls without a service. */
+async function loadServices(db: Db, tenantId: string, page: number) {
   const [services, standalone] = await Promise.all([
-    findServicesPage(c.var.db, tenant.id, { limit: SERVICES_PER_PAGE, offset: (page - 1) * SERVICES_PER_PAGE }),
-    findPaywallsPage(c.var.db, tenant.id, { limit: STANDALONE_LIMIT, offset: 0 }, { serviceId: null }),
+    findServicesPage(db, tenantId, { limit: SERVICES_PER_PAGE, offset: (page - 1) * SERVICES_PER_PAGE }),
+    findPaywallsPage(db, tenantId, { limit: STANDALONE_LIMIT, offset: 0 }, { serviceId: null }),
   ]);
-  const pages = Math.max(1, Math.ceil(services.total / SERVICES_PER_PAGE));
-  return c.html(
-    <Layout title="Services and paywalls" active="services" tenantName={tenant.name} scripts={["copy"]}>
-      <style nonce={c.var.cspNonce}>{STYLE}</style>
+  return { page, services, standalone, pages: Math.max(1, Math.ceil(services.total / SERVICES_PER_PAGE)) };
+}
+
+type ServicesData = Awaited<ReturnType<typeof loadServices>>;
+
+function ServicesView({
+  data,
+  base,
+  notice,
+  tenantName,
+  nonce,
+}: {
+  data: ServicesData;
+  base: string;
+  notice?: { kind: "ok" | "error"; text: string } | undefined;
+  tenantName: string;
+  nonce: string;
+}) {
+  const { page, services, standalone, pages } = data;
+  return (
+    <Layout title="Services and paywalls" active="services" tenantName={tenantName} scripts={["copy"]}>
+      <style nonce={nonce}>{STYLE}</style>
       {notice && <Notice kind={notice.kind}>{notice.text}</Notice>}
       <p>Your services and the paywalls that sell their routes. Buyers pay at the payment URLs.</p>
       <p class="page-actions">
@@ -336,9 +348,21 @@ async function renderServices(
           )}
         </section>
       )}
-    </Layout>,
-    status,
+    </Layout>
   );
+}
+
+/** The page; `notice` says what the last change did (or why it did nothing). */
+async function renderServices(
+  c: Ctx,
+  page: number,
+  notice?: { kind: "ok" | "error"; text: string },
+  status: 200 | 404 | 400 = 200,
+) {
+  const tenant = c.var.session.tenant;
+  const data = await loadServices(c.var.db, tenant.id, page);
+  const base = getConfig(c.env).paymentBaseUrl;
+  return c.html(<ServicesView data={data} base={base} notice={notice} tenantName={tenant.name} nonce={c.var.cspNonce} />, status);
 }
 
 export const servicesPages = new Hono<DashboardEnv>();
