@@ -26,7 +26,12 @@ export function requireAllowedMethod(c: Ctx, target: PaymentTarget): void {
 
 /** The paywall behind a payment URL: `404` unknown, disabled or not offering `protocol`; `405` outside allowedMethods. */
 export async function resolveTarget(c: Ctx, protocol: Protocol): Promise<PaymentTarget> {
-  const target = await findPaymentTarget(getDb(c.env.DB), c.req.param("serviceId") ?? "", c.req.param("slug") ?? "");
+  const target = await findPaymentTarget(
+    getDb(c.env.DB),
+    c.req.param("serviceId") ?? "",
+    c.req.param("slug") ?? "",
+    getConfig(c.env).paywallStateTtlMs,
+  );
   if (!target) throw new ApiError("NOT_FOUND", "No such paywall");
   if (!target.paywall.enabled)
     throw new ApiError("NOT_FOUND", "This paywall is disabled: it takes no payments until its owner enables it");
