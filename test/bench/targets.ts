@@ -11,8 +11,9 @@ export const X402_PAID = "GET /api/x402/pay (paid)";
 export const X402_RESEND = "GET /api/x402/pay (paid, sent again)";
 export const X402_CACHED = "GET /api/x402/pay (paid, edge cache hit)";
 /** The peer row: the x402 SDK's own resource server (fixtures/x402-peer.ts), the same paid request. */
-/** The paid request spread over 1,000 tenants (one paywall each), compared with the one tenant's. */
+/** The paid request spread over 1,000 tenants (one paywall each), compared with one of them paying alone. */
 export const X402_TENANTS = "GET /api/x402/pay (paid, 1,000 tenants)";
+export const X402_ONE_TENANT = "GET /api/x402/pay (paid, 1 of the tenants)";
 export const X402_PEER = "peer: x402 SDK resource server (paid)";
 
 export interface Verdict {
@@ -176,11 +177,11 @@ export const TARGETS: { name: string; check: (input: TargetInput) => Verdict }[]
     // The per-request cost of a paid call does not grow with the number of tenants paying at once.
     name: `${X402_TENANTS}: D1 statements and DO calls per request as one tenant's, p50 ≤ 1.5×`,
     check: (input) => {
-      const one = find(input, X402_PAID);
+      const one = find(input, X402_ONE_TENANT);
       const many = find(input, X402_TENANTS);
-      if (!one || one.skipped || !many || many.skipped) return skip(`needs ${X402_PAID} and ${X402_TENANTS} in the run`);
+      if (!one || one.skipped || !many || many.skipped) return skip(`needs ${X402_ONE_TENANT} and ${X402_TENANTS} in the run`);
       if (one.statementsPerReq === undefined || many.statementsPerReq === undefined) return skip("no accounting");
-      const p50 = scaleTarget(X402_PAID, X402_TENANTS)(input);
+      const p50 = scaleTarget(X402_ONE_TENANT, X402_TENANTS)(input);
       const same = many.statementsPerReq <= one.statementsPerReq && (many.doCallsPerReq ?? 0) <= (one.doCallsPerReq ?? 0);
       return result(
         same && p50.status === "PASS",
