@@ -30,7 +30,7 @@ export async function findTarget(
   offered: (target: PaymentTarget) => boolean,
   label: string,
 ): Promise<Step<PaymentTarget>> {
-  const target = await findPaymentTarget(getDb(env.DB), route.serviceId, route.slug);
+  const target = await findPaymentTarget(getDb(env.DB), route.serviceId, route.slug, getConfig(env).paywallStateTtlMs);
   if (!target) return fail(new ApiError("NOT_FOUND", "No such paywall"));
   if (!target.paywall.enabled) {
     return fail(new ApiError("NOT_FOUND", "This paywall is disabled: it takes no payments until its owner enables it"));
