@@ -4,6 +4,7 @@ import { ApiError, CLIENT_ABORT_STATUS } from "../core/http/errors.ts";
 import { freeRoute, siwxRoute } from "./discovery/access.ts";
 import { catalogueLlms, catalogueOpenApi, favicon, serviceLlms, serviceOpenApi } from "./discovery/documents.ts";
 import type { GatewayEnv } from "./env.ts";
+import { mcpEndpoint } from "./mcp/endpoint.ts";
 import { payMpp } from "./mpp/flow.ts";
 import { gatewayError } from "./refusals.ts";
 import { fulfilSignedUrl } from "./signed-url.ts";
@@ -56,6 +57,8 @@ export function createGateway() {
   gateway.get("/api/discovery/:serviceId/llms.txt", serviceLlms);
   gateway.all("/api/public/:serviceId/*", limit, freeRoute);
   gateway.all("/api/siwx/:serviceId/*", limit, siwxRoute);
+  // The service's MCP server (docs/mcp.md): its paywalls and free routes as tools. Reads its own body, bounded.
+  gateway.all("/api/mcp/:serviceId", mcpEndpoint);
   gateway.onError(gatewayError);
   return gateway;
 }
