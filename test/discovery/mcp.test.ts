@@ -124,6 +124,7 @@ describe("the MCP endpoint's tools", () => {
 
   it("a price change shows at once, in the description and the terms", async () => {
     const { who, svc, forecast } = await setup();
+    expect((await listTools(svc.id)).find((t) => t.name === "forecast").description).toContain("0.01 USD per call");
     const res = await api(`/v1/paywalls/${forecast.id}`, { key: who.key, method: "PATCH", body: { price: "1230000" } });
     expect(res.status, res.text).toBe(200);
     const tool = (await listTools(svc.id)).find((t) => t.name === "forecast");
