@@ -68,7 +68,7 @@ export function varyingParts(
 export async function answerCacheKey(
   target: PaymentTarget,
   rules: CacheRules,
-  request: Request,
+  request: { method: string; url: string; headers: Headers },
   body: ArrayBuffer | undefined,
 ): Promise<string> {
   const bodyHash = body && body.byteLength > 0 ? await bytesSha256(body) : null;

@@ -9,7 +9,9 @@ import { encodeBase64Url } from "../lib/base64.ts";
 import { hmacKey } from "../lib/hmac.ts";
 import { randomHex } from "../lib/ids.ts";
 import type { GatewayEnv } from "./env.ts";
-import { requireAllowedMethod, upstreamParts } from "./target.ts";
+import { methodNotAllowed, upstreamParts } from "./target.ts";
+import { buyerBody } from "./transport/body.ts";
+import { renderOutcome } from "./transport/render.ts";
 import { callUpstream } from "./upstream/call.ts";
 import { buyerResponseHeaders } from "./upstream/request.ts";
 
@@ -50,7 +52,7 @@ export async function readToken(secret: string, token: string): Promise<{ id: st
 
 /** The answer to a settled SIGNED_URL payment: a single-use URL, valid for the paywall's validity window. */
 export async function issueSignedUrl(
-  c: Context<GatewayEnv>,
+  env: Env,
   target: PaymentTarget,
   transactionId: string,
   headers: Record<string, string>,
@@ -58,10 +60,10 @@ export async function issueSignedUrl(
   const expiresAt = new Date(Date.now() + VALIDITY_WINDOW_SECONDS * 1000);
   const id = `su_${randomHex(16)}`;
   const { paywall } = target;
-  await insertSignedUrl(getDb(c.env.DB), { id, tenantId: paywall.tenantId, paywallId: paywall.id, transactionId, expiresAt });
-  const token = await signToken(encryptionSecret(c.env), id, expiresAt);
+  await insertSignedUrl(getDb(env.DB), { id, tenantId: paywall.tenantId, paywallId: paywall.id, transactionId, expiresAt });
+  const token = await signToken(encryptionSecret(env), id, expiresAt);
   return Response.json(
-    { data: { url: `${getConfig(c.env).paymentBaseUrl}/api/signed/${token}`, expiresAt: expiresAt.toISOString() } },
+    { data: { url: `${getConfig(env).paymentBaseUrl}/api/signed/${token}`, expiresAt: expiresAt.toISOString() } },
     { status: 200, headers: { ...headers, "Cache-Control": "no-store" } },
   );
 }
@@ -76,9 +78,12 @@ export async function fulfilSignedUrl(c: Context<GatewayEnv>): Promise<Response>
   if (!claimed) throw new ApiError("NOT_FOUND", "This link is invalid, has expired or was already used");
   const target = await findPaymentTargetOfPaywall(db, claimed.paywallId);
   if (!target) throw new ApiError("NOT_FOUND", "The paywall behind this link no longer exists");
-  requireAllowedMethod(c, target);
-  const parts = await upstreamParts(c, target, c.req.raw);
-  const outcome = await callUpstream(c.req.method, parts, target.paywall.timeout);
+  const notAllowed = methodNotAllowed(c.req.method, target);
+  if (notAllowed) throw notAllowed;
+  const { method, url, headers } = c.req.raw;
+  const parts = await upstreamParts(c.env, target, { method, url, headers, body: await buyerBody(c) });
+  if (!parts.ok) return renderOutcome(c, parts.stop);
+  const outcome = await callUpstream(c.req.method, parts.value, target.paywall.timeout);
   if (outcome.kind === "timeout") {
     c.set("errorCode", "UPSTREAM_TIMEOUT");
     return renderError(new ApiError("GATEWAY_TIMEOUT", "The upstream did not answer in time"), c);

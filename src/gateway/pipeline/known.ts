@@ -1,42 +1,14 @@
-import type { Context } from "hono";
-import { ApiError } from "../core/http/errors.ts";
-import { renderError } from "../core/http/render.ts";
-import { getDb } from "../db/client.ts";
-import { findKnownPayment, type KnownPayment } from "../db/paid-answers.ts";
-import { waitForOwner } from "./coordinator.ts";
-import type { GatewayEnv } from "./env.ts";
-import { openAnswer, SETTLEMENT_REFERENCE_HEADER, TRANSACTION_ID_HEADER } from "./paid-answer.ts";
-import { PaymentRefusal } from "./refusals.ts";
+import { ApiError } from "../../core/http/errors.ts";
+import { waitForOwner } from "../coordinator.ts";
+import { openAnswer, SETTLEMENT_REFERENCE_HEADER, TRANSACTION_ID_HEADER } from "../paid-answer.ts";
+import type { Outcome, PaymentInput, PaymentMethod, PresentedPayment } from "./method.ts";
+import type { KnownPayment, Ledger } from "./record.ts";
 
 // Exactly once, from the buyer's side: a payment presented again gets the answer it bought, never a second charge,
 // never a refusal of a payment that went through. The answer is the one the ledger stored with the payment's move
 // (src/db/paid-answers.ts); this module finds it, checks the request proves it comes from the buyer (the chain shows
 // a settled x402 credential to anyone), the credential is the payer's and the request the same, and answers it, or
-// waits for the request that owns a payment still in flight.
-
-type Ctx = Context<GatewayEnv>;
-
-/** A payment credential as presented, decoded locally: nothing here has been verified at a facilitator or a chain. */
-export interface PresentedPayment {
-  /** x402: the transaction id its payment has (payer, network and EIP-3009 nonce), when its network is known. */
-  transactionId?: string;
-  /** The retry key it carries (x402 `payment-identifier`, per payer; MPP: its challenge id). */
-  paymentKey?: string;
-  /** What identifies the credential itself (SHA-256 of the x402 signature; the MPP transaction's hash). */
-  credential: string;
-  /**
-   * What only its buyer sent with it, never on chain (`buyerProof`): its answer is served again only to the same.
-   * `undefined` when it carries no such secret.
-   */
-  proof?: string;
-  /**
-   * Whether `payer` signed this credential, checked locally (an EIP-712 signature recovered): a retry under a retry
-   * key carries a new authorization. `false` when it cannot be told here (the payment is then verified as usual).
-   */
-  signedBy(payer: string): Promise<boolean>;
-  /** The standard's settlement header for a payment the sweep settled after its answer was stored. */
-  receiptHeaders(txHash: string, known: KnownPayment): Promise<Record<string, string>>;
-}
+// waits for the request that owns a payment still in flight. These rules are written here once, for every method.
 
 /** The longest a copy waits for the request that owns its payment (which may take its upstream's and settlement's time). */
 export const MAX_OWNER_WAIT_MS = 60_000;
@@ -54,13 +26,29 @@ export const outcomeUnknown = (transactionId: string, txHash: string | null | un
     { details: { transactionId, ...(txHash ? { txHash } : {}) }, headers: { [TRANSACTION_ID_HEADER]: transactionId } },
   );
 
+/** What a payment was presented as, for answering it as a copy of a payment already recorded. */
+export interface Presentation {
+  /** The credential decoded locally (`undefined` when it could not be). */
+  presented: PresentedPayment | undefined;
+  /** The request's fingerprint (src/gateway/paid-answer.ts `requestFingerprint`). */
+  fingerprint: string;
+}
+
+/** Where a known payment is answered from: the request's input, its method, and the ledger. */
+export interface KnownContext {
+  input: PaymentInput;
+  method: PaymentMethod;
+  ledger: Ledger;
+}
+
 /**
  * The answer to a credential whose payment the gateway already knows (one D1 read), or `undefined` when it knows none
  * (or the credential is not provably the payer's): the caller then verifies it as a new payment.
  */
-export async function answerResend(c: Ctx, presented: PresentedPayment, fingerprint: string): Promise<Response | undefined> {
-  const known = await findKnownPayment(getDb(c.env.DB), presented, new Date());
-  return known && answerKnown(c, presented, known, fingerprint);
+export async function answerResend(k: KnownContext, p: Presentation): Promise<Outcome | undefined> {
+  if (!p.presented) return undefined;
+  const known = await k.ledger.known(p.presented);
+  return known && answerKnown(k, p, known);
 }
 
 /**
@@ -74,19 +62,14 @@ export async function answerResend(c: Ctx, presented: PresentedPayment, fingerpr
  *   credential is then treated as any the gateway does not know, so nothing tells a party that has not proven it is
  *   the buyer whether the payment exists or what it was for;
  * - for another request (route, method, query or body) → `409 CONFLICT`, counted as a refused attempt;
- * - COMPLETED → the stored answer: its status, headers (the settlement's included) and body, exactly as first sent;
- *   not kept (over the size limit) → `409 CONFLICT` with `details.reason: "answer-not-kept"`;
- * - PENDING with its owner finished (the settlement's outcome unknown) → `502 PAYMENT_OUTCOME_UNKNOWN`;
- * - PENDING with its owner still at work → waits for it (bounded), then answers as above;
- * - FAILED (nothing charged, its answer deleted with the move) → `undefined`: the standard refuses it as used.
+ * - otherwise its state decides (`answerByState`).
  */
 export async function answerKnown(
-  c: Ctx,
-  presented: PresentedPayment | undefined,
+  k: KnownContext,
+  { presented, fingerprint }: Presentation,
   known: KnownPayment,
-  fingerprint: string,
   verifiedPayer?: string,
-): Promise<Response | undefined> {
+): Promise<Outcome | undefined> {
   const { row } = known;
   // An x402 authorization is public on chain once settled; what proves the buyer is not.
   const proven = !!presented?.proof && presented.proof === row.buyerProof;
@@ -97,42 +80,52 @@ export async function answerKnown(
     : keyed && (presented.credential === row.credential || (!!known.payer && (await presented.signedBy(known.payer))));
   if (!authentic) {
     if (!verifiedPayer) return undefined;
-    throw conflict(c, "key-taken", "This payment's retry key (its challenge) was paid by another payment");
+    return conflict("key-taken", "This payment's retry key (its challenge) was paid by another payment");
   }
   if (row.fingerprint !== fingerprint) {
-    throw conflict(
-      c,
+    return conflict(
       "other-request",
       "This payment was made for another request (another route, method, query or body); it pays for that one only",
     );
   }
+  return answerByState(k, known);
+}
+
+/**
+ * - COMPLETED → the stored answer: its status, headers (the settlement's included) and body, exactly as first sent;
+ *   not kept (over the size limit) → `409 CONFLICT` with `details.reason: "answer-not-kept"`;
+ * - PENDING with its owner finished (the settlement's outcome unknown) → `502 PAYMENT_OUTCOME_UNKNOWN`;
+ * - PENDING with its owner still at work → waits for it (bounded), then answers as above;
+ * - FAILED (nothing charged, its answer deleted with the move) → `undefined`: the standard refuses it as used.
+ */
+async function answerByState(k: KnownContext, known: KnownPayment): Promise<Outcome | undefined> {
+  const { row } = known;
   let current: KnownPayment | undefined = known;
   if (current.status === "PENDING" && current.row.answeredAt === null) {
     const waitMs = Math.min(current.row.ownerUntil.getTime() - Date.now(), MAX_OWNER_WAIT_MS);
-    await waitForOwner(c.env, row.transactionId, waitMs);
-    current = await findKnownPayment(getDb(c.env.DB), { transactionId: row.transactionId }, new Date());
+    await waitForOwner(k.input.env, row.transactionId, waitMs);
+    current = await k.ledger.known({ transactionId: row.transactionId });
     // Its owner ended it FAILED (nothing charged, nothing kept): the standard's refusal, as for any used payment.
     if (!current) return undefined;
   }
-  if (current.status === "PENDING") throw outcomeUnknown(row.transactionId, current.txHash, true);
+  if (current.status === "PENDING") return { kind: "error", error: outcomeUnknown(row.transactionId, current.txHash, true) };
   if (current.status !== "COMPLETED") return undefined;
   if (current.row.answer === null) {
-    throw conflict(
-      c,
+    return conflict(
       "answer-not-kept",
       "This payment completed, but its answer was not kept (larger than the gateway keeps, or not recorded): it cannot be sent again",
       { transactionId: row.transactionId, txHash: current.txHash },
     );
   }
-  return served(c, presented, current);
+  return { kind: "answer", response: await served(k, current) };
 }
 
 /** A stored answer, as first sent; an answer stored before its settlement was known gets the settlement's headers. */
-async function served(c: Ctx, presented: PresentedPayment | undefined, known: KnownPayment): Promise<Response> {
+async function served(k: KnownContext, known: KnownPayment): Promise<Response> {
   const { row, txHash } = known;
-  const answer = await openAnswer(c.env, row.tenantId, row.transactionId, row.answer as string);
+  const answer = await openAnswer(k.input.env, row.tenantId, row.transactionId, row.answer as string);
   if (txHash && !answer.headers.has(SETTLEMENT_REFERENCE_HEADER)) {
-    for (const [name, value] of Object.entries((await presented?.receiptHeaders(txHash, known)) ?? {})) {
+    for (const [name, value] of Object.entries(await k.method.receiptHeaders(k.input.env, txHash, known))) {
       answer.headers.set(name, value);
     }
     answer.headers.set(SETTLEMENT_REFERENCE_HEADER, txHash);
@@ -144,31 +137,10 @@ async function served(c: Ctx, presented: PresentedPayment | undefined, known: Kn
  * `409 CONFLICT` to a request proven to come from the payment's buyer. Only the payment's own answer that cannot be
  * sent again (`answer-not-kept`) names the transaction: a payment presented for another request does not.
  */
-function conflict(c: Ctx, reason: string, message: string, paid?: { transactionId: string; txHash: string | null }) {
+function conflict(reason: string, message: string, paid?: { transactionId: string; txHash: string | null }): Outcome {
   const error = new ApiError("CONFLICT", message, {
     details: { reason, ...(paid ? { transactionId: paid.transactionId, ...(paid.txHash ? { txHash: paid.txHash } : {}) } : {}) },
     ...(paid ? { headers: { [TRANSACTION_ID_HEADER]: paid.transactionId } } : {}),
   });
-  return new PaymentRefusal(renderError(error, c));
-}
-
-/**
- * `attempt` (a payment verified and fulfilled as new), unless the standard refuses it because a copy of the same
- * payment was recorded meanwhile (a facilitator that now sees the authorization used, a transaction already sent):
- * then that payment's answer.
- */
-export async function orKnownPayment(
-  c: Ctx,
-  presented: PresentedPayment | undefined,
-  fingerprint: string,
-  attempt: () => Promise<Response>,
-): Promise<Response> {
-  try {
-    return await attempt();
-  } catch (err) {
-    if (!(err instanceof PaymentRefusal) || !presented || err.response.status !== 402) throw err;
-    const answer = await answerResend(c, presented, fingerprint);
-    if (answer) return answer;
-    throw err;
-  }
+  return { kind: "refused", refusal: { by: "conflict", error } };
 }
