@@ -1,7 +1,7 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { outboundService, Unreachable } from "./src/cli/localnet/outbound.ts";
 import { NETWORK_TABLE } from "./src/core/money/network-table.ts";
-import { outboundService, Unreachable } from "./test/localnet/outbound.ts";
 import { webhookReceiver } from "./test/support/webhook-receiver.ts";
 
 /** A fixed test key ring (never used outside tests). */

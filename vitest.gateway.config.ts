@@ -16,8 +16,8 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
-import { createOutboundRouter, GATEWAY_TEST_HOSTS, outboundService } from "./test/localnet/outbound.ts";
-import type { StackInfo } from "./test/localnet/stack.ts";
+import { createOutboundRouter, GATEWAY_TEST_HOSTS, outboundService } from "./src/cli/localnet/outbound.ts";
+import type { StackInfo } from "./src/cli/localnet/stack.ts";
 import { webhookReceiver } from "./test/support/webhook-receiver.ts";
 
 /**

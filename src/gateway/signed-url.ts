@@ -5,7 +5,7 @@ import { renderError } from "../core/http/render.ts";
 import { VALIDITY_WINDOW_SECONDS } from "../core/payments.ts";
 import { getDb } from "../db/client.ts";
 import { claimSignedUrl, findPaymentTargetOfPaywall, insertSignedUrl, type PaymentTarget } from "../db/gateway.ts";
-import { encodeBase64Url } from "../lib/base64.ts";
+import { decodeBase64Url, encodeBase64Url } from "../lib/base64.ts";
 import { hmacKey } from "../lib/hmac.ts";
 import { randomHex } from "../lib/ids.ts";
 import type { GatewayEnv } from "./env.ts";
@@ -27,12 +27,6 @@ import { buyerResponseHeaders } from "./upstream/request.ts";
 
 const signingKey = (secret: string) => hmacKey(secret, "signed-url v1");
 
-function fromBase64Url(text: string): Uint8Array<ArrayBuffer> | undefined {
-  if (!/^[A-Za-z0-9_-]{43}$/.test(text)) return undefined;
-  const binary = atob(`${text.replaceAll("-", "+").replaceAll("_", "/")}=`);
-  return Uint8Array.from(binary, (ch) => ch.charCodeAt(0));
-}
-
 export async function signToken(secret: string, id: string, expiresAt: Date): Promise<string> {
   const message = `${id}.${expiresAt.getTime()}`;
   const mac = await crypto.subtle.sign("HMAC", await signingKey(secret), new TextEncoder().encode(message));
@@ -44,7 +38,7 @@ export async function readToken(secret: string, token: string): Promise<{ id: st
   const match = /^([A-Za-z0-9_]{1,64})\.([0-9]{1,15})\.([A-Za-z0-9_-]{43})$/.exec(token);
   if (!match) return undefined;
   const [, id, expires, sig] = match as unknown as [string, string, string, string];
-  const mac = fromBase64Url(sig);
+  const mac = decodeBase64Url(sig);
   if (!mac) return undefined;
   const valid = await crypto.subtle.verify("HMAC", await signingKey(secret), mac, new TextEncoder().encode(`${id}.${expires}`));
   return valid ? { id, expiresAt: new Date(Number(expires)) } : undefined;

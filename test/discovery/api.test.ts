@@ -171,6 +171,8 @@ describe("the payment origin's discovery files", () => {
       const icon = await pay("/favicon.ico", { method });
       expect(icon.status).toBe(200);
       expect(icon.headers.get("content-type")).toBe("image/x-icon");
+      // An ICO container (reserved 0, type 1, one image) holding a PNG: the icon's bytes, decoded once.
+      if (method === "GET") expect([...new Uint8Array(await icon.arrayBuffer())].slice(0, 6)).toEqual([0, 0, 1, 0, 1, 0]);
     }
     expect((await api("/openapi.json")).body.info.title).toBe("Paywall Management API");
     const who = await actor();

@@ -21,7 +21,7 @@ export interface Artifacts {
 }
 
 const CONTRACTS_DIR = join(import.meta.dirname, "contracts");
-const CACHE_DIR = join(import.meta.dirname, "../../node_modules/.cache/localnet");
+const CACHE_DIR = join(import.meta.dirname, "../../../node_modules/.cache/localnet");
 
 interface SolcOutput {
   errors?: { severity: string; formattedMessage: string }[];

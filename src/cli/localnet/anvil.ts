@@ -5,7 +5,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 
-export const ANVIL_BIN = join(import.meta.dirname, "../../node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil");
+export const ANVIL_BIN = join(import.meta.dirname, "../../../node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil");
 
 export interface AnvilOptions {
   chainId: number;

@@ -1,14 +1,15 @@
 /**
  * One-time sign-in links, made by an operator (`npm run -s admin -- dashboard-link --tenant ten_…`) or by `npm run dev`
  * for the demo tenant: a random token in the URL, only its SHA-256 stored, usable once within 10 minutes.
- * Plain functions over a drizzle `Db` (no `cloudflare:workers`), so the CLI runs them too.
+ * Plain functions over a drizzle `Db` (no `cloudflare:workers`): the dashboard redeems links, and the CLI makes them
+ * without importing an app.
  */
 
-import { ApiError } from "../core/http/errors.ts";
 import type { Db } from "../db/client.ts";
 import { consumeSignInLink, insertSignInLink } from "../db/dashboard.ts";
 import { findTenantById } from "../db/tenants.ts";
 import { randomHex, sha256Hex } from "../lib/ids.ts";
+import { ApiError } from "./http/errors.ts";
 
 export const LINK_TTL_MS = 10 * 60 * 1000;
 const TOKEN = /^[0-9a-f]{64}$/;

@@ -15,16 +15,16 @@
  *    tenant's wallets), created through the management API itself with a key that exists only for those calls
  *    (`createDevSetupKey`: named and recorded as made by `npm run dev`, so the tenant's Activity says so).
  * 4. It prints the ready commands, `npm run buy` (x402) and `npm run buy -- --mpp` (MPP), which pay that paywall
- *    with funded local buyers (test/localnet/buy.ts reads .wrangler/dev-payments.json).
+ *    with funded local buyers (src/cli/localnet/buy.ts reads .wrangler/dev-payments.json).
  *
  * Ctrl-C stops the Worker, then the chain, facilitator and upstream: nothing is left running.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { createDevSetupKey, DEMO_TENANT, listAllTenants, removeDevSetupKey } from "../../src/admin/commands.ts";
-import { runCronsOnSchedule, scheduledOverHttp, wranglerCrons } from "../../src/cli/dev-crons.ts";
-import { LOCAL_PERSIST_PATH, openD1, PROJECT_ROOT, WRANGLER_CONFIG } from "../../src/cli/platform.ts";
-import { getDb } from "../../src/db/client.ts";
+import { createDevSetupKey, DEMO_TENANT, listAllTenants, removeDevSetupKey } from "../../admin/commands.ts";
+import { getDb } from "../../db/client.ts";
+import { runCronsOnSchedule, scheduledOverHttp, wranglerCrons } from "../dev-crons.ts";
+import { LOCAL_PERSIST_PATH, openD1, PROJECT_ROOT, WRANGLER_CONFIG } from "../platform.ts";
 import { createOutboundRouter, GATEWAY_TEST_HOSTS, outboundService } from "./outbound.ts";
 import { startStack } from "./stack.ts";
 
