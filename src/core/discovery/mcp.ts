@@ -45,6 +45,8 @@ export interface ServiceTool {
 
 /** The `_meta` key of a paid tool's payment terms: the discovery document's `x-payment-info`, both protocols. */
 export const PAYMENT_TERMS_META = "x-payment-info";
+/** The `_meta` key of a paid tool's output schema, as the paywall declares it. */
+export const OUTPUT_SCHEMA_META = "x-output-schema";
 
 /** The arguments of a body method without an input schema: a JSON object, sent as the body. */
 const JSON_BODY_SCHEMA = {
@@ -71,7 +73,10 @@ function inputSchemaOf(paywall: PaywallRow, method: OperationMethod): McpTool["i
   return BODY_METHODS.includes(method) ? { ...JSON_BODY_SCHEMA } : { ...(FORWARDED_QUERY_SCHEMA as { type: "object" }) };
 }
 
-/** MCP's `outputSchema` describes structured content, an object: only an output schema whose root is one. */
+/**
+ * MCP's `outputSchema` describes structured content, an object: only an output schema whose root is one. The paywall's
+ * output schema is also in `_meta["x-output-schema"]`, whatever its root.
+ */
 function outputSchemaOf(paywall: PaywallRow): McpTool["outputSchema"] {
   const schema = paywall.outputSchema ? embeddable(paywall.outputSchema as JsonSchema) : undefined;
   return schema?.type === "object" ? (schema as McpTool["outputSchema"]) : undefined;
@@ -86,7 +91,9 @@ function paidTool(name: string, method: OperationMethod, paywall: PaywallRow, op
   const title = `${paywall.name} (${method}, ${first.priceUsd} USD)`;
   const infos = operations.map(paymentInfo);
   const offers = infos.flatMap((info) => ("offers" in info ? info.offers : []));
-  const outputSchema = outputSchemaOf(paywall);
+  // x402's unpaid answer is a tool error whose structured content is its PaymentRequired, which an output schema
+  // would have to describe: only a tool paid without x402 declares one (docs/mcp.md).
+  const outputSchema = operations.some((op) => op.protocol === "x402") ? undefined : outputSchemaOf(paywall);
   return {
     name,
     title,
@@ -95,6 +102,7 @@ function paidTool(name: string, method: OperationMethod, paywall: PaywallRow, op
     ...(outputSchema ? { outputSchema } : {}),
     annotations: { title, readOnlyHint: method === "GET", idempotentHint: false, openWorldHint: true },
     _meta: {
+      ...(paywall.outputSchema ? { [OUTPUT_SCHEMA_META]: embeddable(paywall.outputSchema as JsonSchema) } : {}),
       [PAYMENT_TERMS_META]: {
         price: infos[0]?.price,
         protocols: infos.flatMap((info): unknown[] => info.protocols),

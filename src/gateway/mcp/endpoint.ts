@@ -10,6 +10,7 @@ import { findDiscoveryService } from "../../db/discovery.ts";
 import type { ServiceRow } from "../../db/schema.ts";
 import { forward } from "../discovery/access.ts";
 import type { GatewayEnv } from "../env.ts";
+import { paidCall } from "./paid-call.ts";
 
 /**
  * `/api/mcp/:serviceId`: the service's MCP server (docs/mcp.md), MCP's Streamable HTTP transport without sessions.
@@ -96,8 +97,8 @@ function mcpServer(c: Ctx, lib: Lib, service: ServiceRow, tools: ServiceTool[]) 
       jsonSchemaValidator: validator,
       instructions:
         "Each tool is one paid route of this service (its price, networks and payment protocols are in its description " +
-        "and in _meta['x-payment-info']), or one of its free routes. Paid tools are paid over HTTP for now: see " +
-        "docs/mcp.md and the payment URLs the tool call answers with.",
+        "and in _meta['x-payment-info']), or one of its free routes. Pay a tool call over x402 (_meta['x402/payment']) " +
+        "or MPP (_meta['org.paymentauth/credential']): an unpaid call answers with the terms.",
     },
   );
   const byName = new Map(tools.map((entry) => [entry.tool.name, entry]));
@@ -116,21 +117,8 @@ function mcpServer(c: Ctx, lib: Lib, service: ServiceRow, tools: ServiceTool[]) 
       );
     }
     if (entry.target.kind === "free") return callFree(c, service, entry.target.route, args);
-    const urls = Object.fromEntries(entry.target.operations.map((op) => [op.protocol, op.url]));
-    return {
-      isError: true,
-      content: [
-        {
-          type: "text" as const,
-          text:
-            `${entry.tool.name} is a paid tool. Payment inside an MCP tool call is not available on this server yet: ` +
-            `pay for the route over HTTP instead (${entry.target.method}): ${Object.entries(urls)
-              .map(([protocol, url]) => `${protocol === "x402" ? "x402" : "MPP"} ${url}`)
-              .join("; ")}.`,
-        },
-      ],
-      _meta: { paymentUrls: urls },
-    };
+    const meta = request.params._meta as Record<string, unknown> | undefined;
+    return paidCall({ c, lib, tool: entry.tool, target: entry.target, args, meta });
   });
   return server;
 }

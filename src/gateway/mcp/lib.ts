@@ -12,3 +12,12 @@ export {
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
 export { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
+// The payment standards' MCP wire forms: x402's payload and settlement as its HTTP headers encode them (the pipeline
+// reads and writes those), MPP's credential, challenge and receipt as mppx reads and writes them.
+export {
+  decodePaymentRequiredHeader,
+  decodePaymentResponseHeader,
+  encodePaymentSignatureHeader,
+} from "@x402/core/http";
+export { declareDiscoveryExtension } from "@x402/extensions/bazaar";
+export { Challenge, Credential, Receipt } from "mppx";
