@@ -93,9 +93,12 @@ describe("the MCP endpoint's tools", () => {
     expect(forecast).toMatchObject({
       title: "Forecast (GET, 0.01 USD)",
       inputSchema: INPUT,
-      outputSchema: OUTPUT,
       annotations: { readOnlyHint: true },
     });
+    // Paid over x402, whose unpaid answer's structured content is its PaymentRequired: no outputSchema, the
+    // paywall's in _meta.
+    expect(forecast.outputSchema).toBeUndefined();
+    expect(forecast._meta["x-output-schema"]).toEqual(OUTPUT);
     expect(forecast.description).toContain("Five-day forecast for a city.");
     expect(forecast.description).toContain("0.01 USD per call, paid over x402 (USDC on base-sepolia) or MPP (");
     const terms = forecast._meta["x-payment-info"];
@@ -111,6 +114,22 @@ describe("the MCP endpoint's tools", () => {
     expect(reportsPost.description).toBe("0.25 USD per call, paid over x402 (USDC on base-sepolia).");
     expect(free).toMatchObject({ title: "Free: GET /v1/status", annotations: { readOnlyHint: true } });
     expect(free._meta).toBeUndefined();
+  });
+
+  it("a tool paid over MPP only declares the paywall's output schema as its outputSchema", async () => {
+    const { who, svc } = await setup();
+    await createPaywall(
+      who,
+      routePaywallBody(svc.id, {
+        slug: "tempo-only",
+        networks: ["tempo-testnet"],
+        allowedMethods: ["GET"],
+        outputSchema: OUTPUT,
+      }),
+    );
+    const tool = (await listTools(svc.id)).find((t) => t.name === "tempo-only");
+    expect(tool.outputSchema).toEqual(OUTPUT);
+    expect(tool.description).toContain("paid over MPP (");
   });
 
   it("a disabled paywall disappears at once, and comes back when enabled", async () => {
