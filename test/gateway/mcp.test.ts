@@ -56,8 +56,9 @@ describe("MPP over MCP: mppx's McpClient.wrap around the SDK's client", () => {
     expect(result.receipt).toMatchObject({ method: "tempo", status: "success", reference: expect.stringMatching(/^0x/) });
     expect(await tempoBalanceOf(shop.recipient)).toBe(12_345n);
     expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
-    const { transactions } = await history(shop);
+    const { transactions, events } = await history(shop);
     expect(transactions).toMatchObject([{ status: "COMPLETED", protocol: "mpp" }]);
+    expect(events.find((e) => e.eventType === "REQUEST")?.metadata).toMatchObject({ transport: "mcp", tool: shop.slug });
   }, 60_000);
 
   it("an unpaid call is JSON-RPC error -32042 with the challenge, and nothing is forwarded", async () => {
@@ -113,8 +114,10 @@ describe("x402 over MCP: an x402Client paying per x402's MCP transport", () => {
     expect(again.content).toEqual(paid.content);
     expect(await balanceOf(shop.merchant)).toBe(1234n);
     expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
-    const { transactions } = await history(shop);
+    const { transactions, events } = await history(shop);
     expect(transactions).toMatchObject([{ status: "COMPLETED", protocol: "x402" }]);
+    // The REQUEST event says the payment came through MCP, and by which tool.
+    expect(events.find((e) => e.eventType === "REQUEST")?.metadata).toMatchObject({ transport: "mcp", tool: shop.slug });
   }, 60_000);
 
   it("a failing upstream charges nothing: a tool error with its answer", async () => {

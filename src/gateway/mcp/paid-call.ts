@@ -75,6 +75,7 @@ function inputOf(call: PaidCall, protocol: Protocol, credential: string | undefi
     credential,
     clientIp: c.req.header("cf-connecting-ip"),
     defer: (work) => c.executionCtx.waitUntil(work),
+    via: { transport: "mcp", tool: call.tool.name },
   };
 }
 
