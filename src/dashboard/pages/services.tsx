@@ -59,6 +59,7 @@ import {
   serviceUpdateFrom,
   serviceValuesOf,
 } from "./catalog-forms.tsx";
+import { McpServerConfig } from "./mcp-config.tsx";
 
 type Ctx = Context<DashboardEnv>;
 
@@ -243,6 +244,7 @@ function ServiceCard({
             <span class="hint">llms.txt</span>
             <code>{discoveryUrls(base, service).llmsTxtUrl}</code>
           </div>
+          <McpServerConfig service={service} url={discoveryUrls(base, service).mcpUrl} />
         </dd>
       </dl>
       <h3>Paywalls</h3>
