@@ -10,6 +10,7 @@ import { McpClient } from "mppx/mcp/client";
 import { createClient, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
+import { api } from "../support/client.ts";
 import { balanceOf, buyer, gatewayFetch, history, openShop, type Shop, upstreamRequests } from "./support.ts";
 import { mppShop, TEMPO_RPC, tempo, tempoBalanceOf, tempoChain } from "./tempo-support.ts";
 
@@ -146,5 +147,22 @@ describe("x402 over MCP: an x402Client paying per x402's MCP transport", () => {
     expect(refused.structuredContent).toMatchObject({ x402Version: 2, accepts: [{ amount: "5000" }] });
     expect(await upstreamRequests(dear.prefix)).toHaveLength(0);
     expect(await balanceOf(dear.merchant)).toBe(0n);
+  }, 60_000);
+});
+
+describe("free tools", () => {
+  it("a free route's tool forwards its arguments as the query, without payment", async () => {
+    const shop = await openShop({ price: "1000", paywall: GET_ONLY });
+    const patched = await api(`/v1/services/${shop.serviceId}`, {
+      key: shop.actor.key,
+      method: "PATCH",
+      body: { publicRoutes: ["/free/echo"] },
+    });
+    expect(patched.status, patched.text).toBe(200);
+    const client = await connect(shop);
+    const result: Result = await client.callTool({ name: "FREE_free_echo", arguments: { q: "hello" } });
+    expect(result.isError).toBeFalsy();
+    expect(JSON.parse(result.content[0].text)).toMatchObject({ method: "GET", query: "q=hello" });
+    expect(await upstreamRequests(`${shop.prefix}/free/echo`)).toHaveLength(1);
   }, 60_000);
 });
