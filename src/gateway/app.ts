@@ -5,6 +5,7 @@ import { renderError } from "../core/http/render.ts";
 import { freeRoute, siwxRoute } from "./discovery/access.ts";
 import { catalogueLlms, catalogueOpenApi, favicon, serviceLlms, serviceOpenApi } from "./discovery/documents.ts";
 import type { GatewayEnv } from "./env.ts";
+import { mcpEndpoint } from "./mcp/endpoint.ts";
 import { METHODS } from "./pipeline/methods.ts";
 import { fulfilSignedUrl } from "./signed-url.ts";
 import { httpHandler } from "./transport/http.ts";
@@ -56,6 +57,8 @@ export function createGateway() {
   gateway.get("/api/discovery/:serviceId/llms.txt", serviceLlms);
   gateway.all("/api/public/:serviceId/*", limit, freeRoute);
   gateway.all("/api/siwx/:serviceId/*", limit, siwxRoute);
+  // The service's MCP server (docs/mcp.md): its paywalls and free routes as tools. Reads its own body, bounded.
+  gateway.all("/api/mcp/:serviceId", mcpEndpoint);
   gateway.onError(renderError);
   return gateway;
 }

@@ -82,6 +82,7 @@ describe("a service's discovery URLs", () => {
     const expected = {
       openapiUrl: `${PAY}/api/discovery/${svc.id}/openapi.json`,
       llmsTxtUrl: `${PAY}/api/discovery/${svc.id}/llms.txt`,
+      mcpUrl: `${PAY}/api/mcp/${svc.id}`,
     };
     expect(svc.discovery).toEqual(expected);
     expect((await api(`/v1/services/${svc.id}`, { key: who.key })).body.data.discovery).toEqual(expected);
@@ -107,6 +108,7 @@ describe("GET /v1/services/{id}/discovery", () => {
       serviceId: svc.id,
       openapiUrl: svc.discovery.openapiUrl,
       llmsTxtUrl: svc.discovery.llmsTxtUrl,
+      mcpUrl: svc.discovery.mcpUrl,
       document: served,
       diagnostics: expect.arrayContaining([
         { severity: "warn", code: "INPUT_SCHEMA_MISSING", message: expect.stringContaining(pw.slug), paywallId: pw.id },

@@ -216,9 +216,6 @@ export async function runDevPaymentLoop(port: number, readyBlock: string[] = [])
         WEBHOOKS_ALLOW_LOOPBACK: { type: "plain_text", value: "on" },
         UPSTREAMS_ALLOW_LOOPBACK: { type: "plain_text", value: "on" },
       },
-      build: {
-        alias: { "@modelcontextprotocol/sdk/types.js": join(import.meta.dirname, "../../gateway/mpp/mcp-sdk-stub.ts") },
-      },
       dev: {
         server: { hostname: "localhost", port },
         // wrangler adds "v3": the same state as `wrangler dev` (LOCAL_PERSIST_PATH).

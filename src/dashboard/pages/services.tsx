@@ -62,6 +62,7 @@ import {
   serviceUpdateFrom,
   serviceValuesOf,
 } from "./catalog/service-form.ts";
+import { McpServerConfig } from "./mcp-config.tsx";
 
 type Ctx = Context<DashboardEnv>;
 
@@ -246,6 +247,7 @@ function ServiceCard({
             <span class="hint">llms.txt</span>
             <code>{discoveryUrls(base, service).llmsTxtUrl}</code>
           </div>
+          <McpServerConfig service={service} url={discoveryUrls(base, service).mcpUrl} />
         </dd>
       </dl>
       <h3>Paywalls</h3>

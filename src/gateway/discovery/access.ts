@@ -60,18 +60,26 @@ async function accessTarget(c: Ctx, kind: Kind): Promise<{ service: ServiceRow; 
   return { service, route, resourceUrl: `${new URL(getConfig(c.env).paymentBaseUrl).origin}${pathname}` };
 }
 
-/** The upstream's answer to this GET on `route`, with the service's credentials and `extra` headers set last. */
-async function forward(c: Ctx, service: ServiceRow, route: string, extra: Record<string, string> = {}): Promise<Response> {
+/**
+ * The upstream's answer to a GET on `route`, with the service's credentials and `extra` headers set last: the
+ * request's query and headers, or those given (an MCP tool call's arguments, src/gateway/mcp/).
+ */
+export async function forward(
+  c: Ctx,
+  service: ServiceRow,
+  route: string,
+  extra: Record<string, string> = {},
+  buyer: { query: URLSearchParams; headers: Headers } = {
+    query: new URL(c.req.url).searchParams,
+    headers: c.req.raw.headers,
+  },
+): Promise<Response> {
   const authConfig = await openAuthConfig(keyRing(c.env), service);
-  const url = withQuery(
-    targetUrl({ targetType: "ROUTE", targetUrl: null, targetRoute: route }, service),
-    new URL(c.req.url).searchParams,
-    [],
-  );
+  const url = withQuery(targetUrl({ targetType: "ROUTE", targetUrl: null, targetRoute: route }, service), buyer.query, []);
   const parts = injectAuth(
     service.authMethod as AuthMethod,
     authConfig,
-    { url, headers: forwardableHeaders(c.req.raw.headers, []), body: undefined },
+    { url, headers: forwardableHeaders(buyer.headers, []), body: undefined },
     { authorization: c.req.header("authorization") ?? null, method: "GET" },
   );
   for (const [name, value] of Object.entries(extra)) parts.headers.set(name, value);

@@ -62,6 +62,7 @@ export async function claimPayment(
     currency: networkTable(env)[payment.network].token,
     payer: payment.payer,
     method: request.method,
+    ...(k.input.via ? { via: k.input.via } : {}),
     pending: payment.pending,
     claim: {
       paymentKey: payment.paymentKey ?? null,

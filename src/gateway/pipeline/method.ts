@@ -26,7 +26,12 @@ export interface PaymentInput {
   clientIp: string | undefined;
   /** Work that must finish after the answer was sent (the Workers `waitUntil`). */
   defer(work: Promise<unknown>): void;
+  /** The transport when it is not the payment URL itself: an MCP tool call (recorded with the REQUEST event). */
+  via?: RequestVia;
 }
+
+/** How a paid request reached the gateway other than at its payment URL: an MCP tool call, by the tool's name. */
+export type RequestVia = { transport: "mcp"; tool: string };
 
 /**
  * A refused attempt, answered with the standard's own answer (`402` with a fresh challenge: `by: "standard"`) or the
