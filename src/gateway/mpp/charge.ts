@@ -5,7 +5,15 @@ import { challengeDescription, VALIDITY_WINDOW_SECONDS } from "../../core/paymen
 import type { PaymentTarget } from "../../db/gateway.ts";
 import { EnvMemo } from "../../lib/env-memo.ts";
 import { settlementFromChain, tempoChainOutcome } from "../chain-outcome.ts";
-import { go, type PaymentMethod, type Settlement, type Step, type VerifiedPayment } from "../pipeline/method.ts";
+import {
+  go,
+  type PaymentInput,
+  type PaymentMethod,
+  type PresentedPayment,
+  type Settlement,
+  type Step,
+  type VerifiedPayment,
+} from "../pipeline/method.ts";
 import {
   type MppTerms,
   mppChallenge,
@@ -67,7 +75,7 @@ function buildMppTerms(env: Env, t: PaymentTarget): Terms {
 }
 
 /** Validated by mppx: it checks the challenge and simulates the transaction; nothing is sent. */
-async function verify({ network, terms }: Terms, authorization: string): Promise<Step<VerifiedPayment<ValidatedMpp>>> {
+async function validate({ network, terms }: Terms, authorization: string): Promise<Step<VerifiedPayment<ValidatedMpp>>> {
   const validation = await validateMpp(terms, authorization);
   if (!validation.ok) return validation;
   const validated = validation.value;
@@ -115,18 +123,47 @@ async function broadcast({ terms }: Terms, validated: ValidatedMpp): Promise<Set
 }
 
 /** MPP `charge`, one of the pipeline's methods (src/gateway/pipeline/methods.ts). */
-export const mppCharge: PaymentMethod<Terms, string, ValidatedMpp> = {
-  protocol: "mpp",
-  label: "MPP",
-  settleMarginMs: MPP_SETTLE_MARGIN_MS,
-  offeredBy: (_env, t) => supportsMpp(t.paywall.networks),
-  terms: async (input, target) => mppTerms(input.env, target),
-  challenge: ({ terms }) => mppChallenge(terms),
-  present: (_input, authorization) => presentedMpp(authorization),
-  // Nothing to match locally before the upstream request is built: mppx validates the whole credential (`verify`).
-  accept: async (_input, _terms, authorization) => go(authorization),
-  verify: (_input, _target, terms, authorization) => verify(terms, authorization),
-  settle: (_input, _target, terms, payment) => broadcast(terms, payment.state),
-  refusal: ({ terms }, _payment, reason) => mppRefusal(terms, reason),
-  receiptHeaders: async (_env, txHash) => ({ "Payment-Receipt": await mppReceiptHeader(txHash) }),
-};
+class MppCharge implements PaymentMethod<Terms, string, ValidatedMpp> {
+  readonly protocol = "mpp";
+  readonly label = "MPP";
+  readonly settleMarginMs = MPP_SETTLE_MARGIN_MS;
+
+  offeredBy(_env: Env, t: PaymentTarget): boolean {
+    return supportsMpp(t.paywall.networks);
+  }
+
+  async terms(input: PaymentInput, target: PaymentTarget): Promise<Terms> {
+    return mppTerms(input.env, target);
+  }
+
+  challenge({ terms }: Terms): Promise<Response> {
+    return mppChallenge(terms);
+  }
+
+  present(_input: PaymentInput, authorization: string): Promise<PresentedPayment | undefined> {
+    return presentedMpp(authorization);
+  }
+
+  /** Nothing to match locally before the upstream request is built: mppx validates the whole credential (`verify`). */
+  async accept(_input: PaymentInput, _terms: Terms, authorization: string): Promise<Step<string>> {
+    return go(authorization);
+  }
+
+  verify(_input: PaymentInput, _target: PaymentTarget, terms: Terms, authorization: string) {
+    return validate(terms, authorization);
+  }
+
+  settle(_input: PaymentInput, _target: PaymentTarget, terms: Terms, payment: VerifiedPayment<ValidatedMpp>) {
+    return broadcast(terms, payment.state);
+  }
+
+  refusal({ terms }: Terms, _payment: VerifiedPayment<ValidatedMpp>, reason: string): Promise<Response> {
+    return mppRefusal(terms, reason);
+  }
+
+  async receiptHeaders(_env: Env, txHash: string): Promise<Record<string, string>> {
+    return { "Payment-Receipt": await mppReceiptHeader(txHash) };
+  }
+}
+
+export const mppCharge = new MppCharge();

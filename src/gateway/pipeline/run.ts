@@ -20,14 +20,12 @@ export async function runPayment(method: PaymentMethod, input: PaymentInput): Pr
   return outcome.kind === "refused" ? countedRefusal(input.env, input.clientIp, outcome) : outcome;
 }
 
+/** The paywall behind the route, offering this method (`404`, `405` otherwise). */
+const targetOf = (method: PaymentMethod, input: PaymentInput) =>
+  findTarget(input.env, input.route, input.request.method, (t) => method.offeredBy(input.env, t), method.label);
+
 async function challenge(method: PaymentMethod, input: PaymentInput): Promise<Outcome> {
-  const target = await findTarget(
-    input.env,
-    input.route,
-    input.request.method,
-    (t) => method.offeredBy(input.env, t),
-    method.label,
-  );
+  const target = await targetOf(method, input);
   if (!target.ok) return target.stop;
   return { kind: "challenge", response: await method.challenge(await method.terms(input, target.value)) };
 }
@@ -53,13 +51,7 @@ async function present(method: PaymentMethod, input: PaymentInput, credential: s
 /** verify → claim → forward → settle → record: a payment the gateway has not seen. */
 async function payNew(k: KnownContext, credential: string, p: Presentation): Promise<Outcome> {
   const { method, input } = k;
-  const target = await findTarget(
-    input.env,
-    input.route,
-    input.request.method,
-    (t) => method.offeredBy(input.env, t),
-    method.label,
-  );
+  const target = await targetOf(method, input);
   if (!target.ok) return target.stop;
   const terms = await method.terms(input, target.value);
   const accepted = await method.accept(input, terms, credential);

@@ -14,11 +14,13 @@ import {
   go,
   type PaymentInput,
   type PaymentMethod,
+  type PresentedPayment,
   refuse,
   type Settlement,
   type Step,
   type VerifiedPayment,
 } from "../pipeline/method.ts";
+import type { KnownPayment } from "../pipeline/record.ts";
 import { paymentUrl } from "../target.ts";
 import { presentedX402, x402CredentialDigest } from "./presented.ts";
 import {
@@ -101,7 +103,7 @@ function buildSessionFor(env: Env, method: string, t: PaymentTarget): Promise<X4
  * The payment in `PAYMENT-SIGNATURE`, made for this payment URL (its `resource`), matched to the paywall's
  * requirements and bounded in time; else a refusal.
  */
-async function accept(input: PaymentInput, session: X402Session, header: string): Promise<Step<Accepted>> {
+async function acceptPayment(input: PaymentInput, session: X402Session, header: string): Promise<Step<Accepted>> {
   const refusal = async (reason: string, payload?: PaymentPayload) =>
     refuse(await paymentRequiredResponse(session, reason, payload));
   const payload = decodePayment(session, header);
@@ -130,7 +132,7 @@ const pathOf = (url: unknown) => (typeof url === "string" && URL.canParse(url) ?
 const isoOf = (unixSeconds: string | bigint) => new Date(Number(unixSeconds) * 1000).toISOString();
 
 /** Verified at the facilitator; then what the sweep needs to settle it if this request cannot. */
-async function verify(
+async function verifyPayment(
   input: PaymentInput,
   target: PaymentTarget,
   session: X402Session,
@@ -182,7 +184,7 @@ async function verify(
  * confirms (the authorization unused) moves on to the next facilitator, while the authorization leaves a whole settle
  * timeout before it expires; the last refusal stays the buyer's answer.
  */
-async function settle(
+async function settlePayment(
   input: PaymentInput,
   target: PaymentTarget,
   session: X402Session,
@@ -251,24 +253,56 @@ async function settleAt(
 }
 
 /** x402 `exact`, one of the pipeline's methods (src/gateway/pipeline/methods.ts). */
-export const x402Exact: PaymentMethod<X402Session, Accepted, Accepted> = {
-  protocol: "x402",
-  label: "x402",
-  // Kept free before an x402 payment expires, to settle it at the facilitator after the upstream answered.
-  settleMarginMs: FACILITATOR_SETTLE_TIMEOUT_MS,
-  offeredBy: (env, t) => t.paywall.networks.some((n) => networkTable(env)[n as NetworkId]?.kind === "evm"),
-  terms: (input, target) => sessionFor(input.env, input.request.method, target),
-  challenge: (session) => paymentRequiredResponse(session),
-  present: (input, header) =>
-    presentedX402(header, networkTable(input.env), input.request.headers.get("authorization") ?? undefined),
-  accept,
-  verify,
-  settle,
-  refusal: (session, payment, reason) => paymentRequiredResponse(session, reason, payment.state.payload),
-  async receiptHeaders(env, transaction, known): Promise<Record<string, string>> {
+class X402Exact implements PaymentMethod<X402Session, Accepted, Accepted> {
+  readonly protocol = "x402";
+  readonly label = "x402";
+  /** Kept free before an x402 payment expires, to settle it at the facilitator after the upstream answered. */
+  readonly settleMarginMs = FACILITATOR_SETTLE_TIMEOUT_MS;
+
+  offeredBy(env: Env, t: PaymentTarget): boolean {
+    return t.paywall.networks.some((n) => networkTable(env)[n as NetworkId]?.kind === "evm");
+  }
+
+  terms(input: PaymentInput, target: PaymentTarget): Promise<X402Session> {
+    return sessionFor(input.env, input.request.method, target);
+  }
+
+  challenge(session: X402Session): Promise<Response> {
+    return paymentRequiredResponse(session);
+  }
+
+  present(input: PaymentInput, header: string): Promise<PresentedPayment | undefined> {
+    return presentedX402(header, networkTable(input.env), input.request.headers.get("authorization") ?? undefined);
+  }
+
+  accept(input: PaymentInput, session: X402Session, header: string): Promise<Step<Accepted>> {
+    return acceptPayment(input, session, header);
+  }
+
+  verify(
+    input: PaymentInput,
+    target: PaymentTarget,
+    session: X402Session,
+    accepted: Accepted,
+    presented: PresentedPayment | undefined,
+  ): Promise<Step<VerifiedPayment<Accepted>>> {
+    return verifyPayment(input, target, session, accepted, presented);
+  }
+
+  settle(input: PaymentInput, target: PaymentTarget, session: X402Session, payment: VerifiedPayment<Accepted>) {
+    return settlePayment(input, target, session, payment);
+  }
+
+  refusal(session: X402Session, payment: VerifiedPayment<Accepted>, reason: string): Promise<Response> {
+    return paymentRequiredResponse(session, reason, payment.state.payload);
+  }
+
+  async receiptHeaders(env: Env, transaction: string, known: KnownPayment): Promise<Record<string, string>> {
     const paid = networkTable(env)[known.network as NetworkId];
     if (!paid) return {};
     const result = { success: true, transaction, network: caip2(paid), payer: known.payer ?? undefined } as SettleResponse;
     return { [PAYMENT_RESPONSE]: (await x402Lib()).encodePaymentResponseHeader(result) };
-  },
-};
+  }
+}
+
+export const x402Exact = new X402Exact();
