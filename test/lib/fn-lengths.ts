@@ -8,7 +8,7 @@ import { join } from "node:path";
 const args = process.argv.slice(2);
 const topAt = args.indexOf("--top");
 const top = topAt >= 0 ? Number(args[topAt + 1]) : 5;
-const roots = args.filter((_, i) => i !== topAt && i !== topAt + 1);
+const roots = topAt >= 0 ? args.filter((_, i) => i !== topAt && i !== topAt + 1) : args;
 
 const files = (dir: string): string[] =>
   readdirSync(dir).flatMap((name) => {
@@ -52,10 +52,15 @@ export function functionLengths(source: string): { line: number; name: string; l
   return found;
 }
 
+/** Every block-bodied function in the files under `root`, longest first. */
+export function longestUnder(root: string) {
+  const all = files(root).flatMap((file) => functionLengths(readFileSync(file, "utf8")).map((f) => ({ ...f, file })));
+  return all.sort((a, b) => b.lines - a.lines);
+}
+
 if (import.meta.main) {
   for (const root of roots) {
-    const all = files(root).flatMap((file) => functionLengths(readFileSync(file, "utf8")).map((f) => ({ ...f, file })));
-    all.sort((a, b) => b.lines - a.lines);
+    const all = longestUnder(root);
     console.log(`${root}: ${all.length} functions; longest:`);
     for (const f of all.slice(0, top)) console.log(`  ${String(f.lines).padStart(4)}  ${f.file}:${f.line} ${f.name}`);
   }
