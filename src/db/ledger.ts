@@ -1,13 +1,44 @@
 // The payment ledger's writes and reads: each move of a payment is one of these statements or batches, guarded by
-// the state it moves from (src/core/ledger/ledger.ts owns the moves; nothing else writes a transaction's status).
+// the status it moves from, which the caller passes from the move table (src/core/ledger/ledger.ts owns the moves and
+// their guards; nothing else writes a transaction's status). Every row a move adds besides the transaction's is
+// written only if the transaction stands where the move leaves it, so a refused move writes nothing.
 import { and, asc, eq, inArray, lt, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "./client.ts";
 import { isUniqueViolation } from "./errors.ts";
 import type { NewEvent } from "./events.ts";
-import { events, paidAnswers, pendingPayments, type TransactionRow, transactions } from "./schema.ts";
+import { events, paidAnswers, pendingPayments, type TransactionRow, type TransactionStatus, transactions } from "./schema.ts";
 import type { NewTransaction } from "./transactions.ts";
 import type { webhookFanOutStatement } from "./webhooks.ts";
+
+/** The transaction `id` stands at `status` (when the statement runs: later in a batch, after the move's update). */
+const standsAt = (id: string, status: TransactionStatus) => and(eq(transactions.id, id), eq(transactions.status, status));
+
+/** A bound value as a selected column: what an `INSERT … SELECT` writes. */
+const value = (v: unknown, name: string) => sql`${v ?? null}`.as(name);
+
+/**
+ * A move's event, written only if its transaction stands at `status` once the move's update ran (a move refused, or
+ * of a payment never recorded, writes none), and at most once (its id derives from the payment).
+ */
+function eventIfAt(db: Db, transactionId: string, event: NewEvent, status: TransactionStatus) {
+  const row = db
+    .select({
+      id: value(event.id, "id"),
+      tenantId: value(event.tenantId, "tenant_id"),
+      paywallId: value(event.paywallId, "paywall_id"),
+      serviceId: value(event.serviceId, "service_id"),
+      eventType: value(event.eventType, "event_type"),
+      statusCode: value(event.statusCode, "status_code"),
+      responseTime: value(event.responseTime, "response_time"),
+      amount: value(event.amount, "amount"),
+      metadata: value(event.metadata == null ? null : JSON.stringify(event.metadata), "metadata"),
+      createdAt: value((event.createdAt ?? new Date()).getTime(), "created_at"),
+    })
+    .from(transactions)
+    .where(standsAt(transactionId, status));
+  return db.insert(events).select(row).onConflictDoNothing({ target: events.id });
+}
 
 export type PendingPayment = Pick<
   typeof pendingPayments.$inferInsert,
@@ -40,8 +71,27 @@ export async function insertPaymentStart(
   }
 }
 
-/** The statements of a payment's start (see `insertPaymentStart`), for a batch of one payment or of many. */
+/**
+ * The statements of a payment's start (see `insertPaymentStart`), for a batch of one payment or of many. The move's
+ * guard (`from: null`, not recorded yet) is the transaction's primary key; what settles it from the chain is written
+ * only while it stands PENDING (`to`), so the start of a payment already closed writes nothing either.
+ */
 export function paymentStartStatements(db: Db, transaction: NewTransaction, event: NewEvent, pending: PendingPayment) {
+  const pendingRow = db
+    .select({
+      transactionId: value(transaction.id, "transaction_id"),
+      tenantId: value(transaction.tenantId, "tenant_id"),
+      reference: value(pending.reference, "reference"),
+      validBefore: value(pending.validBefore.getTime(), "valid_before"),
+      asset: value(pending.asset, "asset"),
+      payTo: value(pending.payTo, "pay_to"),
+      settlement: value(pending.settlement, "settlement"),
+      checkedAt: value(null, "checked_at"),
+      attempts: value(0, "attempts"),
+      createdAt: value(Date.now(), "created_at"),
+    })
+    .from(transactions)
+    .where(standsAt(transaction.id, transaction.status));
   return [
     db
       .insert(transactions)
@@ -49,28 +99,27 @@ export function paymentStartStatements(db: Db, transaction: NewTransaction, even
       .onConflictDoNothing({ target: transactions.id })
       .returning({ id: transactions.id }),
     db.insert(events).values(event).onConflictDoNothing({ target: events.id }),
-    db
-      .insert(pendingPayments)
-      .values({ ...pending, transactionId: transaction.id, tenantId: transaction.tenantId })
-      .onConflictDoNothing({ target: pendingPayments.transactionId }),
+    db.insert(pendingPayments).select(pendingRow).onConflictDoNothing({ target: pendingPayments.transactionId }),
   ] as const;
 }
 
 /**
- * A payment's outcome in one atomic batch: PENDING → COMPLETED or FAILED, its SUCCESS or ERROR event (one per
- * payment: the event id derives from it), its `pending_payments` row gone, and `extras` (its paid answer kept or
- * deleted, each guarded by the status this batch leaves) and `webhook` (the move's webhook deliveries). Returns whether
- * the transaction was still PENDING, and the deliveries written.
+ * A payment's outcome in one atomic batch: `from` → `change.status` (COMPLETED or FAILED), its SUCCESS or ERROR event
+ * (one per payment: the event id derives from it), its `pending_payments` row gone, and `extras` (its paid answer kept
+ * or deleted, each guarded by the status this batch leaves) and `webhook` (the move's webhook deliveries). Returns
+ * whether the transaction stood at `from` (the move happened), and the deliveries written. Refused (the transaction
+ * stood elsewhere, or was never recorded): nothing is written.
  */
-export async function closePendingPayment(
+export async function closePayment(
   db: Db,
   id: string,
+  from: TransactionStatus,
   change: PaymentClose,
   event: NewEvent,
   extras: MoveExtras = [],
   webhook?: WebhookStatement,
 ): Promise<MoveResult> {
-  const results = await db.batch([...paymentCloseStatements(db, id, change, event, webhook), ...extras]);
+  const results = await db.batch([...paymentCloseStatements(db, id, from, change, event, webhook), ...extras]);
   return { moved: results[0].length === 1, deliveries: webhook ? (results[3] as { id: string }[]) : [] };
 }
 
@@ -86,39 +135,51 @@ export interface MoveResult {
 export type PaymentClose = Pick<TransactionRow, "status" | "txHash" | "settledAt" | "failureReason">;
 
 /**
- * The statements of a payment's outcome (see `closePendingPayment`), for a batch of one payment or of many; the
- * move's webhook deliveries fourth (`webhookFanOutStatement`: only if the move happened).
+ * The statements of a payment's outcome (see `closePayment`), for a batch of one payment or of many; the move's
+ * webhook deliveries fourth (`webhookFanOutStatement`: only if the move happened). The pending row goes once the
+ * transaction is closed (a refused move leaves a PENDING payment's row).
  */
-export function paymentCloseStatements(db: Db, id: string, change: PaymentClose, event: NewEvent, webhook?: WebhookStatement) {
+export function paymentCloseStatements(
+  db: Db,
+  id: string,
+  from: TransactionStatus,
+  change: PaymentClose,
+  event: NewEvent,
+  webhook?: WebhookStatement,
+) {
   return [
+    db.update(transactions).set(change).where(standsAt(id, from)).returning({ id: transactions.id }),
+    eventIfAt(db, id, event, change.status),
     db
-      .update(transactions)
-      .set(change)
-      .where(and(eq(transactions.id, id), eq(transactions.status, "PENDING")))
-      .returning({ id: transactions.id }),
-    db.insert(events).values(event).onConflictDoNothing({ target: events.id }),
-    db.delete(pendingPayments).where(eq(pendingPayments.transactionId, id)),
+      .delete(pendingPayments)
+      .where(
+        and(
+          eq(pendingPayments.transactionId, id),
+          sql`exists (select 1 from ${transactions} where ${standsAt(id, change.status)})`,
+        ),
+      ),
     ...(webhook ? [webhook] : []),
   ] as const;
 }
 
 /**
- * A PENDING transaction whose settlement outcome is unknown (sent, not seen on chain yet): its hash, when known,
- * is kept on the transaction so the tenant sees it, in one batch with `extras` (its paid answer held) and `webhook`
- * (its `transaction.pending` deliveries). Returns whether the transaction was still PENDING, and the deliveries.
+ * A transaction standing at `from` (PENDING) whose settlement outcome is unknown (sent, not seen on chain yet): its
+ * hash, when known, is kept on the transaction so the tenant sees it, in one batch with `extras` (its paid answer
+ * held) and `webhook` (its `transaction.pending` deliveries). Returns whether the transaction stood at `from`, and the
+ * deliveries.
  */
 export async function notePendingPaymentHash(
   db: Db,
   id: string,
+  from: TransactionStatus,
   txHash: string | undefined,
   extras: MoveExtras = [],
   webhook?: WebhookStatement,
 ): Promise<MoveResult> {
-  const still = and(eq(transactions.id, id), eq(transactions.status, "PENDING"));
   const statement =
     txHash === undefined
-      ? db.select({ id: transactions.id }).from(transactions).where(still)
-      : db.update(transactions).set({ txHash }).where(still).returning({ id: transactions.id });
+      ? db.select({ id: transactions.id }).from(transactions).where(standsAt(id, from))
+      : db.update(transactions).set({ txHash }).where(standsAt(id, from)).returning({ id: transactions.id });
   const results = await db.batch([statement, ...(webhook ? [webhook] : []), ...extras]);
   return { moved: results[0].length === 1, deliveries: webhook ? (results[1] as { id: string }[]) : [] };
 }

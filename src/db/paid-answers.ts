@@ -1,6 +1,6 @@
 // The answers gateway payments bought (`paid_answers`): the claim written with a payment's start, and the statements
-// the ledger's moves add to their own batches (src/core/ledger/ledger.ts), each guarded by the status the move leaves,
-// so an answer is stored, kept or deleted exactly when its transaction moves. Read by the resend path
+// the ledger's moves add to their own batches (src/core/ledger/ledger.ts), each guarded by the status the move leaves
+// (passed from the ledger's move table), so an answer is stored, kept or deleted exactly when its transaction moves. Read by the resend path
 // (src/gateway/resend.ts).
 import { and, eq, gt, lte, or, type SQL, sql } from "drizzle-orm";
 import type { Db } from "./client.ts";
@@ -25,6 +25,7 @@ export interface StoredAnswer {
 
 const statusIs = (id: string, status: SQL) =>
   sql`exists (select 1 from ${transactions} where ${transactions.id} = ${id} and ${status})`;
+const statusEq = (id: string, status: TransactionStatus) => statusIs(id, sql`${transactions.status} = ${status}`);
 
 /** The claim's statements, for the start's batch (after the transaction's insert, so a claim needs its payment). */
 export function claimStatements(db: Db, transactionId: string, tenantId: string, claim: PaidAnswerClaim, now: Date) {
@@ -44,41 +45,52 @@ export function claimStatements(db: Db, transactionId: string, tenantId: string,
 
 /**
  * For `complete`'s batch: the request's answer stored (or, from the sweep, the stored one kept), servable from now on
- * until `expiresAt`, only if the transaction is COMPLETED once the batch's update ran.
+ * until `expiresAt`, only if the transaction stands at `completed` (the move's `to`) once the batch's update ran.
  */
-export function keepAnswerStatement(db: Db, transactionId: string, expiresAt: Date, answer?: StoredAnswer) {
+export function keepAnswerStatement(
+  db: Db,
+  transactionId: string,
+  completed: TransactionStatus,
+  expiresAt: Date,
+  answer?: StoredAnswer,
+) {
   return db
     .update(paidAnswers)
     .set(answer ? { answer: answer.sealed, answeredAt: answer.at, expiresAt } : { expiresAt })
-    .where(and(eq(paidAnswers.transactionId, transactionId), statusIs(transactionId, sql`${transactions.status} = 'COMPLETED'`)));
+    .where(and(eq(paidAnswers.transactionId, transactionId), statusEq(transactionId, completed)));
 }
 
 /**
  * Before the settlement is sent: the upstream's answer kept on the PENDING claim (its `answeredAt` left unset: the
  * request is still at work, copies keep waiting for it). Not a move: the status stays PENDING and the answer stays
  * unservable until `complete`. So a request that dies while settling leaves its answer for the sweep's COMPLETED.
+ * Written only while the transaction stands at `pending`.
  */
-export function keepAnswerBeforeSettling(db: Db, transactionId: string, sealed: string | null) {
+export function keepAnswerBeforeSettling(db: Db, transactionId: string, pending: TransactionStatus, sealed: string | null) {
   return db
     .update(paidAnswers)
     .set({ answer: sealed })
-    .where(and(eq(paidAnswers.transactionId, transactionId), statusIs(transactionId, sql`${transactions.status} = 'PENDING'`)))
+    .where(and(eq(paidAnswers.transactionId, transactionId), statusEq(transactionId, pending)))
     .returning({ id: paidAnswers.transactionId });
 }
 
-/** For `leaveUnknown`: the request's answer stored, unservable while the transaction stays PENDING. */
-export function holdAnswerStatement(db: Db, transactionId: string, answer: StoredAnswer) {
+/**
+ * For `leaveUnknown`: the request's answer stored, unservable while the transaction stays PENDING; not once it stands
+ * at `failed` (its answer is gone with the move to it).
+ */
+export function holdAnswerStatement(db: Db, transactionId: string, failed: TransactionStatus, answer: StoredAnswer) {
   return db
     .update(paidAnswers)
     .set({ answer: answer.sealed, answeredAt: answer.at })
-    .where(and(eq(paidAnswers.transactionId, transactionId), statusIs(transactionId, sql`${transactions.status} <> 'FAILED'`)));
+    .where(and(eq(paidAnswers.transactionId, transactionId), statusIs(transactionId, sql`${transactions.status} <> ${failed}`)));
 }
 
-/** For `fail`'s batch: the answer and its claim deleted, if the transaction is FAILED once the batch's update ran. */
-export function dropAnswerStatement(db: Db, transactionId: string) {
-  return db
-    .delete(paidAnswers)
-    .where(and(eq(paidAnswers.transactionId, transactionId), statusIs(transactionId, sql`${transactions.status} = 'FAILED'`)));
+/**
+ * For `fail`'s batch: the answer and its claim deleted, if the transaction stands at `failed` (the move's `to`) once
+ * the batch's update ran.
+ */
+export function dropAnswerStatement(db: Db, transactionId: string, failed: TransactionStatus) {
+  return db.delete(paidAnswers).where(and(eq(paidAnswers.transactionId, transactionId), statusEq(transactionId, failed)));
 }
 
 export interface KnownPayment {

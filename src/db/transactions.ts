@@ -66,19 +66,6 @@ export async function findTransaction(db: Db, id: string): Promise<TransactionWi
 }
 
 /**
- * Inserts the rows atomically; a row whose id is already stored is left as it is (idempotent retries).
- * Returns the ids this call inserted: the insert itself decides who created a row, even under concurrency.
- */
-export async function insertTransactions(db: Db, rows: NewTransaction[]): Promise<string[]> {
-  if (rows.length === 0) return [];
-  const [first, ...rest] = rows.map((row) =>
-    db.insert(transactions).values(row).onConflictDoNothing({ target: transactions.id }).returning({ id: transactions.id }),
-  );
-  const results = await db.batch([first!, ...rest]);
-  return results.flat().map((r) => r.id);
-}
-
-/**
  * The next `limit` transactions of the filtered list after `after` (newest first, keyset on created_at and id): an
  * export reads the whole list a page at a time, whatever its size, with bounded memory.
  */

@@ -7,11 +7,11 @@ import { completePayment } from "../../src/core/ledger/ledger.ts";
 import { formatUsdcAmount } from "../../src/core/money/usdc.ts";
 import { CSV_CHUNK } from "../../src/dashboard/pages/earnings/csv.ts";
 import type { Tenant } from "../../src/db/schema.ts";
-import { insertTransactions } from "../../src/db/transactions.ts";
 import { lastUtcDays } from "../../src/lib/utc-days.ts";
 import { createPaywallFor } from "../history/support.ts";
 import { printToRunner } from "../support/console.ts";
 import { createTenant, db } from "../support/factories.ts";
+import { insertCompletedInBulk, insertHistoricTransactions } from "../support/ledger-fixture.ts";
 import { completeRecorded, recordPayment, txHash } from "../support/payments.ts";
 import { page, signIn, text } from "./insights-support.ts";
 
@@ -316,7 +316,7 @@ describe("earnings a merchant can use", () => {
       txHash: `0x${i.toString(16).padStart(64, "0")}`,
       createdAt: new Date(Date.UTC(2026, 10, 1) + (i % 50) * 60_000),
     }));
-    for (let i = 0; i < rows.length; i += 100) await insertTransactions(db(), rows.slice(i, i + 100));
+    await insertHistoricTransactions(rows);
     const cookie = await signIn(tenant);
     const all = await page(cookie, "/dashboard/earnings/transactions.csv");
     expect(all.status).toBe(200);
@@ -348,15 +348,13 @@ describe("earnings a merchant can use", () => {
     const paywall = await createPaywallFor(tenant);
     const total = 100_000;
     // One statement writes them all (the ledger's per-payment batches would take minutes here).
-    await env.DB.prepare(
-      `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-       INSERT INTO transactions (id, tenant_id, paywall_id, service_id, protocol, network, amount, currency, status,
-         payer_address, tx_hash, failure_reason, created_at, settled_at)
-       SELECT printf('txn_big%017d', i), ?, ?, ?, 'x402', 'base-sepolia', CAST(10000 + i AS TEXT), 'USDC', 'COMPLETED',
-         '0x' || printf('%040x', i), '0x' || printf('%064x', i), NULL, ? + (i % 5000) * 1000, NULL FROM n`,
-    )
-      .bind(total - 1, tenant.id, paywall.id, paywall.serviceId, Date.UTC(2026, 9, 1))
-      .run();
+    await insertCompletedInBulk(env.DB, {
+      count: total,
+      tenantId: tenant.id,
+      paywallId: paywall.id,
+      serviceId: paywall.serviceId,
+      from: Date.UTC(2026, 9, 1),
+    });
     const cookie = await signIn(tenant);
     const started = performance.now();
     const res = await exports.default.fetch(

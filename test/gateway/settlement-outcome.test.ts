@@ -15,6 +15,7 @@ import { PAYMENT_SWEEP_CRON, SWEEP_MIN_AGE_MS } from "../../src/gateway/sweep.ts
 import { VALID_BEFORE_SKEW_SECONDS } from "../../src/gateway/x402/sdk.ts";
 import worker from "../../src/index.ts";
 import { send } from "../support/client.ts";
+import { forceStatusStatement } from "../support/ledger-fixture.ts";
 import {
   balanceOf,
   FACILITATOR,
@@ -207,9 +208,7 @@ describe("the sweep and a PENDING row nobody settled", () => {
     expect((await payThrough("send-dropped", shop.x402, header)).status).toBe(500);
     const [row] = (await history(shop)).transactions;
     await env.DB.batch([
-      env.DB.prepare("UPDATE transactions SET status = 'PENDING', failure_reason = NULL, settled_at = NULL WHERE id = ?").bind(
-        row!.id,
-      ),
+      forceStatusStatement(env.DB, row!.id, { status: "PENDING" }),
       env.DB.prepare("DELETE FROM events WHERE event_type = 'ERROR' AND paywall_id = ?").bind(shop.paywallId),
       env.DB.prepare(
         "INSERT INTO pending_payments (transaction_id, tenant_id, reference, valid_before, asset, pay_to, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",

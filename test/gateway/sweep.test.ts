@@ -19,6 +19,7 @@ import {
 } from "../../src/gateway/sweep.ts";
 import worker from "../../src/index.ts";
 import { api, send } from "../support/client.ts";
+import { insertHistoricTransactions } from "../support/ledger-fixture.ts";
 import { GATEWAY_ENV, gatewayFetch, net } from "./support.ts";
 import { mppShop } from "./tempo-support.ts";
 
@@ -55,15 +56,27 @@ async function unknownPayments(shop: Awaited<ReturnType<typeof mppShop>>, count:
   const ids = Array.from({ length: count }, (_, i) => `txn_filler_${i.toString().padStart(4, "0")}`);
   const startedAt = Date.UTC(2020, 0, 1);
   const validBefore = Date.now() + 3_600_000;
+  await insertHistoricTransactions(
+    ids.map((id, i) => ({
+      id,
+      tenantId: shop.actor.tenant.id,
+      paywallId: shop.paywallId,
+      serviceId: shop.serviceId,
+      protocol: "mpp" as const,
+      network,
+      amount: "9100",
+      currency: "USDC" as const,
+      status: "PENDING" as const,
+      payerAddress: shop.recipient,
+      createdAt: new Date(startedAt + i),
+    })),
+  );
   await env.DB.batch(
-    ids.flatMap((id, i) => [
-      env.DB.prepare(
-        "INSERT INTO transactions (id, tenant_id, paywall_id, service_id, protocol, network, amount, currency, status, payer_address, created_at) VALUES (?, ?, ?, ?, 'mpp', ?, '9100', 'USDC', 'PENDING', ?, ?)",
-      ).bind(id, shop.actor.tenant.id, shop.paywallId, shop.serviceId, network, shop.recipient, startedAt + i),
+    ids.map((id, i) =>
       env.DB.prepare(
         "INSERT INTO pending_payments (transaction_id, tenant_id, reference, valid_before, asset, pay_to, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
       ).bind(id, shop.actor.tenant.id, keccak256(toHex(id)), validBefore, tempo.currency, shop.recipient, startedAt + i),
-    ]),
+    ),
   );
   return ids;
 }

@@ -4,11 +4,23 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import gatewayDoc from "../../docs/gateway.md?raw";
 import { outcomeEventIdOf, requestEventIdOf } from "../../src/core/ledger/ids.ts";
-import { leavePaymentUnknown, PAYMENT_MOVES, type PaymentRef, paymentStatus } from "../../src/core/ledger/ledger.ts";
+import {
+  completePayment,
+  failPayment,
+  keepAnswerBeforeSettlement,
+  leavePaymentUnknown,
+  PAYMENT_MOVES,
+  type PaymentMove,
+  type PaymentRef,
+  paymentStatus,
+  startPayment,
+} from "../../src/core/ledger/ledger.ts";
+import { NETWORK_TABLE } from "../../src/core/money/network-table.ts";
 import { TRANSACTION_STATUSES } from "../../src/db/schema.ts";
 import { createPaywallFor } from "../history/support.ts";
 import { createTenant, db } from "../support/factories.ts";
-import { completeRecorded, failRecorded, recordPayment, txHash } from "../support/payments.ts";
+import { address, completeRecorded, failRecorded, recordPayment, txHash } from "../support/payments.ts";
+import { createEndpoint, hookTenant, inboxUrl, newInbox } from "../webhooks/support.ts";
 
 const row = (sql: string, ...params: unknown[]) =>
   env.DB.prepare(sql)
@@ -137,5 +149,123 @@ describe("ledger moves", () => {
       expect(w.transaction?.status).toBe(f ? "FAILED" : "COMPLETED");
       expect(w.pending).toBe(0);
     }
+  });
+});
+
+describe("the move table, enforced by the ledger", () => {
+  type Stand = "not recorded" | "PENDING" | "COMPLETED" | "FAILED";
+
+  /** A payment of a tenant with a webhook endpoint for every transaction event, brought to `stand` by the ledger. */
+  async function paymentAt(stand: Stand) {
+    const who = await hookTenant();
+    await createEndpoint(who, inboxUrl(newInbox()));
+    const { paywall } = who;
+    const ref: PaymentRef = {
+      transactionId: `txn_x402_${txHash().slice(2, 42)}`,
+      tenantId: paywall.tenantId,
+      paywallId: paywall.id,
+      serviceId: paywall.serviceId,
+      protocol: "x402",
+      network: "base-sepolia",
+      amount: "2500",
+    };
+    const entry = NETWORK_TABLE["base-sepolia"];
+    const start = () =>
+      startPayment(db(), {
+        ...ref,
+        currency: entry.token,
+        payer: address(),
+        method: "GET",
+        pending: { reference: txHash(), validBefore: new Date(Date.now() + 300_000), asset: entry.asset, payTo: address() },
+      });
+    if (stand !== "not recorded") expect(await start()).toBe(true);
+    if (stand === "COMPLETED") expect(await completeRecorded(ref)).toBe(true);
+    if (stand === "FAILED") expect(await failRecorded(ref)).toBe(true);
+    return { ref, start };
+  }
+
+  /** Every row any move writes about one payment: its transaction, events, pending row, answer and deliveries. */
+  async function everything(ref: PaymentRef) {
+    const all = async (sql: string) => (await env.DB.prepare(sql).bind(ref.transactionId).all()).results;
+    const ids = [requestEventIdOf(ref.transactionId), outcomeEventIdOf(ref.transactionId)];
+    return {
+      transaction: await all("SELECT * FROM transactions WHERE id = ?"),
+      events: (
+        await env.DB.prepare("SELECT * FROM events WHERE id IN (?, ?) ORDER BY id")
+          .bind(...ids)
+          .all()
+      ).results,
+      pending: await all("SELECT * FROM pending_payments WHERE transaction_id = ?"),
+      answer: await all("SELECT * FROM paid_answers WHERE transaction_id = ?"),
+      deliveries: await all("SELECT id, event_type FROM webhook_deliveries WHERE transaction_id = ? ORDER BY id"),
+    };
+  }
+
+  /** Each move, tried on a payment standing at `ref`. */
+  const attempt: Record<PaymentMove, (p: Awaited<ReturnType<typeof paymentAt>>) => Promise<boolean>> = {
+    start: ({ start }) => start(),
+    complete: ({ ref }) =>
+      completePayment(db(), ref, txHash(), { statusCode: 200, responseTime: 1 }, { sealed: "x", at: new Date() }),
+    fail: ({ ref }) => failPayment(db(), ref, "upstream answered 502", { statusCode: 502, responseTime: 1 }),
+    leaveUnknown: ({ ref }) => leavePaymentUnknown(db(), ref, txHash(), { sealed: "x", at: new Date() }),
+  };
+
+  const stands: Stand[] = ["not recorded", "PENDING", "COMPLETED", "FAILED"];
+  const wrong = Object.entries(PAYMENT_MOVES).flatMap(([move, m]) =>
+    stands.filter((s) => s !== (m.from ?? "not recorded")).map((stand) => [move as PaymentMove, stand] as const),
+  );
+
+  it.each(wrong)("%s from %s is refused: `false`, and nothing about the payment changes", async (move, stand) => {
+    const payment = await paymentAt(stand);
+    const before = await everything(payment.ref);
+    expect(await attempt[move](payment)).toBe(false);
+    expect(await everything(payment.ref)).toEqual(before);
+  });
+
+  it("each move from the status the table names happens (the guard refuses nothing else)", async () => {
+    for (const [move, m] of Object.entries(PAYMENT_MOVES) as [PaymentMove, (typeof PAYMENT_MOVES)[PaymentMove]][]) {
+      const payment = await paymentAt(m.from ?? "not recorded");
+      expect(await attempt[move](payment), move).toBe(true);
+      expect((await paymentStatus(db(), payment.ref.transactionId))?.status, move).toBe(m.to);
+    }
+  });
+
+  it("the answer kept before settling (not a move) is kept only on a PENDING payment", async () => {
+    for (const stand of ["COMPLETED", "FAILED"] as const) {
+      const payment = await paymentAt(stand);
+      const before = await everything(payment.ref);
+      expect(await keepAnswerBeforeSettlement(db(), payment.ref, { sealed: "late", at: new Date() })).toBe(false);
+      expect(await everything(payment.ref)).toEqual(before);
+    }
+  });
+});
+
+/** Every source and test file, as text. */
+const sources = {
+  ...import.meta.glob<string>("../../src/**/*.{ts,tsx}", { query: "?raw", import: "default", eager: true }),
+  ...import.meta.glob<string>("../**/*.ts", { query: "?raw", import: "default", eager: true }),
+};
+
+describe("no code outside the ledger writes a payment's status", () => {
+  // The ledger's own writes, the one test-only fixture, and the storage floor of the bench (a Worker of its own that
+  // measures raw D1 against a database of its own, never the project's code).
+  const allowed = ["../../src/db/ledger.ts", "../support/ledger-fixture.ts", "../bench/fixtures/storage-floor.ts"];
+  // Spelled in parts, so that this file does not match itself.
+  const table = ["trans", "actions"].join("");
+  const writes = [
+    new RegExp(`\\.(insert|update)\\(\\s*${table}\\s*\\)`),
+    new RegExp(`\\b(INSERT\\s+(OR\\s+\\w+\\s+)?INTO|UPDATE|REPLACE\\s+INTO)\\s+${table}\\b`, "i"),
+  ];
+
+  it("the scan sees the project's files, the ledger's writes among them", () => {
+    expect(Object.keys(sources).length).toBeGreaterThan(300);
+    expect(writes.some((w) => w.test(sources["../../src/db/ledger.ts"] ?? ""))).toBe(true);
+  });
+
+  it("only the ledger and the test-only fixture insert or update transactions", () => {
+    const offenders = Object.entries(sources)
+      .filter(([path, text]) => !allowed.includes(path) && writes.some((w) => w.test(text)))
+      .map(([path]) => path);
+    expect(offenders).toEqual([]);
   });
 });

@@ -1,11 +1,12 @@
-// The payment ledger: a payment's life, written once. The table below is the only place its moves are named;
-// each move is one function over one guarded database batch (src/db/ledger.ts) that says whether it happened, and
-// builds the move's analytics event itself. The request path (src/gateway/fulfil.ts), the Cron sweep
+// The payment ledger: a payment's life, written once. The table below is the only place its moves are named, and
+// it is enforced: each move is one function over one database batch (src/db/ledger.ts) guarded by the move's `from`
+// as the table names it, that says whether it happened (a move from any other status is refused and writes nothing),
+// and builds the move's analytics event itself. The request path (src/gateway/fulfil.ts), the Cron sweep
 // (src/gateway/sweep.ts) and the demo data all move payments through these functions, never around them.
 import type { Db } from "../../db/client.ts";
 import type { NewEvent } from "../../db/events.ts";
 import {
-  closePendingPayment,
+  closePayment,
   findPaymentStatus,
   insertPaymentStart,
   notePendingPaymentHash,
@@ -49,6 +50,11 @@ export type { PaidAnswerClaim, StoredAnswer } from "../../db/paid-answers.ts";
  * move: `keepAnswerBeforeSettlement` stores the upstream's answer, unservable, on the PENDING claim before anything
  * irreversible is sent, so a request that dies while settling leaves a payment the sweep completes with its answer.
  *
+ * Enforced: every move's batch is guarded by its `from` (`guardOf`), so a move from any other status is refused by
+ * the ledger itself: its function answers `false` and writes nothing (no status, event, answer or delivery). `start`
+ * (`from: null`) is guarded by the transaction's primary key: a payment is recorded once. No other code writes a
+ * payment's status (demo data and tests included: they move payments through these functions).
+ *
  * `webhook`: the event the move records for the tenant's webhook endpoints, in the move's own batch (one statement:
  * a delivery row per subscribed endpoint, only if the move happened; src/db/webhooks.ts). Its ids derive from the
  * payment, so a move repeated records no second event. The deliveries are then handed to the `outbox` (the queue),
@@ -65,6 +71,9 @@ export const PAYMENT_MOVES = {
 >;
 
 export type PaymentMove = keyof typeof PAYMENT_MOVES;
+
+/** The status a payment must stand at for `move` to happen: the table's `from` (the guard of its batch). */
+const guardOf = <M extends Exclude<PaymentMove, "start">>(move: M): (typeof PAYMENT_MOVES)[M]["from"] => PAYMENT_MOVES[move].from;
 
 /** What every move needs to know of a payment: its record's id and what the record is about. */
 export interface PaymentRef {
@@ -228,10 +237,17 @@ export async function completePayment(
   outbox?: Outbox,
 ): Promise<boolean> {
   const [change, event] = completeRows(p, txHash, o);
-  const keep = keepAnswerStatement(db, p.transactionId, keptUntil(answer?.at ?? o.at ?? new Date()), answer);
-  const result = await closePendingPayment(
+  const keep = keepAnswerStatement(
     db,
     p.transactionId,
+    PAYMENT_MOVES.complete.to,
+    keptUntil(answer?.at ?? o.at ?? new Date()),
+    answer,
+  );
+  const result = await closePayment(
+    db,
+    p.transactionId,
+    guardOf("complete"),
     change,
     event,
     [keep],
@@ -246,10 +262,11 @@ export async function completePayment(
  */
 export async function failPayment(db: Db, p: PaymentRef, reason: string, o: Outcome, outbox?: Outbox): Promise<boolean> {
   const [change, event] = failRows(p, reason, o);
-  const drop = dropAnswerStatement(db, p.transactionId);
-  const result = await closePendingPayment(
+  const drop = dropAnswerStatement(db, p.transactionId, PAYMENT_MOVES.fail.to);
+  const result = await closePayment(
     db,
     p.transactionId,
+    guardOf("fail"),
     change,
     event,
     [drop],
@@ -266,11 +283,25 @@ export const moveStatements = {
   start: (db: Db, p: PaymentStart) => paymentStartStatements(db, ...startRows(p)),
   complete: (db: Db, p: PaymentRef, txHash: string, o: Outcome) => {
     const [change, event] = completeRows(p, txHash, o);
-    return paymentCloseStatements(db, p.transactionId, change, event, webhookOf(db, p, "complete", change.settledAt));
+    return paymentCloseStatements(
+      db,
+      p.transactionId,
+      guardOf("complete"),
+      change,
+      event,
+      webhookOf(db, p, "complete", change.settledAt),
+    );
   },
   fail: (db: Db, p: PaymentRef, reason: string, o: Outcome) => {
     const [change, event] = failRows(p, reason, o);
-    return paymentCloseStatements(db, p.transactionId, change, event, webhookOf(db, p, "fail", change.settledAt));
+    return paymentCloseStatements(
+      db,
+      p.transactionId,
+      guardOf("fail"),
+      change,
+      event,
+      webhookOf(db, p, "fail", change.settledAt),
+    );
   },
 };
 
@@ -286,9 +317,9 @@ export async function leavePaymentUnknown(
   answer?: StoredAnswer,
   outbox?: Outbox,
 ): Promise<boolean> {
-  const extras = answer ? [holdAnswerStatement(db, p.transactionId, answer)] : [];
+  const extras = answer ? [holdAnswerStatement(db, p.transactionId, PAYMENT_MOVES.fail.to, answer)] : [];
   const webhook = webhookOf(db, p, "leaveUnknown", new Date());
-  return notify(outbox, await notePendingPaymentHash(db, p.transactionId, txHash, extras, webhook));
+  return notify(outbox, await notePendingPaymentHash(db, p.transactionId, guardOf("leaveUnknown"), txHash, extras, webhook));
 }
 
 /**
@@ -296,7 +327,7 @@ export async function leavePaymentUnknown(
  * until `complete`; deleted by `fail`). `false` if the payment is no longer PENDING (nothing written).
  */
 export async function keepAnswerBeforeSettlement(db: Db, p: PaymentRef, answer: StoredAnswer): Promise<boolean> {
-  const kept = await keepAnswerBeforeSettling(db, p.transactionId, answer.sealed);
+  const kept = await keepAnswerBeforeSettling(db, p.transactionId, guardOf("leaveUnknown"), answer.sealed);
   return kept.length === 1;
 }
 
