@@ -8,6 +8,7 @@ describe("credentialIn: where the HTTP transport finds a method's credential", (
   it("x402: the PAYMENT-SIGNATURE header, whatever its case; none without it", () => {
     expect(credentialIn(x402, new Headers({ "Payment-Signature": "eyJ4IjoxfQ" }))).toBe("eyJ4IjoxfQ");
     expect(credentialIn(x402, new Headers({ Authorization: "Payment eyJ4IjoxfQ" }))).toBeUndefined();
+    expect(credentialIn(x402, new Headers({ "Payment-Signature": "" }))).toBeUndefined();
   });
 
   it("MPP: an Authorization of the Payment scheme, also after another scheme; a buyer's own bearer is none", () => {

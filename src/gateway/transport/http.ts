@@ -10,7 +10,8 @@ import { renderOutcome } from "./render.ts";
 
 /** Where a method's credential is in an HTTP request, by the method's protocol. */
 const CREDENTIAL_IN: Record<PaymentMethod["protocol"], (headers: Headers) => string | undefined> = {
-  x402: (headers) => headers.get("payment-signature") ?? undefined,
+  // An empty header is none: answered with the challenge, not counted as a refused payment.
+  x402: (headers) => headers.get("payment-signature") || undefined,
   // An `Authorization: Payment …` credential (the buyer's own `Authorization` of another scheme is not one).
   mpp: (headers) => {
     const authorization = headers.get("authorization") ?? "";
