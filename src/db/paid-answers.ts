@@ -1,7 +1,7 @@
 // The answers gateway payments bought (`paid_answers`): the claim written with a payment's start, and the statements
 // the ledger's moves add to their own batches (src/core/ledger/ledger.ts), each guarded by the status the move leaves
-// (passed from the ledger's move table), so an answer is stored, kept or deleted exactly when its transaction moves. Read by the resend path
-// (src/gateway/resend.ts).
+// (passed from the ledger's move table), so an answer is stored, kept or deleted exactly when its transaction moves.
+// Read by the resend path (src/gateway/pipeline/known.ts).
 import { and, eq, gt, lte, or, type SQL, sql } from "drizzle-orm";
 import type { Db } from "./client.ts";
 import { type PaidAnswerRow, paidAnswers, type TransactionStatus, transactions } from "./schema.ts";

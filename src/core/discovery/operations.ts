@@ -94,7 +94,7 @@ export const accessPath = (kind: "free" | "siwx", serviceId: string, route: stri
 export const creationOrder = (a: PaywallRow, b: PaywallRow) =>
   a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-/** The networks of a paywall each protocol pays on, as the gateway decides it (`resolveTarget`, the two flows). */
+/** The networks of a paywall each protocol pays on, as the gateway decides it (each method's `offeredBy`). */
 export function protocolNetworks(paywall: Pick<PaywallRow, "networks">, table: Record<NetworkId, NetworkEntry>) {
   const of = (kind: NetworkEntry["kind"]) =>
     (paywall.networks as NetworkId[]).filter((id) => table[id]?.kind === kind).map((id) => ({ id, entry: table[id] }));

@@ -1,7 +1,7 @@
 // The payment ledger: a payment's life, written once. The table below is the only place its moves are named, and
 // it is enforced: each move is one function over one database batch (src/db/ledger.ts) guarded by the move's `from`
 // as the table names it, that says whether it happened (a move from any other status is refused and writes nothing),
-// and builds the move's analytics event itself. The request path (src/gateway/fulfil.ts), the Cron sweep
+// and builds the move's analytics event itself. The request path (src/gateway/pipeline/), the Cron sweep
 // (src/gateway/sweep.ts) and the demo data all move payments through these functions, never around them.
 import type { Db } from "../../db/client.ts";
 import type { NewEvent } from "../../db/events.ts";
