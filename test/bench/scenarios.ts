@@ -948,31 +948,6 @@ export const SCENARIOS: Scenario[] = [
     compareWith: X402_ONE_TENANT,
   },
   {
-    // The paid MCP server: the tool list of a service with 100 paywalls, measured alongside the storage floor.
-    name: MCP_TOOLS_LIST,
-    target: "app",
-    origin: "payment",
-    method: "POST",
-    path: "/api/mcp/{serviceId}",
-    pathFromSeed: true,
-    read: false,
-    seed: mcpToolsList,
-    floor: DEFAULT_FLOOR,
-  },
-  {
-    // The paid request as an MCP tool call, in slices interleaved with the HTTP paid request (same stand-ins, same run).
-    name: MCP_PAID,
-    target: "app",
-    origin: "payment",
-    method: "POST",
-    path: "/api/mcp/{serviceId}",
-    pathFromSeed: true,
-    read: false,
-    seed: paidMcpX402,
-    floor: PAID_FLOOR,
-    compareWith: X402_PAID,
-  },
-  {
     // Measured right after the paid request, in the same run, against the same stand-ins: the target is their ratio.
     name: X402_PEER,
     target: "peer",
@@ -1004,5 +979,31 @@ export const SCENARIOS: Scenario[] = [
     seed: cachedX402,
     floor: PAID_FLOOR,
     noUpstream: true,
+  },
+  {
+    // The paid MCP server, last (a whole run short of time skips these first): the tool list of a service with 100
+    // paywalls, measured alongside the storage floor.
+    name: MCP_TOOLS_LIST,
+    target: "app",
+    origin: "payment",
+    method: "POST",
+    path: "/api/mcp/{serviceId}",
+    pathFromSeed: true,
+    read: false,
+    seed: mcpToolsList,
+    floor: DEFAULT_FLOOR,
+  },
+  {
+    // The paid request as an MCP tool call, in slices interleaved with the HTTP paid request (same stand-ins, same run).
+    name: MCP_PAID,
+    target: "app",
+    origin: "payment",
+    method: "POST",
+    path: "/api/mcp/{serviceId}",
+    pathFromSeed: true,
+    read: false,
+    seed: paidMcpX402,
+    floor: PAID_FLOOR,
+    compareWith: X402_PAID,
   },
 ];
