@@ -189,12 +189,14 @@ export async function runLoad(
         const body = bodyOf(step, vars);
         const sent = performance.now();
         try {
-          const answer = await request(agent, url, step.method, path, headers, body, step.capture !== undefined);
+          const keep = step.capture !== undefined || step.answered !== undefined;
+          const answer = await request(agent, url, step.method, path, headers, body, keep);
           const done = performance.now();
           out.latencies.push(done - sent);
           if (traced) traced.push({ tag: seeded.tagOf!(vars), sent: origin + sent, done: origin + done });
           out.requests++;
-          out.statusCounts[answer.status] = (out.statusCounts[answer.status] ?? 0) + 1;
+          const code = statusOf(step, answer.status, answer.body);
+          out.statusCounts[code] = (out.statusCounts[code] ?? 0) + 1;
           if (answer.status < 200 || answer.status >= 300) out.non2xx++;
           if (step.capture) {
             try {
@@ -294,13 +296,18 @@ export async function prime(
       for (const step of steps) {
         const out = await send(baseUrl, scenario, step, key, vars);
         if (!out) break;
-        statusCounts[out.res.status] = (statusCounts[out.res.status] ?? 0) + 1;
+        const code = statusOf(step, out.res.status, out.body);
+        statusCounts[code] = (statusCounts[code] ?? 0) + 1;
       }
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
   return statusCounts;
 }
+
+/** The status an answer is counted under: `<status> refused` when its step's `answered` rejects its body. */
+const statusOf = (step: Step, status: number, body: string) =>
+  step.answered && status >= 200 && status < 300 && !step.answered(body) ? `${status} refused` : String(status);
 
 /** Responses whose status is not in `expected`. */
 export const unexpectedIn = (statusCounts: Record<string, number>, expected: number[]) =>
@@ -342,7 +349,8 @@ export async function account(
         if (!out) break;
         acc.requests++;
         acc.bytes += Buffer.byteLength(out.body);
-        statusCounts[out.res.status] = (statusCounts[out.res.status] ?? 0) + 1;
+        const code = statusOf(step, out.res.status, out.body);
+        statusCounts[code] = (statusCounts[code] ?? 0) + 1;
         if (out.res.status < 200 || out.res.status >= 300) acc.non2xx++;
         const timing = parseServerTiming(out.res.headers.get("server-timing"));
         if (!timing) {

@@ -31,6 +31,8 @@ import { COOKIE_KEY } from "./load.ts";
 import { type ApiResponse, type BenchContext, cloneSeries, inPool } from "./seed.ts";
 import { STAND_IN_HOSTS } from "./stand-ins.ts";
 import {
+  MCP_PAID,
+  MCP_TOOLS_LIST,
   MPP_CHALLENGE,
   X402_CACHED,
   X402_CHALLENGE,
@@ -59,6 +61,11 @@ export interface Step {
   capture?: (status: number, body: string, vars: Vars) => void;
   /** Request headers built per request (e.g. a fresh payment); the key's header is added to them. */
   headers?: (vars: Vars) => Record<string, string>;
+  /**
+   * Whether a 2xx answer's body is the one due (a JSON-RPC result, a settled tool call: MCP answers its refusals with a
+   * 200 too). One that is not counts as an unexpected status (`<status> refused`).
+   */
+  answered?: (body: string) => boolean;
 }
 
 /** What a seed returns: the keys to rotate across request sequences, and optionally the steps of one sequence. */
@@ -609,6 +616,100 @@ const cachedX402 = async (ctx: BenchContext): Promise<Seeded> => {
   return { ...paid, tagOf: undefined };
 };
 
+// ---- The paid MCP server of a service (docs/mcp.md): POST /api/mcp/{serviceId}, stateless Streamable HTTP ----
+
+/** What the transport requires of every POST (docs/mcp.md, "Transport"); no session. */
+const MCP_HEADERS = { accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25" };
+const mcpPath = (serviceId: string) => `/api/mcp/${serviceId}`;
+const rpc = (id: number | string, method: string, params?: unknown) => ({ jsonrpc: "2.0", id, method, params });
+
+/** A JSON-RPC result (not an error), from its body. */
+const resultIn = (body: string): Record<string, unknown> | undefined => {
+  try {
+    return (JSON.parse(body) as { result?: Record<string, unknown> }).result;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * `tools/list` of a service with 100 paywalls: a tenant and a service through the API, then 100 GET paywalls through
+ * the db function the POST handler calls (`insertPaywallWithinCap`) with the handler's row, as the services tenant's
+ * are: 100 paid tools, the list's maximum. An answer counts only as a result listing all 100.
+ */
+const MCP_PAYWALLS = 100;
+const mcpToolsList = async (ctx: BenchContext): Promise<Seeded> => {
+  const { tenant, keys } = await ctx.newTenant({ keys: 1 });
+  const serviceId = await createService(ctx, keys[0]!, 0);
+  await inPool(MCP_PAYWALLS, MCP_PAYWALLS, async (j) => {
+    const row = { ...(await paywallRow(tenant, serviceId, `tool${j}`)), allowedMethods: ["GET"] };
+    const outcome = await insertPaywallWithinCap(ctx.db, row, PAYWALL_CAP, "testnet");
+    if ("refused" in outcome) throw new Error(`seeding an MCP paywall: refused (${outcome.refused})`);
+  });
+  ctx.log(`${MCP_PAYWALLS} paywalls through insertPaywallWithinCap`);
+  return {
+    keys: [],
+    tenantId: tenant.id,
+    serviceId,
+    steps: [
+      {
+        method: "POST",
+        path: mcpPath(serviceId),
+        headers: () => MCP_HEADERS,
+        body: (vars: Vars) => rpc(Number(vars.seq ?? 0), "tools/list"),
+        answered: (body) => (resultIn(body)?.tools as unknown[] | undefined)?.length === MCP_PAYWALLS,
+      },
+    ],
+  };
+};
+
+/**
+ * The paid request of `GET /api/x402/pay (paid)` as an MCP tool call: the gateway tenant's paywall (`quote`, GET and
+ * POST: tool `quote_GET`), its `PaymentRequired` read once from an unpaid call (the tool error's structured content),
+ * then a fresh payment per sequence (`paymentFor`, the HTTP row's nonces) in `_meta["x402/payment"]`, the nonce as
+ * the argument `n` (forwarded as the query, as the HTTP row's). Same stand-ins, same paywall, same pipeline; an answer
+ * counts only when settled (`_meta["x402/payment-response"]`, no tool error).
+ */
+const MCP_TOOL = "quote_GET";
+const paidMcpX402 = async (ctx: BenchContext): Promise<Seeded> => {
+  const t = await gatewayTenant(ctx);
+  const path = mcpPath(t.serviceId);
+  const call = (vars: Vars, meta?: Record<string, unknown>) =>
+    rpc(Number(vars.seq ?? 0), "tools/call", { name: MCP_TOOL, arguments: { n: nonceOf(vars) }, _meta: meta });
+  const unpaid = await fetch(ctx.paymentUrl + path, {
+    method: "POST",
+    headers: { ...MCP_HEADERS, "content-type": "application/json" },
+    body: JSON.stringify(call({ seq: "0" })),
+  });
+  const result = resultIn(await unpaid.text());
+  if (unpaid.status !== 200 || result?.isError !== true || !result.structuredContent)
+    throw new Error(
+      `seeding the MCP paid call: the unpaid call answered ${unpaid.status} ${JSON.stringify(result)?.slice(0, 300)}`,
+    );
+  const payment = paymentFor(result.structuredContent as ReturnType<typeof decodePaymentRequiredHeader>);
+  return {
+    keys: [],
+    tenantId: t.tenantId,
+    serviceId: t.serviceId,
+    steps: [
+      {
+        method: "POST",
+        path,
+        headers: () => MCP_HEADERS,
+        body: (vars: Vars) => call(vars, { "x402/payment": payment(vars) }),
+        answered: (body) => {
+          const r = resultIn(body);
+          return (
+            r !== undefined &&
+            r.isError !== true &&
+            (r._meta as Record<string, unknown> | undefined)?.["x402/payment-response"] !== undefined
+          );
+        },
+      },
+    ],
+  };
+};
+
 /** The storage floors of the gateway's URLs (fixtures/storage-floor.ts): the same paywall, the same read. */
 const paywallReadFloor = async (ctx: BenchContext): Promise<Seeded> => {
   const t = await gatewayTenant(ctx);
@@ -878,5 +979,31 @@ export const SCENARIOS: Scenario[] = [
     seed: cachedX402,
     floor: PAID_FLOOR,
     noUpstream: true,
+  },
+  {
+    // The paid MCP server, last (a whole run short of time skips these first): the tool list of a service with 100
+    // paywalls, measured alongside the storage floor.
+    name: MCP_TOOLS_LIST,
+    target: "app",
+    origin: "payment",
+    method: "POST",
+    path: "/api/mcp/{serviceId}",
+    pathFromSeed: true,
+    read: false,
+    seed: mcpToolsList,
+    floor: DEFAULT_FLOOR,
+  },
+  {
+    // The paid request as an MCP tool call, in slices interleaved with the HTTP paid request (same stand-ins, same run).
+    name: MCP_PAID,
+    target: "app",
+    origin: "payment",
+    method: "POST",
+    path: "/api/mcp/{serviceId}",
+    pathFromSeed: true,
+    read: false,
+    seed: paidMcpX402,
+    floor: PAID_FLOOR,
+    compareWith: X402_PAID,
   },
 ];

@@ -4,6 +4,8 @@ import { describe, expect, it } from "vitest";
 import type { Overhead } from "./overhead.ts";
 import type { RecordsReport } from "./records.ts";
 import {
+  MCP_PAID,
+  MCP_TOOLS_LIST,
   type Measured,
   MPP_CHALLENGE,
   STARTUP_BUDGET_MS,
@@ -125,6 +127,33 @@ describe("gateway targets", () => {
     expect(check(visible, records({ delay: { p50: 1, p99: 5001, max: 5001 } })).status).toBe("FAIL");
     // A record never seen is a failure, whatever the delays of the others.
     expect(check(visible, records({ visible: 999 })).status).toBe("FAIL");
+  });
+
+  it("MCP tools/list of 100 paywalls: ≥ 60% of the storage floor's req/s, p99 ≤ 3× the floor's", () => {
+    const list = (fields: Partial<Measured>) => [measured(MCP_TOOLS_LIST, fields)];
+    const rps = `${MCP_TOOLS_LIST} ≥ 60%`;
+    expect(verdict(rps, list({ ratioToFloor: 0.6 })).status).toBe("PASS");
+    expect(verdict(rps, list({ ratioToFloor: 0.59 })).status).toBe("FAIL");
+    expect(verdict(rps, []).status).toBe("SKIP");
+    const p99 = `${MCP_TOOLS_LIST}: p99 ≤ 3×`;
+    expect(verdict(p99, list({ p99ToFloor: 3, floorP99: 40 })).status).toBe("PASS");
+    expect(verdict(p99, list({ p99ToFloor: 3.01, floorP99: 40 })).status).toBe("FAIL");
+    expect(verdict(p99, list({})).status).toBe("SKIP");
+  });
+
+  it("a paid MCP tools/call: p99 ≤ 1.3× the HTTP paid request's, preferably its interleaved slices", () => {
+    const name = `${MCP_PAID}: p99 ≤ 1.3×`;
+    const companion = (p99: number) => ({ name: X402_PAID, rps: 100, p50: 50, p99 });
+    const mcp = (p99: number, fields: Partial<Measured> = {}) => measured(MCP_PAID, { p99, ...fields });
+    expect(verdict(name, [mcp(130, { companion: companion(100) })]).status).toBe("PASS");
+    expect(verdict(name, [mcp(131, { companion: companion(100) })]).status).toBe("FAIL");
+    expect(verdict(name, [mcp(131, { companion: companion(100) })]).detail).toContain("1.31× (interleaved slices)");
+    // The interleaved slices win over the row measured on its own (another machine state).
+    expect(verdict(name, [measured(X402_PAID, { p99: 200 }), mcp(131, { companion: companion(100) })]).status).toBe("FAIL");
+    // Without the companion slices (--only without the HTTP row first): the HTTP row of the same run.
+    expect(verdict(name, [measured(X402_PAID, { p99: 100 }), mcp(130)]).status).toBe("PASS");
+    expect(verdict(name, [measured(X402_PAID, { p99: 100 }), mcp(131)]).status).toBe("FAIL");
+    expect(verdict(name, [mcp(10)]).status).toBe("SKIP");
   });
 
   it("counts unexpected statuses, not a scenario's expected 402s, as errors", () => {

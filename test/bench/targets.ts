@@ -15,6 +15,9 @@ export const X402_CACHED = "GET /api/x402/pay (paid, edge cache hit)";
 export const X402_TENANTS = "GET /api/x402/pay (paid, 1,000 tenants)";
 export const X402_ONE_TENANT = "GET /api/x402/pay (paid, 1 of the tenants)";
 export const X402_PEER = "peer: x402 SDK resource server (paid)";
+/** The paid MCP server of a service (docs/mcp.md). */
+export const MCP_TOOLS_LIST = "POST /api/mcp (tools/list, 100 paywalls)";
+export const MCP_PAID = "POST /api/mcp (tools/call, paid x402)";
 
 export interface Verdict {
   status: "PASS" | "FAIL" | "SKIP";
@@ -187,6 +190,37 @@ export const TARGETS: { name: string; check: (input: TargetInput) => Verdict }[]
         same && p50.status === "PASS",
         `${fmt(many.statementsPerReq)} vs ${fmt(one.statementsPerReq)} statements/req, ${fmt(many.doCallsPerReq ?? Number.NaN)} vs ` +
           `${fmt(one.doCallsPerReq ?? Number.NaN)} DO calls/req; ${p50.detail}`,
+      );
+    },
+  },
+  {
+    name: `${MCP_TOOLS_LIST} ≥ 60% of storage-floor req/s`,
+    check: ratioTarget(MCP_TOOLS_LIST, 0.6),
+  },
+  {
+    name: `${MCP_TOOLS_LIST}: p99 ≤ 3× the storage floor's p99`,
+    check: (input) => {
+      const s = find(input, MCP_TOOLS_LIST);
+      if (!s || s.skipped) return skip(`${MCP_TOOLS_LIST}: ${s?.skipped ?? "not in this run"}`);
+      if (s.p99ToFloor === undefined || s.floorP99 === undefined) return skip("storage floor not measured");
+      return result(s.p99ToFloor <= 3, `p99 ${fmt(s.p99)} ms = ${fmt(s.p99ToFloor)}× the floor's ${fmt(s.floorP99)} ms`);
+    },
+  },
+  {
+    // The same payment, paywall and stand-ins over MCP: what the JSON-RPC transport adds to a paid call.
+    name: `${MCP_PAID}: p99 ≤ 1.3× the same paid call over HTTP`,
+    check: (input) => {
+      const mcp = find(input, MCP_PAID);
+      if (!mcp || mcp.skipped) return skip(`${MCP_PAID}: ${mcp?.skipped ?? "not in this run"}`);
+      const paired = mcp.companion?.name === X402_PAID ? mcp.companion : undefined;
+      const http = find(input, X402_PAID);
+      const base = paired ?? (http && !http.skipped ? http : undefined);
+      if (!base) return skip(`needs ${X402_PAID} in the run`);
+      const r = mcp.p99 / base.p99;
+      return result(
+        r <= 1.3,
+        `p99 ${fmt(mcp.p99)} vs ${fmt(base.p99)} ms = ${fmt(r)}×${paired ? " (interleaved slices)" : ""}; ` +
+          `p50 ${fmt(mcp.p50)} vs ${fmt(base.p50)} ms; ${fmt(mcp.rps, 0)} vs ${fmt(base.rps, 0)} req/s`,
       );
     },
   },
