@@ -103,24 +103,52 @@ function mcpServer(c: Ctx, lib: Lib, service: ServiceRow, tools: ServiceTool[]) 
   );
   const byName = new Map(tools.map((entry) => [entry.tool.name, entry]));
   server.setRequestHandler(lib.ListToolsRequestSchema, () => ({ tools: tools.map((entry) => entry.tool) }));
-  server.setRequestHandler(lib.CallToolRequestSchema, async (request) => {
-    const entry = byName.get(request.params.name);
-    if (!entry) throw new lib.McpError(lib.ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
-    const args = request.params.arguments ?? {};
-    // The tenant's `pattern`s are never run in the Worker (no ReDoS): the rest of the schema is checked.
-    const check = validator.getValidator(withoutPatterns(entry.tool.inputSchema) as { type: "object" });
-    const result = check(args);
-    if (!result.valid) {
-      throw new lib.McpError(
-        lib.ErrorCode.InvalidParams,
-        `Invalid arguments for tool ${entry.tool.name}: ${result.errorMessage ?? "they do not match its input schema"}`,
-      );
-    }
-    if (entry.target.kind === "free") return callFree(c, service, entry.target.route, args);
-    const meta = request.params._meta as Record<string, unknown> | undefined;
-    return paidCall({ c, lib, tool: entry.tool, target: entry.target, args, meta });
-  });
+  server.setRequestHandler(lib.CallToolRequestSchema, (request) =>
+    callTool(c, lib, service, validator, byName, request).catch((err: unknown) => {
+      throw publicError(lib, err, c.get("requestId"));
+    }),
+  );
   return server;
+}
+
+/**
+ * What a tool call's failure tells the client. The SDK sends any thrown error's `message` as a `-32603` answer; an
+ * `McpError` is a refusal written for the client, anything else is unexpected (a storage error may name its SQL): it
+ * is logged, and the client gets a generic message with the request's id, never the error's text.
+ */
+export function publicError(lib: Pick<Lib, "McpError" | "ErrorCode">, err: unknown, requestId?: string): Error {
+  if (err instanceof lib.McpError) return err;
+  console.error(JSON.stringify({ gateway: "mcp-call-failed", requestId, error: String(err) }));
+  const ref = requestId ? ` (request ${requestId})` : "";
+  return new lib.McpError(
+    lib.ErrorCode.InternalError,
+    `The call failed inside the gateway${ref}; nothing was charged unless a transaction says so`,
+  );
+}
+
+async function callTool(
+  c: Ctx,
+  lib: Lib,
+  service: ServiceRow,
+  validator: InstanceType<Lib["CfWorkerJsonSchemaValidator"]>,
+  byName: Map<string, ServiceTool>,
+  request: { params: { name: string; arguments?: Record<string, unknown>; _meta?: unknown } },
+) {
+  const entry = byName.get(request.params.name);
+  if (!entry) throw new lib.McpError(lib.ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+  const args = request.params.arguments ?? {};
+  // The tenant's `pattern`s are never run in the Worker (no ReDoS): the rest of the schema is checked.
+  const check = validator.getValidator(withoutPatterns(entry.tool.inputSchema) as { type: "object" });
+  const result = check(args);
+  if (!result.valid) {
+    throw new lib.McpError(
+      lib.ErrorCode.InvalidParams,
+      `Invalid arguments for tool ${entry.tool.name}: ${result.errorMessage ?? "they do not match its input schema"}`,
+    );
+  }
+  if (entry.target.kind === "free") return callFree(c, service, entry.target.route, args);
+  const meta = request.params._meta as Record<string, unknown> | undefined;
+  return paidCall({ c, lib, tool: entry.tool, target: entry.target, args, meta });
 }
 
 /** A free tool: the route's upstream answer, its body as text (JSON as written), or a tool error. */
