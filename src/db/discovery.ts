@@ -1,6 +1,7 @@
 import { and, asc, count, eq, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { Db } from "./client.ts";
 import {
+  catalogVersions,
   type DiscoveryListingRow,
   discoveryListings,
   type PaywallRow,
@@ -34,6 +35,22 @@ export async function findDiscoveryService(
   ]);
   const [row] = found;
   return row ? { service: row.service, wallets: row.wallets, paywalls: children } : undefined;
+}
+
+/**
+ * What a service's discovery files are built from, in one small read: its tenant's catalog version (every write of
+ * its services or paywalls moves it) and wallets. Equal states give equal files, so an isolate may keep what it built.
+ * `undefined` when no such service.
+ */
+export async function findDiscoveryState(db: Db, id: string): Promise<string | undefined> {
+  const [row] = await db
+    .select({ version: catalogVersions.version, ...walletColumns })
+    .from(services)
+    .innerJoin(tenants, eq(tenants.id, services.tenantId))
+    .leftJoin(catalogVersions, eq(catalogVersions.tenantId, services.tenantId))
+    .where(eq(services.id, id))
+    .limit(1);
+  return row ? [id, row.version ?? 0, row.walletAddress, row.tempoWalletAddress ?? ""].join("\n") : undefined;
 }
 
 // Discovery (docs/discovery.md): the payment origin's catalogue, facilitators' listing answers, SIWX nonces.

@@ -6,8 +6,9 @@ import { ApiError } from "../../core/http/errors.ts";
 import { networkTable } from "../../core/money/network-table.ts";
 import { countClient } from "../../core/rate-limit/limiter.ts";
 import { getDb } from "../../db/client.ts";
-import { findDiscoveryService } from "../../db/discovery.ts";
+import { findDiscoveryService, findDiscoveryState } from "../../db/discovery.ts";
 import type { ServiceRow } from "../../db/schema.ts";
+import { BoundedCache } from "../../lib/bounded-cache.ts";
 import { forward } from "../discovery/access.ts";
 import type { GatewayEnv } from "../env.ts";
 import { paidCall } from "./paid-call.ts";
@@ -70,22 +71,55 @@ async function answer(c: Ctx): Promise<Response> {
   if (read.text.trimStart().startsWith("[")) {
     return rpcError(400, -32600, "Invalid Request: batches are not supported; send one JSON-RPC message per request");
   }
-  const found = await findDiscoveryService(getDb(c.env.DB), c.req.param("serviceId") ?? "");
-  if (!found) throw new ApiError("NOT_FOUND", "No such service");
-  const tools = serviceTools({ paymentBaseUrl: getConfig(c.env).paymentBaseUrl, table: networkTable(c.env), ...found });
-  const server = mcpServer(c, lib, found.service, tools);
+  const built = await toolsOf(c.env, c.req.param("serviceId") ?? "");
+  if (!built) throw new ApiError("NOT_FOUND", "No such service");
+  const server = mcpServer(c, lib, built.service, built.tools);
   const transport = new lib.WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
     maxRequestBodySize: MAX_MCP_BODY_BYTES,
   });
   await server.connect(transport);
-  const request = new Request(c.req.raw.url, { method: "POST", headers: c.req.raw.headers, body: read.text });
+  // The body is read once, here: the transport takes the parsed message (and refuses what is not JSON-RPC).
+  const parsedBody = parsedJson(read.text);
+  if (parsedBody === undefined) return rpcError(400, -32700, "Parse error: Invalid JSON");
   try {
-    return await transport.handleRequest(request);
+    return await transport.handleRequest(c.req.raw, { parsedBody });
   } finally {
     await server.close().catch(() => {});
   }
+}
+
+/** A JSON text's value; `undefined` when it is not JSON. */
+function parsedJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The tools each isolate built, by the state they were built at (findDiscoveryState) and the payment origin. */
+const keptTools = new BoundedCache<{ service: ServiceRow; tools: ServiceTool[] }>(256, () => 1);
+
+/**
+ * A service's tools: built from its rows, or as this isolate built them at the same catalog version and wallets (one
+ * small read instead of the service's paywalls; a write of any of the tenant's services or paywalls moves the version,
+ * so a disabled paywall or a new price shows at once). `undefined`: no such service.
+ */
+async function toolsOf(env: Env, serviceId: string) {
+  const db = getDb(env.DB);
+  const { paymentBaseUrl } = getConfig(env);
+  const state = await findDiscoveryState(db, serviceId);
+  if (state === undefined) return undefined;
+  const key = `${state}\n${paymentBaseUrl}`;
+  const kept = keptTools.get(key);
+  if (kept) return kept;
+  const found = await findDiscoveryService(db, serviceId);
+  if (!found) return undefined;
+  const built = { service: found.service, tools: serviceTools({ paymentBaseUrl, table: networkTable(env), ...found }) };
+  keptTools.set(key, built);
+  return built;
 }
 
 function mcpServer(c: Ctx, lib: Lib, service: ServiceRow, tools: ServiceTool[]) {
