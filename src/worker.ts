@@ -33,7 +33,8 @@ function staticAssets(): MiddlewareHandler<HttpEnv> {
 
 /**
  * A write through this isolate's management API or dashboard (a paywall, a service, a wallet) is the next payment
- * request's here: the payment URLs' kept states are forgotten (other isolates honour it within PAYWALL_STATE_TTL_MS).
+ * request's here: its next payment request reads the version map again, at the primary (other isolates honour the
+ * write within PAYWALL_STATE_TTL_MS).
  */
 function forgetStatesOnWrite(): MiddlewareHandler<HttpEnv> {
   return async function forgetStatesOnWrite(c, next) {

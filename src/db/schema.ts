@@ -248,6 +248,21 @@ export const catalogVersions = sqliteTable("catalog_versions", {
   version: integer("version").notNull().default(0),
 });
 
+/**
+ * The payment gateway's version map (migrations/0023): one row per tenant, its `version` drawn from one sequence over
+ * every tenant and moved by triggers whenever what a payment URL is answered with changes: the tenant's catalog
+ * version (any write of its services or paywalls), its wallets, or the tenant's deletion (the row outlives the tenant,
+ * so an isolate still hears of it). An isolate reads only the rows moved since the highest version it has seen.
+ */
+export const paymentStates = sqliteTable(
+  "payment_states",
+  {
+    tenantId: text("tenant_id").primaryKey(),
+    version: integer("version").notNull(),
+  },
+  (t) => [index("payment_states_version_idx").on(t.version)],
+);
+
 // ---------------------------------------------------------------------------------------------------------------
 // Dashboard: sessions, sign-in nonces and links, and the audit trail of key changes
 

@@ -1,7 +1,6 @@
 import { getConfig, keyRing } from "../core/config.ts";
 import { ApiError } from "../core/http/errors.ts";
 import type { AuthMethod } from "../core/secrets/auth-config.ts";
-import { getDb } from "../db/client.ts";
 import { findPaymentTarget, type PaymentTarget } from "../db/gateway.ts";
 import { cacheRulesFor, forwardedQuery } from "./answer-cache.ts";
 import { fail, go, type Protocol, type Step } from "./pipeline/method.ts";
@@ -30,7 +29,7 @@ export async function findTarget(
   offered: (target: PaymentTarget) => boolean,
   label: string,
 ): Promise<Step<PaymentTarget>> {
-  const target = await findPaymentTarget(getDb(env.DB), route.serviceId, route.slug, getConfig(env).paywallStateTtlMs);
+  const target = await findPaymentTarget(env.DB, route.serviceId, route.slug, getConfig(env).paywallStateTtlMs);
   if (!target) return fail(new ApiError("NOT_FOUND", "No such paywall"));
   if (!target.paywall.enabled) {
     return fail(new ApiError("NOT_FOUND", "This paywall is disabled: it takes no payments until its owner enables it"));

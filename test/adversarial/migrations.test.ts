@@ -158,7 +158,7 @@ interface Seeded {
 
 /** Inserts rows into every table of the database (3 per top-level table, 4 per dependent one). */
 /** Tables whose rows triggers derive from other tables: not seeded, checked against what they count instead. */
-const DERIVED_TABLES = new Set(["tenant_counts", "daily_stats", "daily_revenue", "catalog_versions"]);
+const DERIVED_TABLES = new Set(["tenant_counts", "daily_stats", "daily_revenue", "catalog_versions", "payment_states"]);
 
 async function seedEveryTable(db: D1Database, version: number): Promise<Seeded> {
   const tables = (await userTables(db)).filter((t) => !DERIVED_TABLES.has(t));
@@ -270,6 +270,14 @@ async function expectCountsMatchRows(db: D1Database) {
   expect(kept.results.map(key).sort(), "tenant_counts").toEqual(actual.results.map(key).sort());
 }
 
+/** payment_states (the gateway's version map, backfilled by 0023) has a version for every tenant with a catalog. */
+async function expectVersionMapNamesEveryCatalog(db: D1Database) {
+  const unnamed = await db
+    .prepare("SELECT count(*) AS n FROM catalog_versions WHERE tenant_id NOT IN (SELECT tenant_id FROM payment_states)")
+    .first<number>("n");
+  expect(unnamed, "catalog_versions without a payment_states row").toBe(0);
+}
+
 /** daily_revenue (kept by triggers, backfilled by 0018) agrees with the COMPLETED transactions, summed here with BigInt. */
 async function expectRevenueMatchesRows(db: D1Database, seeded: Seeded) {
   const completed = await db
@@ -344,6 +352,7 @@ describe("upgrade paths: every earlier schema version, seeded, migrates without 
       await expectReadableByTheApp(db, seeded);
       await expectCountsMatchRows(db);
       await expectRevenueMatchesRows(db, seeded);
+      await expectVersionMapNamesEveryCatalog(db);
     });
   }
 });

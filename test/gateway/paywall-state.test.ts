@@ -1,12 +1,14 @@
-// The paywall state a payment URL is answered with, kept per isolate for PAYWALL_STATE_TTL_MS (docs/scale.md, "Reads
-// on the paid path"): after warm-up a payment request reads nothing of its paywall from D1, and a change written
-// elsewhere is honoured within that bound. D1 statements are counted as the bench counts them (SERVER_TIMING=on).
+// The paywall a payment URL is answered with, kept per isolate until its tenant's version moves in the version map,
+// read once per PAYWALL_STATE_TTL_MS (docs/scale.md, "Reads on the paid path"): after warm-up a payment request reads
+// nothing of its paywall from D1, and a change written elsewhere is honoured within that bound. D1 statements are counted as the bench counts them (SERVER_TIMING=on).
 import { env } from "cloudflare:workers";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { Challenge } from "mppx";
 import { describe, expect, it } from "vitest";
 import { createX402Buyer } from "../../src/cli/localnet/buyer.ts";
 import { api, send } from "../support/client.ts";
 import { balanceOf, GATEWAY_ENV, history, net, openShop, upstreamRequests } from "./support.ts";
+import { setTempoWallet } from "./tempo-support.ts";
 
 /** The bound these tests hold the gateway to; the suites' default is 0 (every request reads its state). */
 const TTL_MS = 1000;
@@ -106,5 +108,33 @@ describe("a payment URL's paywall, kept per isolate", () => {
     });
     expect(patched.status, patched.text).toBe(200);
     expect(await amountOf(await kept(shop.x402))).toEqual(["3000"]);
+  });
+
+  it("a paywall seen less often than the bound reads nothing of its own: one read of the map serves every kept one", async () => {
+    const shops = [await openShop({ price: "1000" }), await openShop({ price: "2000" }), await openShop({ price: "3000" })];
+    for (const shop of shops) expect((await kept(shop.x402)).status).toBe(402); // each read once, kept
+    await new Promise((r) => setTimeout(r, TTL_MS + 100));
+    const [first, ...rest] = await Promise.all(shops.map(async (shop) => kept(shop.x402)));
+    // The first after the bound reads the map (the tenants moved since: none of these); the others share that read.
+    expect(statementsOf(first as Response)).toBeLessThanOrEqual(1);
+    expect(rest.map(statementsOf).reduce((a, b) => a + b, 0) + statementsOf(first as Response)).toBe(1);
+    expect(await Promise.all([first as Response, ...rest].map(amountOf))).toEqual([["1000"], ["2000"], ["3000"]]);
+
+    // Past the bound again, one by one: the map once, then nothing.
+    await new Promise((r) => setTimeout(r, TTL_MS + 100));
+    expect(statementsOf(await kept(shops[2]?.x402 as string))).toBe(1);
+    expect(statementsOf(await kept(shops[1]?.x402 as string))).toBe(0);
+    expect(statementsOf(await kept(shops[0]?.x402 as string))).toBe(0);
+  });
+
+  it(`a wallet changed outside the API is the only recipient named ${TTL_MS} ms later`, { timeout: TTL_MS * 10 }, async () => {
+    const shop = await openShop({ networks: ["tempo-testnet"], price: "1000" });
+    const recipientOf = async (res: Response) => (res.status === 402 ? Challenge.fromResponse(res).request.recipient : undefined);
+    const before = await setTempoWallet(shop.actor.tenant.id);
+    await honouredAfter(shop.mpp as string, Date.now(), async (res) => (await recipientOf(res)) === before); // kept
+    const at = Date.now();
+    const after = await setTempoWallet(shop.actor.tenant.id);
+    const lag = await honouredAfter(shop.mpp as string, at, async (res) => (await recipientOf(res)) === after);
+    expect(lag).toBeLessThanOrEqual(TTL_MS + 250);
   });
 });
