@@ -170,6 +170,7 @@ async function main(): Promise<number> {
     (msg) => log(`  seed: ${msg}`),
     workers.urls.payments,
     workers.urls.peer,
+    workers.urls["payments-timing"],
   );
   await seedBase(ctx);
   log(`seeded ${ctx.base.length} tenants × ${ctx.base[0]?.keys.length} keys`);

@@ -106,6 +106,8 @@ export interface BenchContext {
   paymentUrl: string;
   /** The peer row's worker (fixtures/x402-peer.ts). */
   peerUrl: string;
+  /** The accounting worker's payment origin (`app-timing`, an isolate of its own; "" when there is none). */
+  accountingPaymentUrl: string;
   /** Progress line on stderr (the runner's log). */
   log(msg: string): void;
   /** One request to the app with `Authorization: Bearer <key>`; a JSON body if `body` is given. */
@@ -128,6 +130,7 @@ export function createContext(
   log: (msg: string) => void = () => {},
   paymentUrl = appUrl,
   peerUrl = "",
+  accountingPaymentUrl = "",
 ): BenchContext {
   const db = getDb(d1);
   const memo = new Map<string, Promise<unknown>>();
@@ -137,6 +140,7 @@ export function createContext(
     appUrl,
     paymentUrl,
     peerUrl,
+    accountingPaymentUrl,
     log,
     api: async (method, path, key, body) => {
       const res = await fetch(appUrl + path, {
