@@ -222,11 +222,14 @@ export function render(rows: Row[], load: Load = LOAD): string {
   return lines.join("\n");
 }
 
-/** The three loads `npm run -s capacity` prints: as designed, with one D1 database, with today's per-URL state check. */
+/** The three loads `npm run -s capacity` prints: as designed, with one D1 database, with the per-URL state check of before. */
 export const VARIANTS: { name: string; load: Load }[] = [
   { name: "the design: version map per isolate, read model over 2 D1 databases", load: { ...LOAD, d1Databases: 2 } },
   { name: "one D1 database for the read model", load: LOAD },
-  { name: "today's state check (per URL, 2 s) with 2 D1 databases", load: { ...LOAD, d1Databases: 2, stateCheck: "per-url" } },
+  {
+    name: "the state check before the version map (per URL, 2 s), 2 D1 databases",
+    load: { ...LOAD, d1Databases: 2, stateCheck: "per-url" },
+  },
 ];
 
 // `npm run -s capacity`
