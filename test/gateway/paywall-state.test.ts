@@ -39,11 +39,12 @@ async function signed(url: string, fetch = kept) {
 const amountOf = async (res: Response) =>
   decodePaymentRequiredHeader(res.headers.get("PAYMENT-REQUIRED") as string).accepts.map((a) => a.amount);
 
-/** Polls the URL's challenge until `done` holds; the time it took from `since`. */
+/** Polls the URL's challenge until `done` holds; when the request that saw it was sent, counted from `since`. */
 async function honouredAfter(url: string, since: number, done: (res: Response) => Promise<boolean>): Promise<number> {
   for (;;) {
+    const sent = Date.now();
     const res = await kept(url);
-    if (await done(res)) return Date.now() - since;
+    if (await done(res)) return sent - since;
     if (Date.now() - since > TTL_MS * 5) throw new Error(`not honoured ${TTL_MS * 5} ms after the change`);
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -136,5 +137,19 @@ describe("a payment URL's paywall, kept per isolate", () => {
     const after = await setTempoWallet(shop.actor.tenant.id);
     const lag = await honouredAfter(shop.mpp as string, at, async (res) => (await recipientOf(res)) === after);
     expect(lag).toBeLessThanOrEqual(TTL_MS + 250);
+  });
+
+  it(`a tenant deleted outside the API takes no payment ${TTL_MS} ms later`, { timeout: TTL_MS * 10 }, async () => {
+    const shop = await openShop({ price: "1000" });
+    const payment = await signed(shop.x402); // the paywall is kept
+    const at = Date.now();
+    await env.DB.prepare("DELETE FROM tenants WHERE id = ?").bind(shop.actor.tenant.id).run();
+    const lag = await honouredAfter(shop.x402, at, async (res) => res.status === 404);
+    expect(lag).toBeLessThanOrEqual(TTL_MS + 250);
+
+    const paid = await kept(shop.x402, { headers: { "PAYMENT-SIGNATURE": payment.header } });
+    expect(paid.status).toBe(404);
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
+    expect(await balanceOf(shop.merchant)).toBe(0n);
   });
 });
