@@ -7,8 +7,9 @@
 //
 // `--wait`: seconds before sampling (the bench builds, measures startup and the references first: watch its progress
 // lines); `--seconds`: how long to sample; `--port`: the inspector's port (BENCH_INSPECTOR); `--worker`: the worker
-// (`app` by default). The bundle and its map are the bench's own, in its newest working directory.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+// (`app` by default); `--save <file>`: also writes the raw profile there (a `.cpuprofile` DevTools opens). The bundle and
+// its map are the bench's own, in its newest working directory.
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { SourceMap } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,6 +22,7 @@ const { values: args } = parseArgs({
     wait: { type: "string", default: "0" },
     worker: { type: "string", default: "app" },
     top: { type: "string", default: "40" },
+    save: { type: "string" },
   },
 });
 
@@ -77,6 +79,7 @@ async function sample(): Promise<{ nodes: ProfileNode[]; samples: number[] }> {
 }
 
 const profile = await sample();
+if (args.save) writeFileSync(args.save, JSON.stringify(profile));
 const dir = bundleDir();
 const map = new SourceMap(JSON.parse(readFileSync(join(dir, "index.js.map"), "utf8")));
 
