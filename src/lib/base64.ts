@@ -9,10 +9,15 @@
 const BASE64_PATTERN = /^[A-Za-z0-9+/]*={0,2}$/;
 const BASE64URL_PATTERN = /^[A-Za-z0-9_-]*$/;
 
-/** Standard base64 of bytes of any length (they are never spread as arguments, which overflows for large arrays). */
+/** Bytes per `String.fromCharCode` call: far below the engine's argument limit (a whole large array would overflow it). */
+const CHARS_PER_CALL = 0x2000;
+
+/** Standard base64 of bytes of any length. */
 export function encodeBase64(bytes: Uint8Array): string {
   let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
+  for (let i = 0; i < bytes.length; i += CHARS_PER_CALL) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + CHARS_PER_CALL));
+  }
   return btoa(binary);
 }
 
