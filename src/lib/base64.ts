@@ -16,7 +16,8 @@ const CHARS_PER_CALL = 0x2000;
 export function encodeBase64(bytes: Uint8Array): string {
   let binary = "";
   for (let i = 0; i < bytes.length; i += CHARS_PER_CALL) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + CHARS_PER_CALL));
+    // `apply` reads the typed array by index; a spread would step through its iterator, byte by byte.
+    binary += String.fromCharCode.apply(null, bytes.subarray(i, i + CHARS_PER_CALL) as unknown as number[]);
   }
   return btoa(binary);
 }
@@ -32,7 +33,8 @@ export function decodeBase64(text: string): Uint8Array<ArrayBuffer> | undefined 
   if (text.length !== unpadded.length && text.length % 4 !== 0) return undefined;
   if (unpadded.length % 4 === 1) return undefined;
   const binary = atob(unpadded + "=".repeat((4 - (unpadded.length % 4)) % 4));
-  const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
   return encodeBase64(bytes).replace(/=+$/, "") === unpadded ? bytes : undefined;
 }
 
