@@ -8,7 +8,8 @@
 // `--wait`: seconds before sampling (the bench builds, measures startup and the references first: watch its progress
 // lines); `--seconds`: how long to sample; `--port`: the inspector's port (BENCH_INSPECTOR); `--worker`: the worker
 // (`app` by default); `--save <file>`: also writes the raw profile there (a `.cpuprofile` DevTools opens). The bundle and
-// its map are the bench's own, in its newest working directory.
+// its map are the bench's own, in its newest working directory, or the folder `--bundle` names (the `--script` bundle's,
+// or when another bench runs on the machine too).
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { SourceMap } from "node:module";
 import { tmpdir } from "node:os";
@@ -23,6 +24,7 @@ const { values: args } = parseArgs({
     worker: { type: "string", default: "app" },
     top: { type: "string", default: "40" },
     save: { type: "string" },
+    bundle: { type: "string" },
   },
 });
 
@@ -80,7 +82,7 @@ async function sample(): Promise<{ nodes: ProfileNode[]; samples: number[] }> {
 
 const profile = await sample();
 if (args.save) writeFileSync(args.save, JSON.stringify(profile));
-const dir = bundleDir();
+const dir = args.bundle ?? bundleDir();
 const map = new SourceMap(JSON.parse(readFileSync(join(dir, "index.js.map"), "utf8")));
 
 /** `function @ file:line`, the file relative to the project (packages as `nm/<name>/…`). */
