@@ -9,10 +9,16 @@
 const BASE64_PATTERN = /^[A-Za-z0-9+/]*={0,2}$/;
 const BASE64URL_PATTERN = /^[A-Za-z0-9_-]*$/;
 
-/** Standard base64 of bytes of any length (they are never spread as arguments, which overflows for large arrays). */
+/** Bytes per `String.fromCharCode` call: far below the engine's argument limit (a whole large array would overflow it). */
+const CHARS_PER_CALL = 0x2000;
+
+/** Standard base64 of bytes of any length. */
 export function encodeBase64(bytes: Uint8Array): string {
   let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
+  for (let i = 0; i < bytes.length; i += CHARS_PER_CALL) {
+    // `apply` reads the typed array by index; a spread would step through its iterator, byte by byte.
+    binary += String.fromCharCode.apply(null, bytes.subarray(i, i + CHARS_PER_CALL) as unknown as number[]);
+  }
   return btoa(binary);
 }
 
@@ -27,7 +33,8 @@ export function decodeBase64(text: string): Uint8Array<ArrayBuffer> | undefined 
   if (text.length !== unpadded.length && text.length % 4 !== 0) return undefined;
   if (unpadded.length % 4 === 1) return undefined;
   const binary = atob(unpadded + "=".repeat((4 - (unpadded.length % 4)) % 4));
-  const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
   return encodeBase64(bytes).replace(/=+$/, "") === unpadded ? bytes : undefined;
 }
 

@@ -110,7 +110,7 @@ export function checkUpstreamUrl(input: string, options: SsrfOptions = {}): Ssrf
   if (options.allowLoopback && isLoopback(host)) return { allowed: true, url };
   if (host.startsWith("[")) {
     if (isDeniedAddress(ipaddr.IPv6.parse(host.slice(1, -1)))) return denyAddress(host);
-  } else if (ipaddr.IPv4.isValidFourPartDecimal(host)) {
+  } else if (isFourPartDecimal(host)) {
     if (isDeniedAddress(ipaddr.IPv4.parse(host))) return denyAddress(host);
   } else if (isDeniedName(host)) {
     return deny("blocked_hostname", `The host ${host} is a local, internal or single-label name.`);
@@ -121,12 +121,19 @@ export function checkUpstreamUrl(input: string, options: SsrfOptions = {}): Ssrf
 /** `localhost`, an address of 127.0.0.0/8 (also IPv4-mapped) or `[::1]`, as WHATWG parsing leaves them. */
 function isLoopback(host: string): boolean {
   if (host === "localhost" || host === "localhost.") return true;
-  if (ipaddr.IPv4.isValidFourPartDecimal(host)) return ipaddr.IPv4.parse(host).match(LOOPBACK_V4);
+  if (isFourPartDecimal(host)) return ipaddr.IPv4.parse(host).match(LOOPBACK_V4);
   if (!host.startsWith("[")) return false;
   const address = ipaddr.IPv6.parse(host.slice(1, -1));
   if (address.isIPv4MappedAddress()) return address.toIPv4Address().match(LOOPBACK_V4);
   return address.range() === "loopback";
 }
+
+/**
+ * ipaddr.js's `isValidFourPartDecimal`, its pattern first: the library tells a name from an address by a thrown parse
+ * error, which costs more than the whole check for the names nearly every upstream has.
+ */
+const FOUR_PART_DECIMAL = /^(0|[1-9]\d*)(\.(0|[1-9]\d*)){3}$/;
+const isFourPartDecimal = (host: string) => FOUR_PART_DECIMAL.test(host) && ipaddr.IPv4.isValid(host);
 
 function isDeniedAddress(address: ipaddr.IPv4 | ipaddr.IPv6): boolean {
   if (address instanceof ipaddr.IPv4) return DENIED_IPV4.some((range) => address.match(range));

@@ -7,8 +7,11 @@
 //
 // `--wait`: seconds before sampling (the bench builds, measures startup and the references first: watch its progress
 // lines); `--seconds`: how long to sample; `--port`: the inspector's port (BENCH_INSPECTOR); `--worker`: the worker
-// (`app` by default). The bundle and its map are the bench's own, in its newest working directory.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+// (`app` by default); `--save <file>`: also writes the raw profile there (a `.cpuprofile` DevTools opens). The bundle and
+// its map are the bench's own, in its newest working directory, or the folder `--bundle` names (the `--script` bundle's,
+// or when another bench runs on the machine too); `--from <file>`: reads a saved profile instead of sampling; `--groups`:
+// each sample counted once, in the first of `GROUPS` one of its frames matches (what a paid request does).
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { SourceMap } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,6 +24,10 @@ const { values: args } = parseArgs({
     wait: { type: "string", default: "0" },
     worker: { type: "string", default: "app" },
     top: { type: "string", default: "40" },
+    save: { type: "string" },
+    bundle: { type: "string" },
+    from: { type: "string" },
+    groups: { type: "boolean", default: false },
   },
 });
 
@@ -76,8 +83,11 @@ async function sample(): Promise<{ nodes: ProfileNode[]; samples: number[] }> {
   return profile;
 }
 
-const profile = await sample();
-const dir = bundleDir();
+const profile: { nodes: ProfileNode[]; samples: number[] } = args.from
+  ? JSON.parse(readFileSync(args.from, "utf8"))
+  : await sample();
+if (args.save) writeFileSync(args.save, JSON.stringify(profile));
+const dir = args.bundle ?? bundleDir();
 const map = new SourceMap(JSON.parse(readFileSync(join(dir, "index.js.map"), "utf8")));
 
 /** `function @ file:line`, the file relative to the project (packages as `nm/<name>/…`). */
@@ -116,6 +126,33 @@ for (const [id, count] of counts) {
   }
 }
 
+/** What a paid request does, by the frames on a sample's stack (drizzle's own files map to `src/sql/`, `src/d1/`, …). */
+const GROUPS: [string, RegExp][] = [
+  ["idle, V8's own work, garbage collection", /^\((idle|program|garbage collector)\)/],
+  [
+    "the ledger (its D1 moves and reads, drizzle, the D1 binding)",
+    /src\/core\/(ledger|webhooks)\/|src\/db\/(ledger|paid-answers)\.ts|pipeline\/record\.ts|d1-api|@ src\/(sql|sqlite-core|d1)\/|@ src\/(entity|query-promise|tracing|utils)\.ts/,
+  ],
+  ["the payment's coordinator object", /src\/gateway\/coordinator\.ts/],
+  ["facilitators' health", /src\/core\/facilitators\/|facilitator-health\.ts/],
+  ["fingerprints and ids (SHA-256)", /requestFingerprint|bytesSha256|buyerProof|src\/lib\/ids\.ts/],
+  ["sealing (AES-GCM, base64)", /paid-answer\.ts|sweep-settlement\.ts|secret-box\.ts|src\/lib\/base64\.ts/],
+  ["the payment decoded and matched", /presented\.ts|acceptPayment|decodedPayment|matchPayment/],
+  ["x402 verify", /verifyPayment/],
+  ["x402 settle", /settlePayment|settleAt|chain-outcome\.ts/],
+  [
+    "the upstream request (credentials, SSRF, headers)",
+    /upstreamParts|src\/gateway\/upstream\/(request|credentials)\.ts|ssrf\.ts|ipaddr/,
+  ],
+  ["the upstream call", /src\/gateway\/upstream\/call\.ts/],
+  ["forward and fulfil", /src\/gateway\/pipeline\/(forward|fulfil)\.ts/],
+  ["the x402 SDK's other work", /nm\/@x402|@ src\/(http|server|utils|schemas)\//],
+  [
+    "Hono, the access log, the origin's headers",
+    /nm\/hono|src\/worker\.ts|src\/core\/http\/|src\/gateway\/(app|origin-headers)\.ts|transport\//,
+  ],
+];
+
 const total = profile.samples.length;
 const table = (m: Map<string, number>) =>
   [...m]
@@ -124,5 +161,15 @@ const table = (m: Map<string, number>) =>
     .map(([name, n]) => `${((100 * n) / total).toFixed(1).padStart(5)}%  ${name}`)
     .join("\n");
 console.log(`${total} samples of worker "${args.worker}" over ${args.seconds} s (bundle ${dir})`);
+if (args.groups) {
+  const grouped = new Map<string, number>();
+  for (const [id, count] of counts) {
+    const stack: string[] = [];
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) stack.push(where(byId.get(at) as ProfileNode));
+    const group = GROUPS.find(([, pattern]) => stack.some((frame) => pattern.test(frame)))?.[0] ?? "the rest";
+    grouped.set(group, (grouped.get(group) ?? 0) + count);
+  }
+  console.log(`\ngroups:\n${table(grouped)}`);
+}
 console.log(`\nself time:\n${table(self)}`);
 console.log(`\non the stack (synchronous frames only: an await's continuation starts a stack of its own):\n${table(onStack)}`);

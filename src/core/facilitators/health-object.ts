@@ -7,7 +7,7 @@ import { appendOutcome, type CallOutcome } from "../../lib/facilitator-health.ts
  *
  * The payment path never waits for it: each isolate ranks facilitators from a note of its own, refreshed from the
  * object in the background at most every `NOTE_MAX_AGE_MS`, and its own calls' outcomes go into that note at once
- * and to the object under `waitUntil`.
+ * and to the object under `waitUntil`, those of each `REPORT_BATCH_MS` in one `report`.
  */
 export class FacilitatorHealthObject extends DurableObject {
   private recent: Map<string, CallOutcome[]> | undefined;

@@ -71,14 +71,50 @@ export function rankedFacilitators(env: Env, ctx: Waiter, mode: Mode): string[] 
   return rank(urls, healthOf(urls, note.recent));
 }
 
-/** One call's outcome: into this isolate's note now, to the shared object under `waitUntil` (its failure ignored). */
+/** How long an isolate gathers its calls' outcomes before it sends them to the shared object, in one call. */
+export const REPORT_BATCH_MS = 500;
+/** A send still scheduled after this long was lost with its request (an isolate's end): the next outcome schedules anew. */
+const REPORT_LOST_MS = 30_000;
+
+/**
+ * Per isolate and mode: the outcomes not yet sent (each facilitator's newest `HEALTH_WINDOW`, all the object would
+ * keep of them), and when their send was scheduled.
+ */
+interface Outbox {
+  recent: Map<string, CallOutcome[]>;
+  scheduledAt?: number;
+}
+
+const outboxes = new Map<Mode, Outbox>();
+
+/**
+ * One call's outcome: into this isolate's note now, to the shared object under `waitUntil` within `REPORT_BATCH_MS`,
+ * with the other outcomes of that interval in one call (its failure ignored). The first outcome of an interval
+ * schedules the send; it takes whatever the interval gathered, so each outcome is sent once.
+ */
 export function reportOutcome(env: Env, ctx: Waiter, mode: Mode, outcome: CallOutcome): void {
   const note = noteOf(mode);
   note.recent.set(outcome.url, appendOutcome(note.recent.get(outcome.url) ?? [], outcome));
-  // Never in the way of a payment: a binding or object that fails loses one outcome, nothing more.
+  let box = outboxes.get(mode);
+  if (!box) {
+    box = { recent: new Map() };
+    outboxes.set(mode, box);
+  }
+  box.recent.set(outcome.url, appendOutcome(box.recent.get(outcome.url) ?? [], outcome));
+  const now = Date.now();
+  if (box.scheduledAt !== undefined && now - box.scheduledAt < REPORT_LOST_MS) return;
+  box.scheduledAt = now;
+  const sending = box;
+  // Never in the way of a payment: a binding or object that fails loses these outcomes, nothing more.
   ctx.waitUntil(
-    Promise.resolve()
-      .then(() => objectOf(env, mode).report([outcome]))
+    scheduler
+      .wait(REPORT_BATCH_MS)
+      .then(() => {
+        const outcomes = [...sending.recent.values()].flat();
+        sending.recent.clear();
+        sending.scheduledAt = undefined;
+        return outcomes.length > 0 ? objectOf(env, mode).report(outcomes) : undefined;
+      })
       .catch(() => {}),
   );
 }

@@ -106,7 +106,7 @@ function buildSessionFor(env: Env, method: string, t: PaymentTarget): Promise<X4
 async function acceptPayment(input: PaymentInput, session: X402Session, header: string): Promise<Step<Accepted>> {
   const refusal = async (reason: string, payload?: PaymentPayload) =>
     refuse(await paymentRequiredResponse(session, reason, payload));
-  const payload = decodePayment(session, header);
+  const payload = await decodedPayment(input, header);
   if (!payload) return refusal("The PAYMENT-SIGNATURE header is not a valid x402 payment");
   // A payment pays for the resource it was offered for: a paywall with the same terms elsewhere is not that one. The
   // payment URL's path names the paywall (its service and slug); the origin is the deployment's, whichever it was
@@ -124,6 +124,17 @@ async function acceptPayment(input: PaymentInput, session: X402Session, header: 
     );
   }
   return go({ payload, matched });
+}
+
+/** Each request's `PAYMENT-SIGNATURE` as decoded for `present`, for `accept` to match (decoded once, never shared). */
+const decoded = new WeakMap<PaymentInput, { header: string; payload: PaymentPayload | undefined }>();
+
+async function decodedPayment(input: PaymentInput, header: string): Promise<PaymentPayload | undefined> {
+  const kept = decoded.get(input);
+  if (kept?.header === header) return kept.payload;
+  const payload = decodePayment(await x402Lib(), header);
+  decoded.set(input, { header, payload });
+  return payload;
 }
 
 /** The path of a URL, `undefined` when it is not one. */
@@ -271,8 +282,9 @@ class X402Exact implements PaymentMethod<X402Session, Accepted, Accepted> {
     return paymentRequiredResponse(session);
   }
 
-  present(input: PaymentInput, header: string): Promise<PresentedPayment | undefined> {
-    return presentedX402(header, networkTable(input.env), input.request.headers.get("authorization") ?? undefined);
+  async present(input: PaymentInput, header: string): Promise<PresentedPayment | undefined> {
+    const payload = await decodedPayment(input, header);
+    return presentedX402(payload, networkTable(input.env), input.request.headers.get("authorization") ?? undefined);
   }
 
   accept(input: PaymentInput, session: X402Session, header: string): Promise<Step<Accepted>> {

@@ -37,24 +37,18 @@ const isHex = (value: unknown, bytes?: number): value is `0x${string}` =>
 const isUint = (value: unknown): value is string => typeof value === "string" && /^[0-9]{1,78}$/.test(value);
 
 /**
- * A `PAYMENT-SIGNATURE` as presented, decoded locally (no session, no facilitator): the transaction id its payment has,
+ * A `PAYMENT-SIGNATURE` as presented, decoded locally (`decodePayment`; no session, no facilitator): the transaction id its payment has,
  * its `payment-identifier` retry key, the signature's digest, and the buyer's proof (its `payment-identifier`, else
  * its challenge's nonce, with the `Authorization` it was sent with); `undefined` when it is not an `exact` EIP-3009
  * payment on a network of the table. Nothing is verified here: `signedBy` recovers the EIP-712 signer when asked.
  */
 export async function presentedX402(
-  header: string,
+  payload: PaymentPayload | undefined,
   table: Record<NetworkId, NetworkEntry>,
   authorizationHeader: string | undefined,
 ): Promise<PresentedPayment | undefined> {
+  if (payload?.x402Version !== 2) return undefined;
   const sdk = await x402Lib();
-  let payload: PaymentPayload;
-  try {
-    payload = sdk.decodePaymentSignatureHeader(header);
-  } catch {
-    return undefined;
-  }
-  if (!payload || typeof payload !== "object" || payload.x402Version !== 2) return undefined;
   const { signature, authorization: a } = (payload.payload ?? {}) as {
     signature?: unknown;
     authorization?: Partial<Authorization>;

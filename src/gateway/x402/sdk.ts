@@ -215,9 +215,9 @@ export const mayStillSettle = (result: SettleResponse | undefined) =>
 export type { SettleResponse };
 
 /** The payment in `PAYMENT-SIGNATURE`, or `undefined` when it does not decode. */
-export function decodePayment(session: X402Session, header: string): PaymentPayload | undefined {
+export function decodePayment(sdk: Lib, header: string): PaymentPayload | undefined {
   try {
-    const payload = session.sdk.decodePaymentSignatureHeader(header);
+    const payload = sdk.decodePaymentSignatureHeader(header);
     return payload && typeof payload === "object" ? payload : undefined;
   } catch {
     return undefined;
