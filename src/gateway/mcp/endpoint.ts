@@ -128,10 +128,10 @@ const keptTools = new BoundedCache<Built>(256, () => 1);
 
 /**
  * The SDK's answers to a plain `tools/list` (kept-list.ts), by the tools' key and the headers the transport checked:
- * a new state is a new key, so a disabled paywall or a new price shows at once. At most 8 Mi characters in all (a
- * list of 100 tools is about 100 Ki).
+ * a new state is a new key, so a disabled paywall or a new price shows at once. At most 8 MiB in all (a list of 100
+ * tools is about 96 KiB).
  */
-const keptLists = new BoundedCache<KeptList>(8 * 1024 * 1024, (kept) => kept.head.length);
+const keptLists = new BoundedCache<KeptList>(8 * 1024 * 1024, (kept) => kept.head.byteLength);
 
 /**
  * A service's tools: built from its rows, or as this isolate built them at the same catalog version and wallets (one

@@ -10,9 +10,9 @@
 /** A JSON-RPC request id, as the SDK's schema takes it (a string or an integer). */
 export type RequestId = string | number;
 
-/** The SDK's answer to a plain list, kept without its id: `head` + the id as JSON + `}` is the answer. */
+/** The SDK's answer to a plain list, kept without its id: `head` + the id as JSON + `}` is the answer (UTF-8). */
 export interface KeptList {
-  head: string;
+  head: Uint8Array;
   status: number;
   headers: [string, string][];
 }
@@ -37,11 +37,17 @@ export function checkedHeaders(headers: Headers): string {
 export function keepList(status: number, headers: Headers, body: string, id: RequestId): KeptList | undefined {
   const tail = `,"jsonrpc":"2.0","id":${JSON.stringify(id)}}`;
   if (status !== 200 || !body.startsWith('{"result":') || !body.endsWith(tail)) return undefined;
-  const head = body.slice(0, body.length - JSON.stringify(id).length - 1);
+  const head = utf8.encode(body.slice(0, body.length - JSON.stringify(id).length - 1));
   return { head, status, headers: [...headers] };
 }
 
-/** The kept answer with the request's own id. */
+/** The kept answer with the request's own id (its bytes copied, never encoded again). */
 export function keptAnswer(kept: KeptList, id: RequestId): Response {
-  return new Response(`${kept.head}${JSON.stringify(id)}}`, { status: kept.status, headers: kept.headers });
+  const end = utf8.encode(`${JSON.stringify(id)}}`);
+  const body = new Uint8Array(kept.head.byteLength + end.byteLength);
+  body.set(kept.head);
+  body.set(end, kept.head.byteLength);
+  return new Response(body, { status: kept.status, headers: kept.headers });
 }
+
+const utf8 = new TextEncoder();
