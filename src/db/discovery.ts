@@ -37,19 +37,31 @@ export async function findDiscoveryService(
   return row ? { service: row.service, wallets: row.wallets, paywalls: children } : undefined;
 }
 
+const discoveryState = (db: Db) =>
+  db
+    .select({ version: catalogVersions.version, ...walletColumns })
+    .from(services)
+    .innerJoin(tenants, eq(tenants.id, services.tenantId))
+    .leftJoin(catalogVersions, eq(catalogVersions.tenantId, services.tenantId))
+    .where(eq(services.id, sql.placeholder("id")))
+    .limit(1)
+    .prepare();
+
+/** Built once per drizzle instance: every request to a service's MCP server reads its state first. */
+const preparedStates = new WeakMap<Db, ReturnType<typeof discoveryState>>();
+
 /**
  * What a service's discovery files are built from, in one small read: its tenant's catalog version (every write of
  * its services or paywalls moves it) and wallets. Equal states give equal files, so an isolate may keep what it built.
  * `undefined` when no such service.
  */
 export async function findDiscoveryState(db: Db, id: string): Promise<string | undefined> {
-  const [row] = await db
-    .select({ version: catalogVersions.version, ...walletColumns })
-    .from(services)
-    .innerJoin(tenants, eq(tenants.id, services.tenantId))
-    .leftJoin(catalogVersions, eq(catalogVersions.tenantId, services.tenantId))
-    .where(eq(services.id, id))
-    .limit(1);
+  let query = preparedStates.get(db);
+  if (!query) {
+    query = discoveryState(db);
+    preparedStates.set(db, query);
+  }
+  const row = await query.get({ id });
   return row ? [id, row.version ?? 0, row.walletAddress, row.tempoWalletAddress ?? ""].join("\n") : undefined;
 }
 

@@ -11,12 +11,15 @@ import type { ServiceRow } from "../../db/schema.ts";
 import { BoundedCache } from "../../lib/bounded-cache.ts";
 import { forward } from "../discovery/access.ts";
 import type { GatewayEnv } from "../env.ts";
+import { checkedHeaders, type KeptList, keepList, keptAnswer, plainListId } from "./kept-list.ts";
 import { paidCall } from "./paid-call.ts";
 
 /**
  * `/api/mcp/:serviceId`: the service's MCP server (docs/mcp.md), MCP's Streamable HTTP transport without sessions.
  * Every POST stands alone: the service's tools are built from its rows (src/core/discovery/mcp.ts), a fresh SDK
- * server and transport answer the one JSON-RPC message, JSON in, JSON out. The SDK (lib.ts) is loaded here only.
+ * server and transport answer the one JSON-RPC message, JSON in, JSON out; a plain `tools/list` the SDK has answered
+ * before for the same state and headers is answered with its kept answer (kept-list.ts). The SDK (lib.ts) is loaded
+ * here only.
  *
  * What the SDK's transport does not refuse is refused here first: a GET (no server-sent event stream is offered) and
  * a DELETE (no session to end) are 405; a batch is `-32600` (MCP's current revision has none); a body over
@@ -73,6 +76,23 @@ async function answer(c: Ctx): Promise<Response> {
   }
   const built = await toolsOf(c.env, c.req.param("serviceId") ?? "");
   if (!built) throw new ApiError("NOT_FOUND", "No such service");
+  // The body is read once, here: the transport takes the parsed message (and refuses what is not JSON-RPC).
+  const parsedBody = parsedJson(read.text);
+  if (parsedBody === undefined) return rpcError(400, -32700, "Parse error: Invalid JSON");
+  const listId = plainListId(parsedBody);
+  if (listId === undefined) return await sdkAnswer(c, lib, built, parsedBody);
+  const listKey = `${built.key}\n${checkedHeaders(c.req.raw.headers)}`;
+  const kept = keptLists.get(listKey);
+  if (kept) return keptAnswer(kept, listId);
+  const res = await sdkAnswer(c, lib, built, parsedBody);
+  const body = await res.text();
+  const fresh = keepList(res.status, res.headers, body, listId);
+  if (fresh) keptLists.set(listKey, fresh);
+  return new Response(body, { status: res.status, headers: res.headers });
+}
+
+/** The SDK's answer to one message: a fresh server and stateless transport (neither can take a second request). */
+async function sdkAnswer(c: Ctx, lib: Lib, built: Built, parsedBody: unknown): Promise<Response> {
   const server = mcpServer(c, lib, built.service, built.tools);
   const transport = new lib.WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
@@ -80,9 +100,6 @@ async function answer(c: Ctx): Promise<Response> {
     maxRequestBodySize: MAX_MCP_BODY_BYTES,
   });
   await server.connect(transport);
-  // The body is read once, here: the transport takes the parsed message (and refuses what is not JSON-RPC).
-  const parsedBody = parsedJson(read.text);
-  if (parsedBody === undefined) return rpcError(400, -32700, "Parse error: Invalid JSON");
   try {
     return await transport.handleRequest(c.req.raw, { parsedBody });
   } finally {
@@ -99,15 +116,29 @@ function parsedJson(text: string): unknown {
   }
 }
 
-/** The tools each isolate built, by the state they were built at (findDiscoveryState) and the payment origin. */
-const keptTools = new BoundedCache<{ service: ServiceRow; tools: ServiceTool[] }>(256, () => 1);
+interface Built {
+  /** The state the tools were built at (findDiscoveryState) and the payment origin. */
+  key: string;
+  service: ServiceRow;
+  tools: ServiceTool[];
+}
+
+/** The tools each isolate built, by the state they were built at and the payment origin. */
+const keptTools = new BoundedCache<Built>(256, () => 1);
+
+/**
+ * The SDK's answers to a plain `tools/list` (kept-list.ts), by the tools' key and the headers the transport checked:
+ * a new state is a new key, so a disabled paywall or a new price shows at once. At most 8 MiB in all (a list of 100
+ * tools is about 96 KiB).
+ */
+const keptLists = new BoundedCache<KeptList>(8 * 1024 * 1024, (kept) => kept.head.byteLength);
 
 /**
  * A service's tools: built from its rows, or as this isolate built them at the same catalog version and wallets (one
  * small read instead of the service's paywalls; a write of any of the tenant's services or paywalls moves the version,
  * so a disabled paywall or a new price shows at once). `undefined`: no such service.
  */
-async function toolsOf(env: Env, serviceId: string) {
+async function toolsOf(env: Env, serviceId: string): Promise<Built | undefined> {
   const db = getDb(env.DB);
   const { paymentBaseUrl } = getConfig(env);
   const state = await findDiscoveryState(db, serviceId);
@@ -117,7 +148,8 @@ async function toolsOf(env: Env, serviceId: string) {
   if (kept) return kept;
   const found = await findDiscoveryService(db, serviceId);
   if (!found) return undefined;
-  const built = { service: found.service, tools: serviceTools({ paymentBaseUrl, table: networkTable(env), ...found }) };
+  const tools = serviceTools({ paymentBaseUrl, table: networkTable(env), ...found });
+  const built = { key, service: found.service, tools };
   keptTools.set(key, built);
   return built;
 }
