@@ -254,3 +254,38 @@ describe("finding the MCP endpoint", () => {
     expect(llms).toContain(`- [MCP server](${url}):`);
   });
 });
+
+describe("the MCP endpoint's client limit", () => {
+  const hex = () => Math.floor(Math.random() * 0xffff).toString(16);
+
+  it("counts each POST per client address and refuses past it with 429 and a JSON-RPC error, service known or not", async () => {
+    const { svc } = await setup();
+    const ip = `2001:db8:${hex()}:${hex()}::1`;
+    const limits = { IP_RATE_LIMIT_MAX: "2", RATE_LIMIT_WINDOW_SECONDS: "30" };
+    const call = async (serviceId: string) => {
+      const res = await send(
+        new Request(`${PAY}/api/mcp/${serviceId}`, {
+          method: "POST",
+          headers: {
+            "Content-Type": "application/json",
+            Accept: ACCEPT,
+            "MCP-Protocol-Version": VERSION,
+            "CF-Connecting-IP": ip,
+          },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+        }),
+        limits,
+      );
+      return { status: res.status, headers: res.headers, body: (await res.json()) as { error?: { code: number } } };
+    };
+    expect((await call(svc.id)).status).toBe(200);
+    expect((await call(svc.id)).status).toBe(200);
+    for (const serviceId of [svc.id, "svc_unknown"]) {
+      const refused = await call(serviceId);
+      expect(refused.status).toBe(429);
+      expect(refused.body.error?.code).toBe(-32000);
+      expect(Number(refused.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);
+      expect(JSON.stringify(refused.body)).not.toContain("tools");
+    }
+  });
+});

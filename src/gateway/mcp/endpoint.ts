@@ -66,6 +66,9 @@ async function answer(c: Ctx): Promise<Response> {
   if (c.req.method !== "POST") {
     return rpcError(405, -32000, "Method not allowed: this MCP server is stateless, POST only", { Allow: "POST" });
   }
+  // The service's tools are read while the client address is counted; nothing is answered before the count.
+  const building = toolsOf(c.env, c.req.param("serviceId") ?? "");
+  building.catch(() => {});
   await countClient(c);
   const lib = await mcpLib();
   const read = await lib.readRequestBody(c.req.raw, MAX_MCP_BODY_BYTES).catch(() => undefined);
@@ -74,7 +77,7 @@ async function answer(c: Ctx): Promise<Response> {
   if (read.text.trimStart().startsWith("[")) {
     return rpcError(400, -32600, "Invalid Request: batches are not supported; send one JSON-RPC message per request");
   }
-  const built = await toolsOf(c.env, c.req.param("serviceId") ?? "");
+  const built = await building;
   if (!built) throw new ApiError("NOT_FOUND", "No such service");
   // The body is read once, here: the transport takes the parsed message (and refuses what is not JSON-RPC).
   const parsedBody = parsedJson(read.text);
