@@ -225,3 +225,44 @@ export async function notePaymentsChecked(db: Db, transactionIds: string[], now:
       .where(inArray(pendingPayments.transactionId, transactionIds.slice(i, i + 90)));
   }
 }
+
+/**
+ * The read model of payments recorded in their Durable Objects (src/core/ledger/payment-object.ts): each record is a
+ * transaction as its object last moved it, or an event, written to D1 in one batch. Idempotent by the records' own
+ * ids: an event already stored is left as it is, and a stored transaction takes a record's status only along one of
+ * `moves` (`[from, to]` pairs, the ledger's move table), so a batch applied twice, or an older one applied after a
+ * newer one, records nothing twice and never moves a payment back.
+ */
+export async function applyPaymentRecords(
+  db: Db,
+  records: readonly PaymentRecord[],
+  moves: readonly (readonly [TransactionStatus, TransactionStatus])[],
+): Promise<void> {
+  if (records.length === 0) return;
+  const along = sql.join(
+    moves.map(([from, to]) => sql`(${from}, ${to})`),
+    sql`, `,
+  );
+  const statements = records.map((r) =>
+    r.kind === "event"
+      ? db.insert(events).values(r.row).onConflictDoNothing({ target: events.id })
+      : db
+          .insert(transactions)
+          .values(r.row)
+          .onConflictDoUpdate({
+            target: transactions.id,
+            set: {
+              status: sql`excluded.status`,
+              txHash: sql`coalesce(excluded.tx_hash, ${transactions.txHash})`,
+              failureReason: sql`excluded.failure_reason`,
+              settledAt: sql`excluded.settled_at`,
+            },
+            setWhere: sql`(${transactions.status}, excluded.status) IN (VALUES ${along})`,
+          }),
+  );
+  const [first, ...rest] = statements;
+  await db.batch([first!, ...rest]);
+}
+
+/** One record of a payment for the read model: its transaction as last moved, or one of its events. */
+export type PaymentRecord = { kind: "transaction"; row: NewTransaction } | { kind: "event"; row: NewEvent };

@@ -1,5 +1,5 @@
-import { DurableObject } from "cloudflare:workers";
 import type { Context } from "hono";
+import { PaymentObject } from "../core/ledger/payment-object.ts";
 import type { GatewayEnv } from "./env.ts";
 
 /**
@@ -8,8 +8,10 @@ import type { GatewayEnv } from "./env.ts";
  * recorded its outcome (`finished`), and every copy waiting (`wait`) wakes at once and reads that outcome from D1.
  * Nothing is stored: the object only ever holds who waits, in memory, and one writer per payment means no copy polls
  * D1. A copy whose owner never tells (an evicted isolate) waits until its bound, then reads D1 all the same.
+ * The same object can record the payment itself (`PaymentObject`, src/core/ledger/payment-object.ts): the ledger's
+ * moves over objects (src/core/ledger/recorded.ts) store its records here and send them to D1 from its alarm.
  */
-export class PaymentCoordinator extends DurableObject {
+export class PaymentCoordinator extends PaymentObject {
   private finishedAt: number | undefined;
   private readonly waiting = new Set<() => void>();
 

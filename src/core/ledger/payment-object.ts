@@ -1,0 +1,118 @@
+// A payment recorded where it is coordinated: the per-payment Durable Object (named by the transaction id) keeps the
+// payment's transaction and events in its own SQLite storage, moves it only along the ledger's move table, and hands
+// its records to D1 (the read model) from its alarm, in batches idempotent by the records' ids, retried until they
+// land. A move costs the request one call to the object and no D1 statement. The gateway's coordinator extends this
+// class, so one object per payment both records it and wakes the copies waiting for it.
+import { DurableObject } from "cloudflare:workers";
+import { getDb } from "../../db/client.ts";
+import type { NewEvent } from "../../db/events.ts";
+import { applyPaymentRecords, type PaymentRecord } from "../../db/ledger.ts";
+import type { TransactionStatus } from "../../db/schema.ts";
+import type { NewTransaction } from "../../db/transactions.ts";
+import { PAYMENT_MOVES, type PaymentMove } from "./ledger.ts";
+
+/** How long after a move its records wait for more before their batch is sent to D1 (the read model's lag). */
+export const RECORD_FLUSH_MS = 1_000;
+/** A batch that failed is sent again after 1 s, 2 s, 4 s, … at most this long apart, until it lands. */
+export const RECORD_RETRY_MAX_MS = 60_000;
+/** Records sent in one D1 batch (each a statement). */
+const RECORDS_PER_BATCH = 50;
+
+/** The moves of the table as `[from, to]` pairs a stored transaction may take in the read model. */
+export const READ_MODEL_MOVES = Object.values(PAYMENT_MOVES).flatMap((m) =>
+  m.from === null ? [] : [[m.from, m.to] as const],
+) satisfies (readonly [TransactionStatus, TransactionStatus])[];
+
+/** What a move asks of the object: the transaction's new values (the whole row for `start`) and its events. */
+export interface MoveRecord {
+  transaction: Partial<NewTransaction>;
+  events: NewEvent[];
+}
+
+const DATE_KEYS = new Set(["createdAt", "settledAt"]);
+const revive = (_key: string, value: unknown) =>
+  typeof value === "object" && value !== null && "$date" in value ? new Date((value as { $date: number }).$date) : value;
+const store = (row: object) =>
+  JSON.stringify(row, function (this: Record<string, unknown>, key, value) {
+    const raw = this[key];
+    return DATE_KEYS.has(key) && raw instanceof Date ? { $date: raw.getTime() } : value;
+  });
+
+export class PaymentObject extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS payment (id TEXT PRIMARY KEY, status TEXT NOT NULL, row TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS unsent (seq INTEGER PRIMARY KEY AUTOINCREMENT, record TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS sending (id INTEGER PRIMARY KEY CHECK (id = 1), failures INTEGER NOT NULL);`);
+  }
+
+  /** The payment's transaction as this object last moved it, or `undefined` before `start`. */
+  transaction(): NewTransaction | undefined {
+    const [stored] = this.sql.exec<{ row: string }>("SELECT row FROM payment").toArray();
+    return stored ? (JSON.parse(stored.row, revive) as NewTransaction) : undefined;
+  }
+
+  /**
+   * `move` of the payment, if it stands at the move's `from` (the table's guard; `null`: not recorded yet): its
+   * transaction and events stored and queued for the read model in one storage transaction. `false`: refused,
+   * nothing stored.
+   */
+  async move(move: PaymentMove, record: MoveRecord): Promise<boolean> {
+    const { from, to } = PAYMENT_MOVES[move];
+    const moved = this.ctx.storage.transactionSync(() => {
+      const current = this.transaction();
+      if ((current?.status ?? null) !== from) return false;
+      const row = { ...current, ...record.transaction, status: to } as NewTransaction;
+      this.sql.exec(
+        "INSERT INTO payment (id, status, row) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET status = excluded.status, row = excluded.row",
+        row.id,
+        to,
+        store(row),
+      );
+      const records: PaymentRecord[] = [
+        { kind: "transaction", row },
+        ...record.events.map((e) => ({ kind: "event" as const, row: e })),
+      ];
+      for (const r of records) this.sql.exec("INSERT INTO unsent (record) VALUES (?)", store(r));
+      return true;
+    });
+    if (moved) await this.sendLater(RECORD_FLUSH_MS);
+    return moved;
+  }
+
+  /** Records not yet in D1 (0 once the read model has them all). */
+  unsentRecords(): number {
+    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM unsent").one().n;
+  }
+
+  private async sendLater(ms: number) {
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + ms);
+  }
+
+  /** Sends the oldest unsent records to D1 in one batch; a failure is sent again later (backing off), until it lands. */
+  override async alarm(): Promise<void> {
+    const batch = this.sql
+      .exec<{ seq: number; record: string }>("SELECT seq, record FROM unsent ORDER BY seq LIMIT ?", RECORDS_PER_BATCH)
+      .toArray();
+    if (batch.length === 0) return;
+    try {
+      await this.send(batch.map((b) => JSON.parse(b.record, revive) as PaymentRecord));
+    } catch {
+      const failures = (this.sql.exec<{ failures: number }>("SELECT failures FROM sending").toArray()[0]?.failures ?? 0) + 1;
+      this.sql.exec("INSERT OR REPLACE INTO sending (id, failures) VALUES (1, ?)", failures);
+      await this.ctx.storage.setAlarm(Date.now() + Math.min(RECORD_RETRY_MAX_MS, 1_000 * 2 ** (failures - 1)));
+      return;
+    }
+    this.sql.exec("DELETE FROM unsent WHERE seq <= ?", batch.at(-1)!.seq);
+    this.sql.exec("DELETE FROM sending");
+    if (this.unsentRecords() > 0) await this.ctx.storage.setAlarm(Date.now());
+  }
+
+  /** One batch of records into the read model (idempotent: sent twice, it records nothing twice). */
+  protected send(records: PaymentRecord[]): Promise<void> {
+    return applyPaymentRecords(getDb(this.env.DB), records, READ_MODEL_MOVES);
+  }
+}
