@@ -8,12 +8,15 @@ import { READ_MODEL_MOVES, RECORD_FLUSH_MS } from "../../src/core/ledger/payment
 import {
   completePayment,
   failPayment,
+  findKnownPayment,
+  keepAnswerBeforeSettlement,
   leavePaymentUnknown,
   paymentStatus,
   startPayment,
 } from "../../src/core/ledger/recorded.ts";
 import { NETWORK_TABLE } from "../../src/core/money/network-table.ts";
 import { applyPaymentRecords, type PaymentRecord } from "../../src/db/ledger.ts";
+import { randomHex } from "../../src/lib/ids.ts";
 import { createPaywallFor } from "../history/support.ts";
 import { api } from "../support/client.ts";
 import { printToRunner } from "../support/console.ts";
@@ -181,5 +184,73 @@ describe("the read model's batches", () => {
     await applyPaymentRecords(db(), completed, READ_MODEL_MOVES);
     await applyPaymentRecords(db(), started, READ_MODEL_MOVES);
     expect((await stored(ref)).transaction).toEqual([{ status: "COMPLETED", tx_hash: hash }]);
+  });
+});
+
+describe("the resend lookup, answered by the objects", () => {
+  async function claimed(paymentKey = randomHex(32)) {
+    const payment = await newPayment();
+    const now = Date.now();
+    const claim = {
+      paymentKey,
+      fingerprint: randomHex(32),
+      credential: randomHex(32),
+      buyerProof: randomHex(32),
+      ownerUntil: new Date(now + 30_000),
+      expiresAt: new Date(now + 60_000),
+    };
+    return { ...payment, paymentKey, start: { ...payment.start, claim } };
+  }
+  const d1Answers = async (id: string) => rowCount("SELECT count(*) AS n FROM paid_answers WHERE transaction_id = ?", id);
+
+  it("a known payment key finds its payment and, once COMPLETED, its stored answer; D1 holds no paid answer", async () => {
+    const { ref, start, paymentKey } = await claimed();
+    expect(await startPayment(env, start)).toBe(true);
+    const pending = await findKnownPayment(env, { paymentKey }, new Date());
+    expect(pending).toMatchObject({ status: "PENDING", row: { transactionId: ref.transactionId, answer: null } });
+    expect(await keepAnswerBeforeSettlement(env, ref, { sealed: "early", at: new Date() })).toBe(true);
+    const hash = txHash();
+    const at = new Date();
+    expect(await completePayment(env, ref, hash, { statusCode: 200, responseTime: 1 }, { sealed: "sealed-answer", at })).toBe(
+      true,
+    );
+    const done = await findKnownPayment(env, { paymentKey }, new Date());
+    expect(done).toMatchObject({ status: "COMPLETED", txHash: hash, row: { answer: "sealed-answer", answeredAt: at } });
+    expect(await findKnownPayment(env, { transactionId: ref.transactionId }, new Date())).toEqual(done);
+    expect(await keepAnswerBeforeSettlement(env, ref, { sealed: "late", at: new Date() })).toBe(false);
+    expect(await d1Answers(ref.transactionId)).toBe(0);
+  });
+
+  it("a retry key another payment holds refuses the start: nothing recorded", async () => {
+    const first = await claimed();
+    const second = await claimed(first.paymentKey);
+    expect(await startPayment(env, first.start)).toBe(true);
+    expect(await startPayment(env, second.start)).toBe(false);
+    expect(await paymentStatus(env, second.ref.transactionId)).toBeUndefined();
+    expect((await findKnownPayment(env, { paymentKey: first.paymentKey }, new Date()))?.row.transactionId).toBe(
+      first.ref.transactionId,
+    );
+  });
+
+  it("a payment that failed gives its retry key up: a new payment may take it", async () => {
+    const first = await claimed();
+    const second = await claimed(first.paymentKey);
+    expect(await startPayment(env, first.start)).toBe(true);
+    expect(await failPayment(env, first.ref, "upstream answered 502", { statusCode: 502, responseTime: 1 })).toBe(true);
+    expect(await startPayment(env, second.start)).toBe(true);
+    expect((await findKnownPayment(env, { paymentKey: first.paymentKey }, new Date()))?.row.transactionId).toBe(
+      second.ref.transactionId,
+    );
+  });
+
+  it("fail takes the answer and its claim away: the payment is no longer found", async () => {
+    const { ref, start, paymentKey } = await claimed();
+    expect(await startPayment(env, start)).toBe(true);
+    expect(await leavePaymentUnknown(env, ref, txHash(), { sealed: "held", at: new Date() })).toBe(true);
+    expect((await findKnownPayment(env, { paymentKey }, new Date()))?.row.answer).toBe("held");
+    expect(
+      await failPayment(env, ref, "the payment's authorization expired unused", { statusCode: null, responseTime: null }),
+    ).toBe(true);
+    expect(await findKnownPayment(env, { paymentKey }, new Date())).toBeUndefined();
   });
 });

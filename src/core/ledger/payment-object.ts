@@ -7,7 +7,7 @@ import { DurableObject } from "cloudflare:workers";
 import { getDb } from "../../db/client.ts";
 import type { NewEvent } from "../../db/events.ts";
 import { applyPaymentRecords, type PaymentRecord } from "../../db/ledger.ts";
-import type { TransactionStatus } from "../../db/schema.ts";
+import type { PaidAnswerRow, TransactionStatus } from "../../db/schema.ts";
 import type { NewTransaction } from "../../db/transactions.ts";
 import { PAYMENT_MOVES, type PaymentMove } from "./ledger.ts";
 
@@ -23,13 +23,27 @@ export const READ_MODEL_MOVES = Object.values(PAYMENT_MOVES).flatMap((m) =>
   m.from === null ? [] : [[m.from, m.to] as const],
 ) satisfies (readonly [TransactionStatus, TransactionStatus])[];
 
-/** What a move asks of the object: the transaction's new values (the whole row for `start`) and its events. */
+/**
+ * What a move asks of the object: the transaction's new values (the whole row for `start`), its events, and its paid
+ * answer: `start`'s claim (the whole row), values merged onto a claim (`complete`'s keep, `leaveUnknown`'s hold), or
+ * `null` (`fail`: the answer and its claim gone).
+ */
 export interface MoveRecord {
   transaction: Partial<NewTransaction>;
   events: NewEvent[];
+  answer?: Partial<PaidAnswerRow> | null;
 }
 
-const DATE_KEYS = new Set(["createdAt", "settledAt"]);
+/** A payment presented again, as its object knows it: its claim and answer, and where it stands. */
+export interface KnownPayment {
+  row: PaidAnswerRow;
+  status: TransactionStatus;
+  txHash: string | null;
+  payer: string | null;
+  network: string;
+}
+
+const DATE_KEYS = new Set(["createdAt", "settledAt", "answeredAt", "ownerUntil", "expiresAt"]);
 const revive = (_key: string, value: unknown) =>
   typeof value === "object" && value !== null && "$date" in value ? new Date((value as { $date: number }).$date) : value;
 const store = (row: object) =>
@@ -46,7 +60,74 @@ export class PaymentObject extends DurableObject<Env> {
     this.sql = ctx.storage.sql;
     this.sql.exec(`CREATE TABLE IF NOT EXISTS payment (id TEXT PRIMARY KEY, status TEXT NOT NULL, row TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS unsent (seq INTEGER PRIMARY KEY AUTOINCREMENT, record TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS sending (id INTEGER PRIMARY KEY CHECK (id = 1), failures INTEGER NOT NULL);`);
+      CREATE TABLE IF NOT EXISTS sending (id INTEGER PRIMARY KEY CHECK (id = 1), failures INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS answer (id INTEGER PRIMARY KEY CHECK (id = 1), row TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS key_holder (id INTEGER PRIMARY KEY CHECK (id = 1), transaction_id TEXT NOT NULL,
+        expires_at INTEGER NOT NULL);`);
+  }
+
+  /** The payment's paid answer (its claim, and the answer once stored), or `undefined`. */
+  private answer(): PaidAnswerRow | undefined {
+    const [stored] = this.sql.exec<{ row: string }>("SELECT row FROM answer").toArray();
+    return stored ? (JSON.parse(stored.row, revive) as PaidAnswerRow) : undefined;
+  }
+
+  /**
+   * Of an object named by a retry key (`key:<paymentKey>`): claims the key for `transactionId` until `expiresAt`.
+   * `false` when another payment holds it: its claim unexpired (or expired, unless `replaceExpired`) and not given up
+   * (a FAILED payment's claim is gone, and its key free again).
+   */
+  async claimKey(transactionId: string, expiresAt: Date, now: Date, replaceExpired: boolean): Promise<boolean> {
+    const holder = this.holder();
+    if (holder && holder.transaction_id !== transactionId && !(replaceExpired && holder.expires_at <= now.getTime())) {
+      const claimed = await this.env.PAYMENT_COORDINATOR.getByName(holder.transaction_id).known(new Date(0));
+      // Another claim may have landed while the holder was asked: only the holder seen decides.
+      if (claimed || this.holder()?.transaction_id !== holder.transaction_id) return false;
+    }
+    this.sql.exec(
+      "INSERT OR REPLACE INTO key_holder (id, transaction_id, expires_at) VALUES (1, ?, ?)",
+      transactionId,
+      expiresAt.getTime(),
+    );
+    return true;
+  }
+
+  private holder() {
+    return this.sql
+      .exec<{ transaction_id: string; expires_at: number }>("SELECT transaction_id, expires_at FROM key_holder")
+      .toArray()[0];
+  }
+
+  /** Of an object named by a retry key: the payment holding it, if any. */
+  keyHolder(): string | undefined {
+    return this.sql.exec<{ transaction_id: string }>("SELECT transaction_id FROM key_holder").toArray()[0]?.transaction_id;
+  }
+
+  /** The payment with its unexpired paid answer (the resend lookup), or `undefined`. */
+  known(now: Date): KnownPayment | undefined {
+    const row = this.answer();
+    const transaction = this.transaction();
+    if (!row || !transaction || row.expiresAt.getTime() <= now.getTime()) return undefined;
+    return {
+      row,
+      status: transaction.status,
+      txHash: transaction.txHash ?? null,
+      payer: transaction.payerAddress ?? null,
+      network: transaction.network,
+    };
+  }
+
+  /**
+   * Not a move: the upstream's answer kept on the claim of a payment standing at `pending` (before its settlement is
+   * sent; unservable until `complete`). `false`, nothing stored, otherwise.
+   */
+  keepAnswer(pending: TransactionStatus, sealed: string | null): boolean {
+    return this.ctx.storage.transactionSync(() => {
+      const row = this.answer();
+      if (!row || this.transaction()?.status !== pending) return false;
+      this.sql.exec("UPDATE answer SET row = ?", store({ ...row, answer: sealed }));
+      return true;
+    });
   }
 
   /** The payment's transaction as this object last moved it, or `undefined` before `start`. */
@@ -77,6 +158,10 @@ export class PaymentObject extends DurableObject<Env> {
         ...record.events.map((e) => ({ kind: "event" as const, row: e })),
       ];
       for (const r of records) this.sql.exec("INSERT INTO unsent (record) VALUES (?)", store(r));
+      if (record.answer === null) this.sql.exec("DELETE FROM answer");
+      else if (record.answer && (move === "start" || this.answer())) {
+        this.sql.exec("INSERT OR REPLACE INTO answer (id, row) VALUES (1, ?)", store({ ...this.answer(), ...record.answer }));
+      }
       return true;
     });
     if (moved) await this.sendLater(RECORD_FLUSH_MS);
