@@ -7,9 +7,17 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "./client.ts";
 import { isUniqueViolation } from "./errors.ts";
 import type { NewEvent } from "./events.ts";
-import { events, paidAnswers, pendingPayments, type TransactionRow, type TransactionStatus, transactions } from "./schema.ts";
+import {
+  events,
+  paidAnswers,
+  pendingPayments,
+  type TransactionRow,
+  type TransactionStatus,
+  transactions,
+  type WebhookEventType,
+} from "./schema.ts";
 import type { NewTransaction } from "./transactions.ts";
-import type { webhookFanOutStatement } from "./webhooks.ts";
+import { webhookFanOutStatement } from "./webhooks.ts";
 
 /** The transaction `id` stands at `status` (when the statement runs: later in a batch, after the move's update). */
 const standsAt = (id: string, status: TransactionStatus) => and(eq(transactions.id, id), eq(transactions.status, status));
@@ -237,32 +245,50 @@ export async function applyPaymentRecords(
   db: Db,
   records: readonly PaymentRecord[],
   moves: readonly (readonly [TransactionStatus, TransactionStatus])[],
-): Promise<void> {
-  if (records.length === 0) return;
+): Promise<string[]> {
+  if (records.length === 0) return [];
   const along = sql.join(
     moves.map(([from, to]) => sql`(${from}, ${to})`),
     sql`, `,
   );
-  const statements = records.map((r) =>
-    r.kind === "event"
-      ? db.insert(events).values(r.row).onConflictDoNothing({ target: events.id })
-      : db
-          .insert(transactions)
-          .values(r.row)
-          .onConflictDoUpdate({
-            target: transactions.id,
-            set: {
-              status: sql`excluded.status`,
-              txHash: sql`coalesce(excluded.tx_hash, ${transactions.txHash})`,
-              failureReason: sql`excluded.failure_reason`,
-              settledAt: sql`excluded.settled_at`,
-            },
-            setWhere: sql`(${transactions.status}, excluded.status) IN (VALUES ${along})`,
-          }),
-  );
+  const statements: BatchItem<"sqlite">[] = [];
+  const fanOuts: number[] = [];
+  for (const r of records) {
+    if (r.kind === "event") {
+      statements.push(db.insert(events).values(r.row).onConflictDoNothing({ target: events.id }));
+      continue;
+    }
+    statements.push(
+      db
+        .insert(transactions)
+        .values(r.row)
+        .onConflictDoUpdate({
+          target: transactions.id,
+          set: {
+            status: sql`excluded.status`,
+            txHash: sql`coalesce(excluded.tx_hash, ${transactions.txHash})`,
+            failureReason: sql`excluded.failure_reason`,
+            settledAt: sql`excluded.settled_at`,
+          },
+          setWhere: sql`(${transactions.status}, excluded.status) IN (VALUES ${along})`,
+        }),
+    );
+    if (r.webhook) {
+      fanOuts.push(statements.length);
+      statements.push(
+        webhookFanOutStatement(db, { ...r.webhook, transactionId: r.row.id, tenantId: r.row.tenantId, status: r.row.status }),
+      );
+    }
+  }
   const [first, ...rest] = statements;
-  await db.batch([first!, ...rest]);
+  const results = await db.batch([first!, ...rest]);
+  return fanOuts.flatMap((i) => (results[i] as { id: string }[]).map((d) => d.id));
 }
 
-/** One record of a payment for the read model: its transaction as last moved, or one of its events. */
-export type PaymentRecord = { kind: "transaction"; row: NewTransaction } | { kind: "event"; row: NewEvent };
+/**
+ * One record of a payment for the read model: its transaction as last moved (with the webhook event of that move, its
+ * deliveries written along, ids derived from `idPrefix`), or one of its events.
+ */
+export type PaymentRecord =
+  | { kind: "transaction"; row: NewTransaction; webhook?: { type: WebhookEventType; idPrefix: string; at: Date } }
+  | { kind: "event"; row: NewEvent };

@@ -15,6 +15,7 @@ import {
   startPayment,
 } from "../../src/core/ledger/recorded.ts";
 import { NETWORK_TABLE } from "../../src/core/money/network-table.ts";
+import { transactionDeliveryIdPrefix } from "../../src/core/webhooks/events.ts";
 import { applyPaymentRecords, type PaymentRecord } from "../../src/db/ledger.ts";
 import { randomHex } from "../../src/lib/ids.ts";
 import { createPaywallFor } from "../history/support.ts";
@@ -22,6 +23,7 @@ import { api } from "../support/client.ts";
 import { printToRunner } from "../support/console.ts";
 import { createApiKey, db } from "../support/factories.ts";
 import { address, txHash } from "../support/payments.ts";
+import { createEndpoint, inboxUrl, newInbox } from "../webhooks/support.ts";
 
 /** The read model's promise: a move reaches D1 within this bound (docs/gateway.md). */
 const BOUND_MS = 5_000;
@@ -99,6 +101,22 @@ describe("payments recorded in their objects", () => {
     printToRunner(`payment records reached the read model ${lag} ms after the first move`);
   });
 
+  it("each move's webhook deliveries reach D1 with its records", async () => {
+    const { key, ref, start } = await newPayment();
+    await createEndpoint({ key }, inboxUrl(newInbox()));
+    expect(await startPayment(env, start)).toBe(true);
+    expect(await leavePaymentUnknown(env, ref, txHash())).toBe(true);
+    expect(await completePayment(env, ref, txHash(), { statusCode: 200, responseTime: 1 })).toBe(true);
+    await until(key, ref, (r) => r.transaction?.status === "COMPLETED", BOUND_MS);
+    const deliveries = async () =>
+      (
+        await env.DB.prepare("SELECT event_type FROM webhook_deliveries WHERE transaction_id = ? ORDER BY event_type")
+          .bind(ref.transactionId)
+          .all<{ event_type: string }>()
+      ).results.map((d) => d.event_type);
+    expect(await deliveries()).toEqual(["transaction.completed", "transaction.pending"]);
+  });
+
   it("a payment is never in two states: racing outcomes, one wins, in the object and in D1", async () => {
     const { key, ref, start } = await newPayment();
     expect(await startPayment(env, start)).toBe(true);
@@ -144,7 +162,8 @@ describe("payments recorded in their objects", () => {
 
 describe("the read model's batches", () => {
   async function recordsOf() {
-    const { ref, start } = await newPayment();
+    const { key, ref, start } = await newPayment();
+    await createEndpoint({ key }, inboxUrl(newInbox()));
     const [transaction, request] = startRows(start);
     const hash = txHash();
     const [change, success] = completeRows(ref, hash, { statusCode: 200, responseTime: 1 });
@@ -153,7 +172,15 @@ describe("the read model's batches", () => {
       { kind: "event", row: request },
     ];
     const completed: PaymentRecord[] = [
-      { kind: "transaction", row: { ...transaction, ...change } },
+      {
+        kind: "transaction",
+        row: { ...transaction, ...change },
+        webhook: {
+          type: "transaction.completed",
+          idPrefix: transactionDeliveryIdPrefix(ref.transactionId, "transaction.completed"),
+          at: new Date(),
+        },
+      },
       { kind: "event", row: success },
     ];
     return { ref, hash, started, completed };
@@ -167,16 +194,16 @@ describe("the read model's batches", () => {
         .bind(requestEventIdOf(ref.transactionId), outcomeEventIdOf(ref.transactionId))
         .first<{ n: number }>()
     )?.n,
+    deliveries: await rowCount("SELECT count(*) AS n FROM webhook_deliveries WHERE transaction_id = ?", ref.transactionId),
   });
 
-  it("a batch applied twice records once", async () => {
+  it("a batch applied twice records once (transaction, events, webhook deliveries)", async () => {
     const { ref, hash, started, completed } = await recordsOf();
-    await applyPaymentRecords(db(), [...started, ...completed], READ_MODEL_MOVES);
+    expect(await applyPaymentRecords(db(), [...started, ...completed], READ_MODEL_MOVES)).toHaveLength(1);
     const once = await stored(ref);
-    await applyPaymentRecords(db(), [...started, ...completed], READ_MODEL_MOVES);
+    expect(await applyPaymentRecords(db(), [...started, ...completed], READ_MODEL_MOVES)).toEqual([]);
     expect(await stored(ref)).toEqual(once);
-    expect(once.transaction).toEqual([{ status: "COMPLETED", tx_hash: hash }]);
-    expect(once.events).toBe(2);
+    expect(once).toEqual({ transaction: [{ status: "COMPLETED", tx_hash: hash }], events: 2, deliveries: 1 });
   });
 
   it("an older batch applied after a newer one never moves the payment back", async () => {

@@ -9,6 +9,8 @@ import type { NewEvent } from "../../db/events.ts";
 import { applyPaymentRecords, type PaymentRecord } from "../../db/ledger.ts";
 import type { PaidAnswerRow, TransactionStatus } from "../../db/schema.ts";
 import type { NewTransaction } from "../../db/transactions.ts";
+import { transactionDeliveryIdPrefix } from "../webhooks/events.ts";
+import { enqueueDeliveries } from "../webhooks/outbox.ts";
 import { PAYMENT_MOVES, type PaymentMove } from "./ledger.ts";
 
 /** How long after a move its records wait for more before their batch is sent to D1 (the read model's lag). */
@@ -43,7 +45,7 @@ export interface KnownPayment {
   network: string;
 }
 
-const DATE_KEYS = new Set(["createdAt", "settledAt", "answeredAt", "ownerUntil", "expiresAt"]);
+const DATE_KEYS = new Set(["createdAt", "settledAt", "answeredAt", "ownerUntil", "expiresAt", "at"]);
 const revive = (_key: string, value: unknown) =>
   typeof value === "object" && value !== null && "$date" in value ? new Date((value as { $date: number }).$date) : value;
 const store = (row: object) =>
@@ -153,8 +155,11 @@ export class PaymentObject extends DurableObject<Env> {
         to,
         store(row),
       );
+      const type = PAYMENT_MOVES[move].webhook;
+      const at = row.settledAt ?? new Date();
+      const webhook = type ? { type, idPrefix: transactionDeliveryIdPrefix(row.id, type), at } : undefined;
       const records: PaymentRecord[] = [
-        { kind: "transaction", row },
+        { kind: "transaction", row, ...(webhook ? { webhook } : {}) },
         ...record.events.map((e) => ({ kind: "event" as const, row: e })),
       ];
       for (const r of records) this.sql.exec("INSERT INTO unsent (record) VALUES (?)", store(r));
@@ -183,8 +188,9 @@ export class PaymentObject extends DurableObject<Env> {
       .exec<{ seq: number; record: string }>("SELECT seq, record FROM unsent ORDER BY seq LIMIT ?", RECORDS_PER_BATCH)
       .toArray();
     if (batch.length === 0) return;
+    let deliveries: string[];
     try {
-      await this.send(batch.map((b) => JSON.parse(b.record, revive) as PaymentRecord));
+      deliveries = await this.send(batch.map((b) => JSON.parse(b.record, revive) as PaymentRecord));
     } catch {
       const failures = (this.sql.exec<{ failures: number }>("SELECT failures FROM sending").toArray()[0]?.failures ?? 0) + 1;
       this.sql.exec("INSERT OR REPLACE INTO sending (id, failures) VALUES (1, ?)", failures);
@@ -193,11 +199,13 @@ export class PaymentObject extends DurableObject<Env> {
     }
     this.sql.exec("DELETE FROM unsent WHERE seq <= ?", batch.at(-1)!.seq);
     this.sql.exec("DELETE FROM sending");
+    // The deliveries the batch wrote go to the webhooks queue; a send lost here is resent by the webhook sweep.
+    await enqueueDeliveries(this.env.WEBHOOKS_QUEUE, deliveries).catch(() => {});
     if (this.unsentRecords() > 0) await this.ctx.storage.setAlarm(Date.now());
   }
 
   /** One batch of records into the read model (idempotent: sent twice, it records nothing twice). */
-  protected send(records: PaymentRecord[]): Promise<void> {
+  protected send(records: PaymentRecord[]): Promise<string[]> {
     return applyPaymentRecords(getDb(this.env.DB), records, READ_MODEL_MOVES);
   }
 }
