@@ -6,7 +6,7 @@ import type { GatewayEnv } from "./env.ts";
  * One object per payment in flight (named by its transaction id): where copies of a payment wait for the request that
  * owns it. The ledger's `start` decides the owner (one insert wins, in D1); the owner tells the object when it has
  * recorded its outcome (`finished`), and every copy waiting (`wait`) wakes at once and reads that outcome from D1.
- * Nothing is stored: the object only ever holds who waits, in memory, and one writer per payment means no copy polls
+ * Waiting stores nothing: the object holds who waits in memory, and one writer per payment means no copy polls
  * D1. A copy whose owner never tells (an evicted isolate) waits until its bound, then reads D1 all the same.
  * The same object can record the payment itself (`PaymentObject`, src/core/ledger/payment-object.ts): the ledger's
  * moves over objects (src/core/ledger/recorded.ts) store its records here and send them to D1 from its alarm.
