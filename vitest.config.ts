@@ -1,7 +1,7 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { outboundService, Unreachable } from "./src/cli/localnet/outbound.ts";
 import { NETWORK_TABLE } from "./src/core/money/network-table.ts";
-import { outboundService, Unreachable } from "./test/localnet/outbound.ts";
 import { webhookReceiver } from "./test/support/webhook-receiver.ts";
 
 /** A fixed test key ring (never used outside tests). */
@@ -45,6 +45,9 @@ const worker = async () =>
         // send none: the limit is out of reach here, and tests of the per-address limit set their own, with an address
         // of their own (test/foundation/client-rate-limit.test.ts).
         IP_RATE_LIMIT_MAX: "1000000000",
+        // Every request reads its paywall's state, so a change is the next request's; test/gateway/paywall-state.test.ts
+        // holds the kept state (production: 2 s) to its bound.
+        PAYWALL_STATE_TTL_MS: "0",
       },
       // Empty databases for the migration upgrade-path tests and the roll-up backfill test (one each: files share a runtime).
       d1Databases: ["MIGRATION_DB", "BACKFILL_DB"],

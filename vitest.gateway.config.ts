@@ -16,8 +16,8 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
-import { createOutboundRouter, GATEWAY_TEST_HOSTS, outboundService } from "./test/localnet/outbound.ts";
-import type { StackInfo } from "./test/localnet/stack.ts";
+import { createOutboundRouter, GATEWAY_TEST_HOSTS, outboundService } from "./src/cli/localnet/outbound.ts";
+import type { StackInfo } from "./src/cli/localnet/stack.ts";
 import { webhookReceiver } from "./test/support/webhook-receiver.ts";
 
 /**
@@ -66,6 +66,9 @@ export default defineConfig(async () => {
                     // A fixed test key ring (never used outside tests).
                     ENCRYPTION_KEY: "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
                     NETWORK_OVERRIDES: net.networkOverrides,
+                    // Every request reads its paywall's state, so a change is the next request's; test/gateway/paywall-state.test.ts
+                    // holds the kept state (production: 2 s) to its bound.
+                    PAYWALL_STATE_TTL_MS: "0",
                   },
                   d1Databases: ["MIGRATION_DB"],
                   durableObjects: { RACY_RATE_LIMITER: { className: "RacyRateLimiter", useSQLite: true } },

@@ -10,6 +10,7 @@ import { createWorker } from "./worker.ts";
 
 export { FacilitatorHealthObject } from "./core/facilitators/health-object.ts";
 export { RateLimiter } from "./core/rate-limit/durable-object.ts";
+export { ChannelObject } from "./core/sessions/channel-object.ts";
 export { PaymentCoordinator } from "./gateway/coordinator.ts";
 
 const worker = createWorker();

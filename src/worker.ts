@@ -11,6 +11,7 @@ import { requestId } from "./core/http/request-id.ts";
 import { serverTiming } from "./core/http/server-timing.ts";
 import { isPaymentOrigin } from "./core/payments.ts";
 import { createDashboard } from "./dashboard/app.tsx";
+import { forgetPaymentStates } from "./db/gateway.ts";
 import { createGateway } from "./gateway/app.ts";
 import { paymentOriginHeaders } from "./gateway/origin-headers.ts";
 
@@ -27,6 +28,17 @@ function staticAssets(): MiddlewareHandler<HttpEnv> {
     if (c.res.status !== 404 || (c.req.method !== "GET" && c.req.method !== "HEAD")) return;
     const asset = await c.env.ASSETS.fetch(c.req.raw);
     if (asset.status !== 404) c.res = asset;
+  };
+}
+
+/**
+ * A write through this isolate's management API or dashboard (a paywall, a service, a wallet) is the next payment
+ * request's here: the payment URLs' kept states are forgotten (other isolates honour it within PAYWALL_STATE_TTL_MS).
+ */
+function forgetStatesOnWrite(): MiddlewareHandler<HttpEnv> {
+  return async function forgetStatesOnWrite(c, next) {
+    await next();
+    if (c.req.method !== "GET" && c.req.method !== "HEAD" && c.req.method !== "OPTIONS") forgetPaymentStates();
   };
 }
 
@@ -52,7 +64,7 @@ export function createWorker() {
   const common = [requestId(), accessLog(), serverTiming()] as const;
 
   const apiOrigin = new Hono<HttpEnv>();
-  apiOrigin.use("*", ...common, secureHeaders(), staticAssets());
+  apiOrigin.use("*", ...common, secureHeaders(), staticAssets(), forgetStatesOnWrite());
   // The tenant dashboard: HTML pages with session sign-in, outside /v1 and outside the OpenAPI document.
   apiOrigin.get("/", home);
   apiOrigin.route("/dashboard", createDashboard());

@@ -101,7 +101,7 @@ export async function seedDemo(db: Db, now: Date = new Date()): Promise<{ tenant
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// The key `npm run dev -- --payments` sets up its demo paywall with (test/localnet/dev-loop.ts)
+// The key `npm run dev -- --payments` sets up its demo paywall with (src/cli/localnet/dev-loop.ts)
 
 /** Its name, as the tenant's keys and Activity show it. */
 export const DEV_SETUP_KEY_NAME = "npm run dev -- --payments (demo setup, deleted at once)";

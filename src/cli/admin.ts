@@ -22,7 +22,7 @@ import {
 import { ApiError } from "../core/http/errors.ts";
 import type { KeyStore } from "../core/keys/key-object.ts";
 import { SCOPES } from "../core/keys/scopes.ts";
-import { createSignInLink } from "../dashboard/sign-in-links.ts";
+import { createSignInLink } from "../core/sign-in-links.ts";
 import { type Db, getDb } from "../db/client.ts";
 import { formatIssues, type Issue } from "../lib/issues.ts";
 import { applyLocalMigrations, type D1Handle, openD1, pendingMigrations, REMOTE_KEY_NOTE, reserveStdout } from "./platform.ts";

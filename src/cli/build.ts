@@ -5,9 +5,6 @@
 // version: a payment SDK's update ships as its authors tested it. `npm run deploy` runs this build, then
 // `wrangler deploy`, which bundles the same inputs the same way (the same bytes) and uploads them.
 //
-// wrangler.toml's `alias` is the one substitution, for a module that never runs: mppx's server imports the MCP SDK
-// dynamically on its MCP transport path only, and the SDK is not installed (src/gateway/mpp/mcp-sdk-stub.ts).
-//
 // The size is a regression guard, not a budget: the build fails above GZIP_CEILING_KIB. What the edge pays for is
 // the Worker's startup CPU, measured by `npm run bench` (test/bench/startup.ts) against Cloudflare's startup limit.
 import { spawn } from "node:child_process";

@@ -11,7 +11,7 @@
  *    SIGINT/SIGTERM/SIGHUP, and the end of our parent (npm's shell), stop it (see stopWithUs); its exit code is ours.
  *    wrangler.toml's Cron Triggers run on their schedule meanwhile (./dev-crons.ts): the payment sweep, the cleanup.
  * With `--payments`: the local payment loop instead (chain, token, facilitator, demo upstream and paywall, then
- * `npm run buy`; see test/localnet/dev-loop.ts).
+ * `npm run buy`; see src/cli/localnet/dev-loop.ts).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { DEMO_TENANT, listAllTenants, seedDemo } from "../admin/commands.ts";
 import { SCOPES } from "../core/keys/scopes.ts";
 import { generateKeyRingSecret } from "../core/secrets/secret-box.ts";
-import { createSignInLink } from "../dashboard/sign-in-links.ts";
+import { createSignInLink } from "../core/sign-in-links.ts";
 import { getDb } from "../db/client.ts";
 import { runCronsOnSchedule, scheduledOverHttp, wranglerCrons } from "./dev-crons.ts";
 import {
@@ -174,7 +174,7 @@ async function main(): Promise<void> {
   }
   const block = await readyBlock(port);
   if (argv.includes("--payments")) {
-    const { runDevPaymentLoop } = await import("../../test/localnet/dev-loop.ts");
+    const { runDevPaymentLoop } = await import("./localnet/dev-loop.ts");
     return runDevPaymentLoop(Number(port), block);
   }
 

@@ -43,6 +43,8 @@ const ConfigSchema = z.object({
   FACILITATOR_VERIFY_TIMEOUT_MS: positiveInt(5_000),
   ENCRYPTION_KEY: z.string().optional(),
   SERVER_TIMING: z.enum(["on", "off"]).default("off"),
+  // How long an isolate answers payment URLs from its last read of their paywall's state (docs/scale.md); 0: every request.
+  PAYWALL_STATE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
   CORS_ALLOWED_ORIGINS: OriginListSchema,
   // Dev only: `npm run dev` passes it (never wrangler.toml). Honoured only with a loopback PAYMENT_BASE_URL.
   WEBHOOKS_ALLOW_LOOPBACK: z.enum(["on", "off"]).default("off"),
@@ -70,6 +72,11 @@ export interface Config {
   facilitatorVerifyTimeoutMs: number;
   encryptionKey: string | undefined;
   serverTiming: boolean;
+  /**
+   * How long after reading a payment URL's paywall state an isolate names it from that read, without a D1 statement:
+   * the bound within which a change written elsewhere (another isolate, or outside the API) is honoured.
+   */
+  paywallStateTtlMs: number;
   /** Origins whose browser pages may call the API; empty: no cross-origin access. */
   corsAllowedOrigins: string[];
   /**
@@ -117,6 +124,7 @@ export function getConfig(env: object): Config {
       facilitatorVerifyTimeoutMs: v.FACILITATOR_VERIFY_TIMEOUT_MS,
       encryptionKey: v.ENCRYPTION_KEY,
       serverTiming: v.SERVER_TIMING === "on",
+      paywallStateTtlMs: v.PAYWALL_STATE_TTL_MS,
       corsAllowedOrigins: v.CORS_ALLOWED_ORIGINS,
       webhooksAllowLoopback: v.WEBHOOKS_ALLOW_LOOPBACK === "on" && isLoopbackUrl(v.PAYMENT_BASE_URL),
       upstreamsAllowLoopback: v.UPSTREAMS_ALLOW_LOOPBACK === "on" && isLoopbackUrl(v.PAYMENT_BASE_URL),

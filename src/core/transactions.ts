@@ -35,5 +35,6 @@ export const toTransactionJson = (row: TransactionWithPaywall): TransactionJson 
   failureReason: row.failureReason,
   createdAt: row.createdAt.toISOString(),
   settledAt: row.settledAt?.toISOString() ?? null,
+  // `Paywall` in PascalCase, as the specification names the paywalls a service embeds: one spelling for an embedded paywall.
   Paywall: row.paywallSlug === null ? null : { id: row.paywallId, slug: row.paywallSlug, name: row.paywallName ?? "" },
 });

@@ -67,26 +67,66 @@ const stateName = (
     ? undefined
     : [serviceId, slug, s.catalogVersion, s.walletAddress, s.tempoWalletAddress ?? ""].join("\n");
 
+/** What a payment URL's state read named (`undefined`: a tenant without a catalog version), and when it was read. */
+interface KeptState {
+  name: string | undefined;
+  readAt: number;
+}
+
+/** Each payment URL's last state read in this isolate (`serviceId\nslug`), reused for `stateTtlMs` after it. */
+const keptStates = new BoundedCache<KeptState>(4096, () => 1);
+
+/**
+ * Forgets every payment URL's kept state in this isolate: the next request of each reads its state again. Called after
+ * a write through this isolate's management API or dashboard, so the isolate that took a write answers with it at once.
+ */
+export function forgetPaymentStates(): void {
+  keptStates.clear();
+}
+
 /**
  * The paywall behind a payment URL. One narrow read names its state (above); the whole row is read only when this
  * isolate keeps no target of that state, and kept under the state it was read at, so a kept target is only ever
- * answered for the very rows it was built from: a price or a wallet written by any path is the next request's.
+ * answered for the very rows it was built from.
+ *
+ * `stateTtlMs` (the `PAYWALL_STATE_TTL_MS` setting): for that long after a state read, this isolate names the URL's
+ * state from that read and makes no D1 statement at all; a price, an `enabled` flag or a wallet written by another
+ * isolate (or outside the API) is honoured within that bound. 0 reads the state on every request.
  */
-export async function findPaymentTarget(db: Db, serviceId: string, slug: string): Promise<PaymentTarget | undefined> {
+export async function findPaymentTarget(
+  db: Db,
+  serviceId: string,
+  slug: string,
+  stateTtlMs = 0,
+): Promise<PaymentTarget | undefined> {
+  const url = `${serviceId}\n${slug}`;
+  const now = Date.now();
+  const recent = stateTtlMs > 0 ? keptStates.get(url) : undefined;
+  if (recent && now - recent.readAt < stateTtlMs && recent.name !== undefined) {
+    const kept = keptTargets.get(recent.name);
+    if (kept) return kept;
+  }
   let queries = preparedTargets.get(db);
   if (!queries) {
     queries = { target: targetByUrl(db), state: targetStateByUrl(db) };
     preparedTargets.set(db, queries);
   }
   const state = await queries.state.get({ serviceId, slug });
-  if (!state) return undefined;
+  if (!state) {
+    keptStates.delete(url);
+    return undefined;
+  }
   const name = stateName(serviceId, slug, state);
+  keptStates.set(url, { name, readAt: now });
   const kept = name === undefined ? undefined : keptTargets.get(name);
   if (kept) return kept;
   const target = await queries.target.get({ serviceId, slug });
   if (!target) return undefined;
   const readName = stateName(serviceId, slug, { catalogVersion: target.catalogVersion, ...target.tenant });
-  if (readName !== undefined) keptTargets.set(readName, deepFreeze(target));
+  if (readName !== undefined) {
+    keptTargets.set(readName, deepFreeze(target));
+    keptStates.set(url, { name: readName, readAt: now });
+  }
   return target;
 }
 

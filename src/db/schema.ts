@@ -556,7 +556,7 @@ export type DiscoveryListingRow = typeof discoveryListings.$inferSelect;
 
 /**
  * The answer a gateway payment bought, kept so that the same payment presented again gets it again instead of a
- * second charge or a refusal (src/gateway/resend.ts). Written with the payment's `start` (the claim: which request it
+ * second charge or a refusal (src/gateway/pipeline/known.ts). Written with the payment's `start` (the claim: which request it
  * pays for, which credential, under which retry key) and moved only by the ledger's own batches: `complete` stores the
  * answer, `leaveUnknown` stores it unservable (the transaction is still PENDING), `fail` deletes the row. An answer is
  * served only while its transaction is COMPLETED and the row unexpired. `answer` is the buyer's status, headers and

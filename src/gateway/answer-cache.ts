@@ -7,7 +7,7 @@ import { type AnswerParts, bytesSha256, decodeAnswer, encodeAnswer } from "./pai
 // The edge cache of paid answers (docs/gateway.md, "Cache rules"): an upstream answer that is the same for every
 // buyer, kept per data centre in the Workers Cache API for the paywall's `cacheRules.ttlSeconds`, so the next buyer
 // who pays for the same request is answered without calling the upstream. Payment is never skipped: a hit is served
-// only from `fulfil.ts` after the buyer's own payment settled. Not the exactly-once answers (`paid-answer.ts`), which
+// only from `pipeline/fulfil.ts` after the buyer's own payment settled. Not the exactly-once answers (`paid-answer.ts`), which
 // are one payment's own and live in D1.
 
 /** The largest answer body stored; a larger one reaches the buyer and is not cached. */
@@ -68,7 +68,7 @@ export function varyingParts(
 export async function answerCacheKey(
   target: PaymentTarget,
   rules: CacheRules,
-  request: Request,
+  request: { method: string; url: string; headers: Headers },
   body: ArrayBuffer | undefined,
 ): Promise<string> {
   const bodyHash = body && body.byteLength > 0 ? await bytesSha256(body) : null;

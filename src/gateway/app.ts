@@ -1,13 +1,14 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { ApiError, CLIENT_ABORT_STATUS } from "../core/http/errors.ts";
+import { renderError } from "../core/http/render.ts";
 import { freeRoute, siwxRoute } from "./discovery/access.ts";
 import { catalogueLlms, catalogueOpenApi, favicon, serviceLlms, serviceOpenApi } from "./discovery/documents.ts";
 import type { GatewayEnv } from "./env.ts";
-import { payMpp } from "./mpp/flow.ts";
-import { gatewayError } from "./refusals.ts";
+import { mcpEndpoint } from "./mcp/endpoint.ts";
+import { METHODS } from "./pipeline/methods.ts";
 import { fulfilSignedUrl } from "./signed-url.ts";
-import { payX402 } from "./x402/flow.ts";
+import { httpHandler } from "./transport/http.ts";
 
 /** Largest buyer body forwarded upstream. */
 export const MAX_BUYER_BODY_BYTES = 1024 * 1024;
@@ -40,13 +41,13 @@ const limit: MiddlewareHandler<GatewayEnv> = async (c, next) => {
 /**
  * The payment origin's app: the buyer-facing payment URLs. No API key, no session, not part of the management API's
  * document. Every method reaches the handler so that a method outside the paywall's `allowedMethods` is a 405 with
- * `Allow`, not a 404. A new payment protocol is a folder beside `x402/` and `mpp/` whose flow verifies a payment
- * and hands it to `fulfilPayment` (fulfil.ts).
+ * `Allow`, not a 404. Each payment method of `METHODS` (pipeline/methods.ts) is one payment URL, run by the
+ * payment pipeline over the HTTP transport (transport/http.ts).
  */
 export function createGateway() {
   const gateway = new Hono<GatewayEnv>();
-  gateway.all("/api/x402/pay/:serviceId/:slug", limit, payX402);
-  gateway.all("/api/mpp/pay/:serviceId/:slug", limit, payMpp);
+  for (const [name, method] of Object.entries(METHODS))
+    gateway.all(`/api/${name}/pay/:serviceId/:slug`, limit, httpHandler(method));
   gateway.all("/api/signed/:token", limit, fulfilSignedUrl);
   // Discovery (docs/discovery.md): what agents read, and the free and wallet sign-in routes it declares.
   gateway.get("/openapi.json", catalogueOpenApi);
@@ -56,6 +57,8 @@ export function createGateway() {
   gateway.get("/api/discovery/:serviceId/llms.txt", serviceLlms);
   gateway.all("/api/public/:serviceId/*", limit, freeRoute);
   gateway.all("/api/siwx/:serviceId/*", limit, siwxRoute);
-  gateway.onError(gatewayError);
+  // The service's MCP server (docs/mcp.md): its paywalls and free routes as tools. Reads its own body, bounded.
+  gateway.all("/api/mcp/:serviceId", mcpEndpoint);
+  gateway.onError(renderError);
   return gateway;
 }

@@ -1,5 +1,6 @@
 import { createClient, encodeEventTopics, erc20Abi, http, isAddressEqual, type Log, parseEventLogs, toHex } from "viem";
 import { getBlockNumber, getTransactionReceipt, readContract } from "viem/actions";
+import type { Settlement } from "./pipeline/method.ts";
 
 /**
  * Where a payment stands on chain when the gateway could not see its settlement's answer (the facilitator's
@@ -202,4 +203,19 @@ export async function tempoChainOutcome(rpcUrl: string, p: TempoPayment, now = n
       ? { status: "FAILED", reason: "the payment's transaction expired without being mined" }
       : { status: "UNKNOWN", reason: "the payment's transaction is not mined yet" };
   }
+}
+
+/** A settlement whose answer was lost, settled from the chain: `refuse` gives the standard's refusal. */
+export async function settlementFromChain(
+  outcome: ChainOutcome,
+  settled: (txHash: string) => Promise<Record<string, string>>,
+  refuse: (reason: string) => Promise<Response> | Response,
+  txHash?: string,
+): Promise<Settlement> {
+  if (outcome.status === "COMPLETED") return { kind: "settled", txHash: outcome.txHash, headers: await settled(outcome.txHash) };
+  if (outcome.status === "FAILED") {
+    const reason = `settlement failed: ${outcome.reason}`;
+    return { kind: "refused", reason, response: await refuse(reason) };
+  }
+  return { kind: "unknown", reason: `settlement outcome unknown: ${outcome.reason}`, ...(txHash ? { txHash } : {}) };
 }

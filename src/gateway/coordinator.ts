@@ -1,6 +1,4 @@
-import type { Context } from "hono";
 import { PaymentObject } from "../core/ledger/payment-object.ts";
-import type { GatewayEnv } from "./env.ts";
 
 /**
  * One object per payment in flight (named by its transaction id): where copies of a payment wait for the request that
@@ -55,7 +53,7 @@ export async function waitForOwner(env: Env, transactionId: string, ms: number):
 }
 
 /** The owner has recorded its payment's outcome: wakes the copies waiting (after the answer, under `waitUntil`). */
-export function ownerFinished(c: Context<GatewayEnv>, transactionId: string): void {
-  const told = (async () => coordinatorOf(c.env, transactionId).finished())();
-  c.executionCtx.waitUntil(told.catch(() => {})); // unreachable: the copies read D1 after their bound
+export function ownerFinished(env: Env, defer: (work: Promise<unknown>) => void, transactionId: string): void {
+  const told = (async () => coordinatorOf(env, transactionId).finished())();
+  defer(told.catch(() => {})); // unreachable: the copies read D1 after their bound
 }

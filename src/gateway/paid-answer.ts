@@ -3,7 +3,7 @@ import type { StoredAnswer } from "../core/ledger/ledger.ts";
 import { decryptBytes, encryptBytes, secretAad } from "../core/secrets/secret-box.ts";
 import { sha256Hex } from "../lib/ids.ts";
 
-// A paid answer as the gateway keeps it for the same payment presented again (src/gateway/resend.ts): what the buyer
+// A paid answer as the gateway keeps it for the same payment presented again (src/gateway/pipeline/known.ts): what the buyer
 // was answered (status, headers, body), sealed with the key ring, and what request it answered.
 
 /**

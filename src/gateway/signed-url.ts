@@ -5,11 +5,13 @@ import { renderError } from "../core/http/render.ts";
 import { VALIDITY_WINDOW_SECONDS } from "../core/payments.ts";
 import { getDb } from "../db/client.ts";
 import { claimSignedUrl, findPaymentTargetOfPaywall, insertSignedUrl, type PaymentTarget } from "../db/gateway.ts";
-import { encodeBase64Url } from "../lib/base64.ts";
+import { decodeBase64Url, encodeBase64Url } from "../lib/base64.ts";
 import { hmacKey } from "../lib/hmac.ts";
 import { randomHex } from "../lib/ids.ts";
 import type { GatewayEnv } from "./env.ts";
-import { requireAllowedMethod, upstreamParts } from "./target.ts";
+import { methodNotAllowed, upstreamParts } from "./target.ts";
+import { buyerBody } from "./transport/body.ts";
+import { renderOutcome } from "./transport/render.ts";
 import { callUpstream } from "./upstream/call.ts";
 import { buyerResponseHeaders } from "./upstream/request.ts";
 
@@ -25,12 +27,6 @@ import { buyerResponseHeaders } from "./upstream/request.ts";
 
 const signingKey = (secret: string) => hmacKey(secret, "signed-url v1");
 
-function fromBase64Url(text: string): Uint8Array<ArrayBuffer> | undefined {
-  if (!/^[A-Za-z0-9_-]{43}$/.test(text)) return undefined;
-  const binary = atob(`${text.replaceAll("-", "+").replaceAll("_", "/")}=`);
-  return Uint8Array.from(binary, (ch) => ch.charCodeAt(0));
-}
-
 export async function signToken(secret: string, id: string, expiresAt: Date): Promise<string> {
   const message = `${id}.${expiresAt.getTime()}`;
   const mac = await crypto.subtle.sign("HMAC", await signingKey(secret), new TextEncoder().encode(message));
@@ -42,7 +38,7 @@ export async function readToken(secret: string, token: string): Promise<{ id: st
   const match = /^([A-Za-z0-9_]{1,64})\.([0-9]{1,15})\.([A-Za-z0-9_-]{43})$/.exec(token);
   if (!match) return undefined;
   const [, id, expires, sig] = match as unknown as [string, string, string, string];
-  const mac = fromBase64Url(sig);
+  const mac = decodeBase64Url(sig);
   if (!mac) return undefined;
   const valid = await crypto.subtle.verify("HMAC", await signingKey(secret), mac, new TextEncoder().encode(`${id}.${expires}`));
   return valid ? { id, expiresAt: new Date(Number(expires)) } : undefined;
@@ -50,7 +46,7 @@ export async function readToken(secret: string, token: string): Promise<{ id: st
 
 /** The answer to a settled SIGNED_URL payment: a single-use URL, valid for the paywall's validity window. */
 export async function issueSignedUrl(
-  c: Context<GatewayEnv>,
+  env: Env,
   target: PaymentTarget,
   transactionId: string,
   headers: Record<string, string>,
@@ -58,10 +54,10 @@ export async function issueSignedUrl(
   const expiresAt = new Date(Date.now() + VALIDITY_WINDOW_SECONDS * 1000);
   const id = `su_${randomHex(16)}`;
   const { paywall } = target;
-  await insertSignedUrl(getDb(c.env.DB), { id, tenantId: paywall.tenantId, paywallId: paywall.id, transactionId, expiresAt });
-  const token = await signToken(encryptionSecret(c.env), id, expiresAt);
+  await insertSignedUrl(getDb(env.DB), { id, tenantId: paywall.tenantId, paywallId: paywall.id, transactionId, expiresAt });
+  const token = await signToken(encryptionSecret(env), id, expiresAt);
   return Response.json(
-    { data: { url: `${getConfig(c.env).paymentBaseUrl}/api/signed/${token}`, expiresAt: expiresAt.toISOString() } },
+    { data: { url: `${getConfig(env).paymentBaseUrl}/api/signed/${token}`, expiresAt: expiresAt.toISOString() } },
     { status: 200, headers: { ...headers, "Cache-Control": "no-store" } },
   );
 }
@@ -76,9 +72,12 @@ export async function fulfilSignedUrl(c: Context<GatewayEnv>): Promise<Response>
   if (!claimed) throw new ApiError("NOT_FOUND", "This link is invalid, has expired or was already used");
   const target = await findPaymentTargetOfPaywall(db, claimed.paywallId);
   if (!target) throw new ApiError("NOT_FOUND", "The paywall behind this link no longer exists");
-  requireAllowedMethod(c, target);
-  const parts = await upstreamParts(c, target, c.req.raw);
-  const outcome = await callUpstream(c.req.method, parts, target.paywall.timeout);
+  const notAllowed = methodNotAllowed(c.req.method, target);
+  if (notAllowed) throw notAllowed;
+  const { method, url, headers } = c.req.raw;
+  const parts = await upstreamParts(c.env, target, { method, url, headers, body: await buyerBody(c) });
+  if (!parts.ok) return renderOutcome(c, parts.stop);
+  const outcome = await callUpstream(c.req.method, parts.value, target.paywall.timeout);
   if (outcome.kind === "timeout") {
     c.set("errorCode", "UPSTREAM_TIMEOUT");
     return renderError(new ApiError("GATEWAY_TIMEOUT", "The upstream did not answer in time"), c);

@@ -64,93 +64,103 @@ export async function sweepPendingPayments(
 ): Promise<SweepResult> {
   const started = Date.now();
   const db = getDb(env.DB);
-  const table = networkTable(env);
   const rows = await findPendingPayments(db, new Date(now.getTime() - SWEEP_MIN_AGE_MS), SWEEP_BATCH);
   const result: SweepResult = { checked: 0, completed: 0, failed: 0, pending: 0, errors: 0, deferred: 0 };
   const rpcFailures = new Map<string, number>();
   const stillPending: string[] = [];
-  for (const { pending, transaction: t, answerKept, requestFinished } of rows) {
+  for (const row of rows) {
+    const { transaction: t } = row;
     if (Date.now() - started >= deadlineMs || (rpcFailures.get(t.network) ?? 0) >= SWEEP_RPC_FAILURES) {
       result.deferred++;
       continue;
     }
     result.checked++;
-    const entry = table[t.network as NetworkId];
-    const x402Outcome = (rpcUrl: string) =>
-      x402ChainOutcome(
-        rpcUrl,
-        {
-          asset: pending.asset as `0x${string}`,
-          payer: (t.payerAddress ?? "") as `0x${string}`,
-          nonce: pending.reference as `0x${string}`,
-          validBefore: pending.validBefore,
-          payTo: pending.payTo as `0x${string}`,
-          amount: t.amount,
-        },
-        now,
-      );
-    let outcome: ChainOutcome = !entry
-      ? { status: "UNKNOWN", reason: "the network is not in the network table" }
-      : t.protocol === "x402"
-        ? await x402Outcome(entry.rpcUrl)
-        : await tempoChainOutcome(
-            entry.rpcUrl,
-            { hash: pending.reference as `0x${string}`, validBefore: pending.validBefore },
-            now,
-          );
-    // Its upstream answered and the answer is kept, its request died before recording an outcome, and the buyer's
-    // authorization is unused and valid long enough to settle: the sweep settles it, then reads the chain again.
-    if (
-      entry &&
-      outcome.status === "UNKNOWN" &&
-      outcome.unused &&
-      pending.settlement &&
-      answerKept &&
-      !requestFinished &&
-      pending.validBefore.getTime() - now.getTime() > SWEEP_SETTLE_MARGIN_MS
-    ) {
-      await sendSweepSettlement(env, t.tenantId, pending.reference, pending.settlement).catch(() => {});
-      outcome = await x402Outcome(entry.rpcUrl);
-    }
+    const outcome = await sweptOutcome(env, row, now);
     if (outcome.status === "UNKNOWN") {
       result.pending++;
       stillPending.push(t.id);
       if (outcome.reason === CHAIN_UNREACHABLE) rpcFailures.set(t.network, (rpcFailures.get(t.network) ?? 0) + 1);
-      if (pending.attempts + 1 >= SWEEP_ATTENTION_ATTEMPTS) {
-        console.warn(
-          JSON.stringify({
-            gateway: "payment-needs-attention",
-            transactionId: t.id,
-            network: t.network,
-            attempts: pending.attempts + 1,
-            since: t.createdAt,
-            reason: outcome.reason,
-          }),
-        );
-      }
+      if (row.pending.attempts + 1 >= SWEEP_ATTENTION_ATTEMPTS) needsAttention(row, outcome.reason);
       continue;
     }
-    // The transaction keeps its paywall's ids, so a deleted paywall's payment is recorded all the same.
-    const ref: PaymentRef = {
-      transactionId: t.id,
-      tenantId: t.tenantId,
-      paywallId: t.paywallId,
-      serviceId: t.serviceId,
-      protocol: t.protocol,
-      network: t.network as NetworkId,
-      amount: t.amount,
-    };
-    const bySweep = { statusCode: null, responseTime: null, settledBy: "sweep" } as const;
-    try {
-      const moved =
-        outcome.status === "COMPLETED"
-          ? await completePayment(db, ref, outcome.txHash, bySweep, undefined, outbox)
-          : await failPayment(db, ref, outcome.reason, bySweep, outbox);
-      if (moved) result[outcome.status === "COMPLETED" ? "completed" : "failed"]++;
-    } catch {
-      result.errors++;
-    }
+    const moved = await recordSwept(db, t, outcome, outbox);
+    if (moved) result[moved]++;
   }
   await notePaymentsChecked(db, stillPending, now);
   return result;
+}
+
+type PendingRow = Awaited<ReturnType<typeof findPendingPayments>>[number];
+
+/**
+ * Where a PENDING payment stands on chain. Its upstream answered and the answer is kept, its request died before
+ * recording an outcome, and the buyer's authorization is unused and valid long enough to settle: the sweep settles
+ * it, then reads the chain again.
+ */
+async function sweptOutcome(env: Env, { pending, transaction: t, answerKept, requestFinished }: PendingRow, now: Date) {
+  const entry = networkTable(env)[t.network as NetworkId];
+  if (!entry) return { status: "UNKNOWN", reason: "the network is not in the network table" } as const;
+  const x402Outcome = () =>
+    x402ChainOutcome(
+      entry.rpcUrl,
+      {
+        asset: pending.asset as `0x${string}`,
+        payer: (t.payerAddress ?? "") as `0x${string}`,
+        nonce: pending.reference as `0x${string}`,
+        validBefore: pending.validBefore,
+        payTo: pending.payTo as `0x${string}`,
+        amount: t.amount,
+      },
+      now,
+    );
+  const outcome: ChainOutcome =
+    t.protocol === "x402"
+      ? await x402Outcome()
+      : await tempoChainOutcome(
+          entry.rpcUrl,
+          { hash: pending.reference as `0x${string}`, validBefore: pending.validBefore },
+          now,
+        );
+  const settleable = outcome.status === "UNKNOWN" && outcome.unused && answerKept && !requestFinished;
+  if (!settleable || !pending.settlement || pending.validBefore.getTime() - now.getTime() <= SWEEP_SETTLE_MARGIN_MS) {
+    return outcome;
+  }
+  await sendSweepSettlement(env, t.tenantId, pending.reference, pending.settlement).catch(() => {});
+  return x402Outcome();
+}
+
+/** A payment the sweep asked about `SWEEP_ATTENTION_ATTEMPTS` times, logged. */
+function needsAttention({ pending, transaction: t }: PendingRow, reason: string): void {
+  const line = { gateway: "payment-needs-attention", transactionId: t.id, network: t.network, attempts: pending.attempts + 1 };
+  console.warn(JSON.stringify({ ...line, since: t.createdAt, reason }));
+}
+
+/** The chain's outcome as the ledger's own move; one the request recorded meanwhile is left as it is. */
+async function recordSwept(
+  db: ReturnType<typeof getDb>,
+  t: PendingRow["transaction"],
+  outcome: Exclude<ChainOutcome, { status: "UNKNOWN" }>,
+  outbox: Outbox | undefined,
+): Promise<"completed" | "failed" | "errors" | undefined> {
+  // The transaction keeps its paywall's ids, so a deleted paywall's payment is recorded all the same.
+  const ref: PaymentRef = {
+    transactionId: t.id,
+    tenantId: t.tenantId,
+    paywallId: t.paywallId,
+    serviceId: t.serviceId,
+    protocol: t.protocol,
+    network: t.network as NetworkId,
+    amount: t.amount,
+  };
+  const bySweep = { statusCode: null, responseTime: null, settledBy: "sweep" } as const;
+  try {
+    const moved =
+      outcome.status === "COMPLETED"
+        ? await completePayment(db, ref, outcome.txHash, bySweep, undefined, outbox)
+        : await failPayment(db, ref, outcome.reason, bySweep, outbox);
+    if (!moved) return undefined;
+    return outcome.status === "COMPLETED" ? "completed" : "failed";
+  } catch {
+    return "errors";
+  }
 }

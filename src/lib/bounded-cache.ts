@@ -41,6 +41,12 @@ export class BoundedCache<V> {
     this.size -= this.lengthOf(old);
   }
 
+  /** Drops every entry. */
+  clear(): void {
+    this.entries.clear();
+    this.size = 0;
+  }
+
   /** The entries' total length. */
   get chars(): number {
     return this.size;

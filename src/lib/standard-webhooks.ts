@@ -9,34 +9,31 @@
  * Pure: runs in workerd and in Node.
  */
 
+import { decodeBase64, encodeBase64 } from "./base64.ts";
+
 export const SECRET_PREFIX = "whsec_";
 const SECRET_BYTES = 32;
 
-const toBase64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
-
-function fromBase64(text: string): Uint8Array | null {
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(text) || text.length % 4 !== 0) return null;
-  const binary = atob(text);
-  return Uint8Array.from(binary, (ch) => ch.charCodeAt(0));
-}
+/** The key bytes of a secret's base64, which carries its padding (as `newWebhookSecret` writes it). */
+const secretKey = (text: string) => (text.length % 4 === 0 ? decodeBase64(text) : undefined);
 
 /** A fresh signing secret: `whsec_` and 32 random bytes in base64. */
-export const newWebhookSecret = (): string => SECRET_PREFIX + toBase64(crypto.getRandomValues(new Uint8Array(SECRET_BYTES)));
+export const newWebhookSecret = (): string => SECRET_PREFIX + encodeBase64(crypto.getRandomValues(new Uint8Array(SECRET_BYTES)));
 
 /** Whether `secret` is a well-formed signing secret (`whsec_` and base64 of at least 24 bytes). */
 export function isWebhookSecret(secret: string): boolean {
   if (!secret.startsWith(SECRET_PREFIX)) return false;
-  const bytes = fromBase64(secret.slice(SECRET_PREFIX.length));
-  return bytes !== null && bytes.length >= 24 && bytes.length <= 64;
+  const bytes = secretKey(secret.slice(SECRET_PREFIX.length));
+  return bytes !== undefined && bytes.length >= 24 && bytes.length <= 64;
 }
 
 /** `v1,<base64 signature>` of one delivery under one secret. */
 export async function webhookSignature(secret: string, id: string, timestamp: number, body: string): Promise<string> {
-  const key = isWebhookSecret(secret) ? fromBase64(secret.slice(SECRET_PREFIX.length)) : null;
+  const key = isWebhookSecret(secret) ? secretKey(secret.slice(SECRET_PREFIX.length)) : undefined;
   if (!key) throw new Error("Not a webhook signing secret");
   const hmac = await crypto.subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   const mac = await crypto.subtle.sign("HMAC", hmac, new TextEncoder().encode(`${id}.${timestamp}.${body}`));
-  return `v1,${toBase64(new Uint8Array(mac))}`;
+  return `v1,${encodeBase64(new Uint8Array(mac))}`;
 }
 
 /** The three Standard Webhooks headers of a delivery, signed with every secret given (current first). */

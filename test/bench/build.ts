@@ -1,7 +1,7 @@
 // Builds what the benchmark runs: the production bundle (exactly what `npm run deploy` uploads) and the fixtures.
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { readFile, writeFile } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
 import { buildWorker, GZIP_CEILING_KIB } from "../../src/cli/build.ts";
@@ -75,5 +75,27 @@ export async function bundleFixture(entry: string, outfile: string): Promise<str
     external: ["cloudflare:*", "node:*"],
     logLevel: "error",
   });
+  return outfile;
+}
+
+/**
+ * A wrapper around the production bundle (fixtures/d1-count.ts), written beside it: its import of `__APP__` names the
+ * bundle's own file, so the wrapper runs exactly the bundle's code.
+ */
+export async function bundleAppWrapper(entry: string, appScript: string, name: string): Promise<string> {
+  const outfile = join(dirname(appScript), name);
+  await build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2024",
+    conditions: ["workerd", "worker", "browser"],
+    external: ["cloudflare:*", "node:*", "__APP__"],
+    logLevel: "error",
+  });
+  const text = await readFile(outfile, "utf8");
+  await writeFile(outfile, text.replaceAll('"__APP__"', JSON.stringify(`./${basename(appScript)}`)));
   return outfile;
 }

@@ -2,6 +2,7 @@
 import type { QueryPlan } from "./explain.ts";
 import type { Accounting, LoadResult } from "./load.ts";
 import type { Overhead } from "./overhead.ts";
+import type { RecordsReport } from "./records.ts";
 import type { Scenario } from "./scenarios.ts";
 import type { StartupReport } from "./startup.ts";
 import type { Verdict } from "./targets.ts";
@@ -60,6 +61,8 @@ export interface BenchReport {
     buildMs: number;
   };
   startup?: StartupReport;
+  /** The records of N paid requests reaching D1 (records.ts). */
+  records?: RecordsReport;
   scenarios: ScenarioReport[];
   targets: (Verdict & { name: string })[];
 }
@@ -129,6 +132,13 @@ export function renderTable(report: BenchReport): string {
     `bundle (${b.bundler}): ${num(b.bytes / 1024, 1)} KiB, gzip ${num(b.wranglerGzipKiB ?? b.gzipKiB)} KiB` +
       ` (${b.wranglerGzipKiB === undefined ? "gzip -6 here" : `wrangler; gzip -6 here: ${num(b.gzipKiB)} KiB`}); ceiling ${b.ceilingKiB} KiB gzip`,
   );
+  const r = report.records;
+  if (r)
+    out.push(
+      `records of ${r.requests} paid requests reaching D1 (records.ts, every statement the bundle issued counted): ` +
+        `${r.paid} paid, ${r.visible} visible as COMPLETED; ${r.statements} D1 statements = ${num(r.statementsPer1000)} per 1,000; ` +
+        `answer → visible p50 ${num(r.delay.p50, 0)} ms, p99 ${num(r.delay.p99, 0)} ms, max ${num(r.delay.max, 0)} ms`,
+    );
   const st = report.startup;
   if (st) {
     const sdks = (list: string[] | undefined) => (list === undefined ? "not checked" : list.length ? list.join(", ") : "none");

@@ -12,13 +12,14 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { Miniflare } from "miniflare";
-import { buildApp, bundleFixture, prebuiltApp } from "./build.ts";
+import { buildApp, bundleAppWrapper, bundleFixture, prebuiltApp } from "./build.ts";
 import { cpuSampler, findWorkerd } from "./cpu.ts";
 import { explain } from "./explain.ts";
 import { account, prime, probe, type RawLoad, runLoad, summarize, unexpectedIn } from "./load.ts";
 import { overhead, type Traced } from "./overhead.ts";
+import { measureRecords, RECORDS, type RecordsReport } from "./records.ts";
 import { type BenchReport, renderTable, type ScenarioReport } from "./report.ts";
-import { DEFAULT_FLOOR, DEFAULTS, REFERENCES, SCENARIOS, type Scenario, type Seeded } from "./scenarios.ts";
+import { DEFAULT_FLOOR, DEFAULTS, REFERENCES, recordsSeed, SCENARIOS, type Scenario, type Seeded } from "./scenarios.ts";
 import { createContext, remoteD1, seedBase } from "./seed.ts";
 import { type StandIns, startStandIns } from "./stand-ins.ts";
 import { type Metafile, measureStartup } from "./startup.ts";
@@ -39,6 +40,8 @@ const { values: args } = parseArgs({
     out: { type: "string" },
     "stand-in-port": { type: "string" },
     script: { type: "string" },
+    "no-startup": { type: "boolean", default: false },
+    records: { type: "string" },
   },
 });
 
@@ -69,6 +72,14 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => void cleanup().finally(() => process.exit(130)));
 }
 
+/** Whether the records measurement runs: in a whole run, or when `--only` names it. */
+const recordsWanted = () =>
+  !args.only ||
+  args.only
+    .toLowerCase()
+    .split("|")
+    .some((w) => RECORDS.toLowerCase().includes(w.trim()));
+
 function selected(): Scenario[] {
   if (!args.only) return SCENARIOS;
   // Names contain commas ("list, 100,000 paywalls"): `|` separates; `,` too when the whole text matches no name.
@@ -76,8 +87,8 @@ function selected(): Scenario[] {
   const whole = SCENARIOS.some((s) => s.name.toLowerCase().includes(only.trim()));
   const wanted = (only.includes("|") ? only.split("|") : whole ? [only] : only.split(",")).map((s) => s.trim());
   const picked = SCENARIOS.filter((s) => wanted.some((w) => s.name.toLowerCase().includes(w)));
-  if (picked.length === 0)
-    throw new Error(`--only ${args.only}: no scenario matches (${SCENARIOS.map((s) => s.name).join(" | ")})`);
+  if (picked.length === 0 && !recordsWanted())
+    throw new Error(`--only ${args.only}: no scenario matches (${[...SCENARIOS.map((s) => s.name), RECORDS].join(" | ")})`);
   return picked;
 }
 
@@ -100,32 +111,38 @@ async function main(): Promise<number> {
   log("building the production bundle and the fixtures");
   const fixture = (name: string) =>
     bundleFixture(join(import.meta.dirname, `fixtures/${name}.ts`), join(tmp!, `${name}/index.js`));
-  const [app, ceilingScript, floorScript, d1Script, outboundScript, vars] = await Promise.all([
+  const [app, ceilingScript, floorScript, d1Script, outboundScript, peerScript, vars] = await Promise.all([
     args.script ? prebuiltApp(resolve(args.script)) : buildApp(join(tmp, "app")),
     fixture("ceiling"),
     fixture("storage-floor"),
     fixture("d1-remote"),
     fixture("outbound"),
+    fixture("x402-peer"),
     readVars(ROOT),
   ]);
   log(
     `bundle (${app.bundler}) ${(app.bytes / 1024).toFixed(1)} KiB, gzip ${app.wranglerGzipKiB ?? app.gzipKiB} KiB (${app.ms} ms)`,
   );
   // Before any load: the probes start workerd processes of their own, one at a time, on a machine otherwise idle.
-  const startup = await measureStartup({
-    root: ROOT,
-    scriptPath: app.scriptPath,
-    vars,
-    storageDir: join(tmp, "startup"),
-    metafile: app.metafilePath ? (JSON.parse(await readFile(app.metafilePath, "utf8")) as Metafile) : undefined,
-    log,
-  });
-  log(
-    `startup: ${startup.startupMs} ms CPU per isolate (limit ${startup.limitMs} ms); first requests: ` +
-      startup.firstRequests.map((r) => `${r.name} ${r.firstMs} ms`).join(", ") +
-      ` (${(startup.ms / 1000).toFixed(1)} s)`,
-  );
+  // `--no-startup` (development, on a loaded machine): no startup figures, their targets SKIP.
+  const startup = args["no-startup"]
+    ? undefined
+    : await measureStartup({
+        root: ROOT,
+        scriptPath: app.scriptPath,
+        vars,
+        storageDir: join(tmp, "startup"),
+        metafile: app.metafilePath ? (JSON.parse(await readFile(app.metafilePath, "utf8")) as Metafile) : undefined,
+        log,
+      });
+  if (startup)
+    log(
+      `startup: ${startup.startupMs} ms CPU per isolate (limit ${startup.limitMs} ms); first requests: ` +
+        startup.firstRequests.map((r) => `${r.name} ${r.firstMs} ms`).join(", ") +
+        ` (${(startup.ms / 1000).toFixed(1)} s)`,
+    );
 
+  const countScript = await bundleAppWrapper(join(import.meta.dirname, "fixtures/d1-count.ts"), app.scriptPath, "d1-count.js");
   const stand = await startStandIns(standInPort);
   standIns = stand;
   const workers = await startWorkers({
@@ -136,6 +153,8 @@ async function main(): Promise<number> {
     floorScript,
     d1Script,
     outboundScript,
+    peerScript,
+    countScript,
     vars,
   });
   mf = workers.mf;
@@ -150,6 +169,7 @@ async function main(): Promise<number> {
     workers.urls.app,
     (msg) => log(`  seed: ${msg}`),
     workers.urls.payments,
+    workers.urls.peer,
   );
   await seedBase(ctx);
   log(`seeded ${ctx.base.length} tenants × ${ctx.base[0]?.keys.length} keys`);
@@ -319,6 +339,29 @@ async function main(): Promise<number> {
     );
   }
 
+  // The records of N paid requests reaching D1 (records.ts), on the app-count worker, after the load.
+  let records: RecordsReport | undefined;
+  if (recordsWanted()) {
+    const n = positive("records", args.records, true) ?? 1000;
+    if (BUDGET_MS - (Date.now() - started) < 40_000) log(`${RECORDS}: skipped (time budget)`);
+    else {
+      log(`${RECORDS}: ${n} paid requests, 32 at a time, on the counting worker`);
+      const { seeded, paywallId } = await recordsSeed(ctx, workers.urls["payments-count"]);
+      records = await measureRecords({
+        countUrl: workers.urls["app-count"],
+        paymentsUrl: workers.urls["payments-count"],
+        d1,
+        seeded,
+        paywallId,
+        requests: n,
+        concurrency: 32,
+        // The poll's wait (≤ 15 s, most often well under a second) and the teardown after the last request.
+        sendUntil: started + BUDGET_MS - 25_000,
+        log,
+      });
+    }
+  }
+
   const ceiling = reports.find((r) => r.target === "ceiling")?.load;
   const floorAlone = reports.find((r) => r.target === "floor")?.load;
   for (const r of reports) {
@@ -368,7 +411,7 @@ async function main(): Promise<number> {
   }));
   const targets = TARGETS.map((t) => ({
     name: t.name,
-    ...t.check({ scenarios: measured, bundleGzipKiB, bundleCeilingKiB: app.ceilingKiB, startup }),
+    ...t.check({ scenarios: measured, bundleGzipKiB, bundleCeilingKiB: app.ceilingKiB, startup, records }),
   }));
 
   const report: BenchReport = {
@@ -384,6 +427,7 @@ async function main(): Promise<number> {
       buildMs: app.ms,
     },
     startup,
+    records,
     scenarios: reports,
     targets,
   };

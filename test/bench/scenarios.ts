@@ -30,7 +30,16 @@ import { lastUtcDays } from "../../src/lib/utc-days.ts";
 import { COOKIE_KEY } from "./load.ts";
 import { type ApiResponse, type BenchContext, cloneSeries, inPool } from "./seed.ts";
 import { STAND_IN_HOSTS } from "./stand-ins.ts";
-import { MPP_CHALLENGE, X402_CACHED, X402_CHALLENGE, X402_PAID, X402_RESEND } from "./targets.ts";
+import {
+  MPP_CHALLENGE,
+  X402_CACHED,
+  X402_CHALLENGE,
+  X402_ONE_TENANT,
+  X402_PAID,
+  X402_PEER,
+  X402_RESEND,
+  X402_TENANTS,
+} from "./targets.ts";
 import { BENCH_CAPS, BENCH_ENCRYPTION_KEY, type WorkerName } from "./workers.ts";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -71,7 +80,7 @@ export interface Seeded {
 export interface Scenario {
   name: string;
   /** Which worker takes the load: the app, or a reference fixture. */
-  target: Extract<WorkerName, "app" | "ceiling" | "floor">;
+  target: Extract<WorkerName, "app" | "ceiling" | "floor" | "peer">;
   method: Method;
   path: string;
   body?: unknown;
@@ -424,18 +433,12 @@ const nonceOf = (vars: Vars) => `0x${RUN_NONCE}${seqHex(vars)}`;
  * signature, so the signature is a fixed 65-byte value). The terms come from the gateway's own 402 challenge, decoded
  * by @x402/core. The nonce also goes in the query (`n`), which the gateway forwards: the stand-in upstream logs it.
  */
-const paidX402 = async (ctx: BenchContext, slug?: string): Promise<Seeded> => {
-  const tenant = await gatewayTenant(ctx);
-  const t = { ...tenant, slug: slug ?? tenant.slug };
-  const path = payPath("x402", t);
-  const res = await fetch(ctx.paymentUrl + path);
-  const header = res.headers.get("PAYMENT-REQUIRED");
-  if (res.status !== 402 || !header) throw new Error(`seeding the paid scenario: the challenge answered ${res.status}`);
-  const required = decodePaymentRequiredHeader(header);
+/** A fresh x402 payment per sequence for a challenge's first requirement (see `paidX402`). */
+const paymentFor = (required: ReturnType<typeof decodePaymentRequiredHeader>) => {
   const accepted = required.accepts[0]!;
   const payer = `0x${randomHex(20)}`;
   const signature = `0x${"1b".repeat(65)}`;
-  const payment = (vars: Vars): PaymentPayload => ({
+  return (vars: Vars): PaymentPayload => ({
     x402Version: 2,
     resource: required.resource,
     accepted,
@@ -453,6 +456,92 @@ const paidX402 = async (ctx: BenchContext, slug?: string): Promise<Seeded> => {
     // The 402's extensions, as x402 clients copy them (its challenge-nonce proves a resend is the buyer's).
     extensions: required.extensions,
   });
+};
+
+/** The 402 challenge of a payment URL, decoded. */
+const challengeAt = async (ctx: BenchContext, path: string) => {
+  const res = await fetch(ctx.paymentUrl + path);
+  const header = res.headers.get("PAYMENT-REQUIRED");
+  if (res.status !== 402 || !header)
+    throw new Error(`seeding ${path}: the challenge answered ${res.status} ${(await res.text()).slice(0, 300)}`);
+  return decodePaymentRequiredHeader(header);
+};
+
+/**
+ * 1,000 tenants paying at once: the gateway tenant's own rows (tenant, service, ROUTE paywall) copied 1,000 times
+ * (`cloneSeries`: ids and e-mails varied, the insert triggers move each copy's catalog version), each URL's own
+ * challenge read while seeding. A sealed value is bound to its row's id, so the copies carry none (the service's
+ * auth `none`, the paywall without headers): the one-tenant row is the first copy, doing the very same work.
+ */
+export const TENANT_COUNT = 1000;
+const tenantCopies = (ctx: BenchContext) =>
+  ctx.once("tenant copies", async () => {
+    const t = await gatewayTenant(ctx);
+    const tag = randomHex(4);
+    const template = await ctx.d1
+      .prepare("SELECT id FROM paywalls WHERE service_id = ?1 AND slug = ?2")
+      .bind(t.serviceId, t.slug)
+      .first<string>("id");
+    if (!template) throw new Error("seeding the tenants scenario: no gateway paywall");
+    // `printf`: the sequence's numbers may arrive as REALs (1.0), which `||` would spell so.
+    const n = "printf('%d', n)";
+    const tenantOfN = `'tn_${tag}_' || ${n}`;
+    const serviceOfN = `'sv_${tag}_' || ${n}`;
+    await cloneSeries(ctx.d1, "tenants", t.tenantId, TENANT_COUNT, {
+      id: tenantOfN,
+      email: `'t${tag}-' || ${n} || '@bench.test'`,
+    });
+    await cloneSeries(ctx.d1, "services", t.serviceId, TENANT_COUNT, {
+      id: serviceOfN,
+      tenant_id: tenantOfN,
+      auth_method: "'none'",
+      auth_config: "'{}'",
+    });
+    await cloneSeries(ctx.d1, "paywalls", template, TENANT_COUNT, {
+      id: `'pw_${tag}_' || ${n}`,
+      tenant_id: tenantOfN,
+      service_id: serviceOfN,
+      headers: "NULL",
+    });
+    const paths = Array.from({ length: TENANT_COUNT }, (_, i) =>
+      payPath("x402", { serviceId: `sv_${tag}_${i + 1}`, slug: t.slug }),
+    );
+    const payments: ((vars: Vars) => PaymentPayload)[] = [];
+    await inPool(paths.length, 16, async (i) => {
+      payments[i] = paymentFor(await challengeAt(ctx, paths[i]!));
+    });
+    return { paths, payments };
+  });
+
+/** The paid request, each sequence paying the next of the first `tenants` copies in turn. */
+const copiesPaying =
+  (tenants: number) =>
+  async (ctx: BenchContext): Promise<Seeded> => {
+    const { paths, payments } = await tenantCopies(ctx);
+    const which = (vars: Vars) => Number(vars.seq ?? 0) % tenants;
+    return {
+      keys: [],
+      steps: [
+        {
+          method: "GET",
+          path: (vars) => `${paths[which(vars)]}?n=${nonceOf(vars)}`,
+          headers: (vars) => ({ "PAYMENT-SIGNATURE": encodePaymentSignatureHeader(payments[which(vars)]!(vars)) }),
+        },
+      ],
+    };
+  };
+
+const paidX402 = async (ctx: BenchContext, slug?: string, peer?: boolean): Promise<Seeded> => {
+  const tenant = await gatewayTenant(ctx);
+  const t = { ...tenant, slug: slug ?? tenant.slug };
+  const path = payPath("x402", t);
+  const required = await challengeAt(ctx, path);
+  const accepted = required.accepts[0]!;
+  if (peer) {
+    const given = await fetch(`${ctx.peerUrl}/__terms`, { method: "POST", body: JSON.stringify(accepted) });
+    if (given.status !== 204) throw new Error(`seeding the peer row: its terms answered ${given.status}`);
+  }
+  const payment = paymentFor(required);
   return {
     keys: [],
     tenantId: t.tenantId,
@@ -467,6 +556,24 @@ const paidX402 = async (ctx: BenchContext, slug?: string): Promise<Seeded> => {
     ],
   };
 };
+
+/** The records measurement (records.ts): the paid request on another worker's payment origin, and its paywall's id. */
+export const recordsSeed = async (ctx: BenchContext, paymentUrl: string) => {
+  const seeded = await paidX402({ ...ctx, paymentUrl });
+  const t = await gatewayTenant(ctx);
+  const paywallId = await ctx.d1
+    .prepare("SELECT id FROM paywalls WHERE service_id = ?1 AND slug = ?2")
+    .bind(t.serviceId, t.slug)
+    .first<string>("id");
+  if (!paywallId) throw new Error("seeding the records measurement: no gateway paywall");
+  return { seeded, paywallId };
+};
+
+/**
+ * The peer row: the same paid request (a fresh payment for the same terms, the same nonce in `n`) sent to the x402
+ * SDK's own resource server (fixtures/x402-peer.ts), which verifies, forwards and settles at the same stand-ins.
+ */
+const peerX402 = async (ctx: BenchContext): Promise<Seeded> => ({ ...(await paidX402(ctx, undefined, true)), tagOf: undefined });
 
 /**
  * One paid x402 request, made once while seeding (verified, forwarded, settled, its answer kept), then sent again by
@@ -713,6 +820,40 @@ export const SCENARIOS: Scenario[] = [
     read: false,
     seed: paidX402,
     floor: PAID_FLOOR,
+  },
+  {
+    // One of the tenant copies paying alone: the base of the comparison below (the same work per request).
+    name: X402_ONE_TENANT,
+    target: "app",
+    origin: "payment",
+    method: "GET",
+    path: "/api/x402/pay/{serviceId}/{slug}",
+    pathFromSeed: true,
+    read: false,
+    seed: copiesPaying(1),
+    floor: PAID_FLOOR,
+  },
+  {
+    // The same paid request spread over 1,000 tenants, measured in slices interleaved with the one tenant's.
+    name: X402_TENANTS,
+    target: "app",
+    origin: "payment",
+    method: "GET",
+    path: "/api/x402/pay/{serviceId}/{slug}",
+    pathFromSeed: true,
+    read: false,
+    seed: copiesPaying(TENANT_COUNT),
+    floor: PAID_FLOOR,
+    compareWith: X402_ONE_TENANT,
+  },
+  {
+    // Measured right after the paid request, in the same run, against the same stand-ins: the target is their ratio.
+    name: X402_PEER,
+    target: "peer",
+    method: "GET",
+    path: "/api/x402/pay/{serviceId}/{slug}",
+    read: false,
+    seed: peerX402,
   },
   {
     name: X402_RESEND,

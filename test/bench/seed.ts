@@ -104,6 +104,8 @@ export interface BenchContext {
   appUrl: string;
   /** The same app's payment origin (its `PAYMENT_BASE_URL`): the gateway's buyer-facing URLs. */
   paymentUrl: string;
+  /** The peer row's worker (fixtures/x402-peer.ts). */
+  peerUrl: string;
   /** Progress line on stderr (the runner's log). */
   log(msg: string): void;
   /** One request to the app with `Authorization: Bearer <key>`; a JSON body if `body` is given. */
@@ -125,6 +127,7 @@ export function createContext(
   appUrl: string,
   log: (msg: string) => void = () => {},
   paymentUrl = appUrl,
+  peerUrl = "",
 ): BenchContext {
   const db = getDb(d1);
   const memo = new Map<string, Promise<unknown>>();
@@ -133,6 +136,7 @@ export function createContext(
     d1,
     appUrl,
     paymentUrl,
+    peerUrl,
     log,
     api: async (method, path, key, body) => {
       const res = await fetch(appUrl + path, {

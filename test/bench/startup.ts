@@ -34,8 +34,8 @@ import { applyMigrations, BENCH_ENCRYPTION_KEY, COMPAT, freePort, paymentOriginO
 
 const STARTUP_ROUNDS = 3;
 const WARM_REPEATS = 5;
-/** The payment SDKs, and what only they pull in (their own node_modules). */
-const PAYMENT_SDK = /(?:^|\/)node_modules\/(@x402\/[^/]+|mppx)\//;
+/** The payment SDKs and the MCP SDK, and what only they pull in (their own node_modules). */
+const PAYMENT_SDK = /(?:^|\/)node_modules\/(@x402\/[^/]+|mppx|@modelcontextprotocol\/sdk|@cfworker\/json-schema)\//;
 
 export interface FirstRequest {
   name: string;

@@ -2,6 +2,7 @@
 // scenario's expected 402s are not errors.
 import { describe, expect, it } from "vitest";
 import type { Overhead } from "./overhead.ts";
+import type { RecordsReport } from "./records.ts";
 import {
   type Measured,
   MPP_CHALLENGE,
@@ -10,7 +11,10 @@ import {
   TARGETS,
   type TargetInput,
   X402_CHALLENGE,
+  X402_ONE_TENANT,
   X402_PAID,
+  X402_PEER,
+  X402_TENANTS,
 } from "./targets.ts";
 
 const measured = (name: string, fields: Partial<Measured>): Measured => ({
@@ -59,6 +63,68 @@ describe("gateway targets", () => {
     expect(at(301).detail).toContain("3.01× the floor's p99 100.00 ms");
     // Without requests joined with the stand-ins' log there is nothing to compare: SKIP, never a PASS.
     expect(verdict(X402_PAID, [measured(X402_PAID, { floorP99: 100 })]).status).toBe("SKIP");
+  });
+
+  it("the paid request: 0 D1 statements, 60% of the floor's req/s, p99 ≤ 2× the floor's: today's 11 statements FAIL", () => {
+    const paid = (fields: Partial<Measured>) => [measured(X402_PAID, fields)];
+    const zero = `${X402_PAID}: 0 D1 statements`;
+    expect(verdict(zero, paid({ statementsPerReq: 0 })).status).toBe("PASS");
+    expect(verdict(zero, paid({ statementsPerReq: 11 })).detail).toBe("11.00 statements/req");
+    expect(verdict(zero, paid({ statementsPerReq: 11 })).status).toBe("FAIL");
+    expect(verdict(`${X402_PAID} ≥ 60%`, paid({ ratioToFloor: 0.6 })).status).toBe("PASS");
+    expect(verdict(`${X402_PAID} ≥ 60%`, paid({ ratioToFloor: 0.27 })).status).toBe("FAIL");
+    const p99 = `${X402_PAID}: p99 ≤ 2×`;
+    expect(verdict(p99, paid({ p99ToFloor: 2, floorP99: 50 })).status).toBe("PASS");
+    expect(verdict(p99, paid({ p99ToFloor: 2.01, floorP99: 50 })).status).toBe("FAIL");
+  });
+
+  it("the peer row: our paid request's req/s ÷ the SDK resource server's, held to 0.8", () => {
+    const name = `${X402_PAID} ≥ 0.8×`;
+    const run = (ours: number, peer: number) =>
+      verdict(name, [measured(X402_PAID, { rps: ours }), measured(X402_PEER, { target: "peer", rps: peer })]);
+    expect(run(80, 100).status).toBe("PASS");
+    expect(run(79, 100).status).toBe("FAIL");
+    expect(run(79, 100).detail).toContain("79 vs 100 req/s = 0.79×");
+    expect(verdict(name, [measured(X402_PAID, {})]).status).toBe("SKIP");
+  });
+
+  it("1,000 tenants: no more statements or DO calls per request than one tenant, p50 ≤ 1.5×", () => {
+    const one = measured(X402_ONE_TENANT, { p50: 100, statementsPerReq: 11, doCallsPerReq: 1 });
+    const many = (fields: Partial<Measured>) =>
+      verdict(X402_TENANTS, [one, measured(X402_TENANTS, { p50: 150, statementsPerReq: 11, doCallsPerReq: 1, ...fields })]);
+    expect(many({}).status).toBe("PASS");
+    expect(many({ statementsPerReq: 12 }).status).toBe("FAIL");
+    expect(many({ doCallsPerReq: 2 }).status).toBe("FAIL");
+    expect(many({ p50: 151 }).status).toBe("FAIL");
+  });
+
+  it("the records of paid requests: ≤ 50 D1 statements per 1,000, every one visible within 5 s at p99", () => {
+    const records = (fields: Partial<RecordsReport>): RecordsReport => ({
+      requests: 1000,
+      paid: 1000,
+      statements: 50,
+      statementsPer1000: 50,
+      visible: 1000,
+      delay: { p50: 1000, p99: 5000, max: 6000 },
+      ...fields,
+    });
+    const check = (name: string, r: RecordsReport | undefined) =>
+      TARGETS.find((t) => t.name.startsWith(name))!.check({
+        scenarios: [],
+        bundleGzipKiB: 1,
+        bundleCeilingKiB: 1024,
+        records: r,
+      });
+    const statements = "records of paid requests reaching D1: ≤ 50";
+    const visible = "records of paid requests reaching D1: visible";
+    expect(check(statements, records({})).status).toBe("PASS");
+    // Today: each request writes its own 11 statements.
+    expect(check(statements, records({ statements: 11_000, statementsPer1000: 11_000 })).status).toBe("FAIL");
+    expect(check(statements, undefined).status).toBe("SKIP");
+    expect(check(visible, records({})).status).toBe("PASS");
+    expect(check(visible, records({ delay: { p50: 1, p99: 5001, max: 5001 } })).status).toBe("FAIL");
+    // A record never seen is a failure, whatever the delays of the others.
+    expect(check(visible, records({ visible: 999 })).status).toBe("FAIL");
   });
 
   it("counts unexpected statuses, not a scenario's expected 402s, as errors", () => {

@@ -1,6 +1,7 @@
 // The performance targets (docs/performance.md), checked over the measured figures (PASS / FAIL / SKIP with numbers). Kept apart from the scenarios
 // (which need Node and Miniflare) so that their unit tests run anywhere.
 import type { Overhead } from "./overhead.ts";
+import type { RecordsReport } from "./records.ts";
 import type { Scenario } from "./scenarios.ts";
 import type { StartupReport } from "./startup.ts";
 
@@ -9,6 +10,11 @@ export const MPP_CHALLENGE = "GET /api/mpp/pay (402 challenge)";
 export const X402_PAID = "GET /api/x402/pay (paid)";
 export const X402_RESEND = "GET /api/x402/pay (paid, sent again)";
 export const X402_CACHED = "GET /api/x402/pay (paid, edge cache hit)";
+/** The peer row: the x402 SDK's own resource server (fixtures/x402-peer.ts), the same paid request. */
+/** The paid request spread over 1,000 tenants (one paywall each), compared with one of them paying alone. */
+export const X402_TENANTS = "GET /api/x402/pay (paid, 1,000 tenants)";
+export const X402_ONE_TENANT = "GET /api/x402/pay (paid, 1 of the tenants)";
+export const X402_PEER = "peer: x402 SDK resource server (paid)";
 
 export interface Verdict {
   status: "PASS" | "FAIL" | "SKIP";
@@ -53,6 +59,8 @@ export interface TargetInput {
   bundleCeilingKiB: number;
   /** The bundle on fresh isolates (startup.ts); undefined when not measured. */
   startup?: Pick<StartupReport, "startupMs" | "atStartup" | "api">;
+  /** The records of N paid requests reaching D1 (records.ts); undefined when not measured. */
+  records?: RecordsReport;
 }
 
 /**
@@ -132,6 +140,57 @@ export const TARGETS: { name: string; check: (input: TargetInput) => Verdict }[]
     },
   },
   {
+    name: `${X402_PAID}: 0 D1 statements on the request path`,
+    check: accountingTarget(X402_PAID, 0, undefined),
+  },
+  {
+    name: `${X402_PAID} ≥ 60% of the paid-request floor's req/s`,
+    check: ratioTarget(X402_PAID, 0.6),
+  },
+  {
+    name: `${X402_PAID}: p99 ≤ 2× the paid-request floor's p99`,
+    check: (input) => {
+      const s = find(input, X402_PAID);
+      if (!s || s.skipped) return skip(`${X402_PAID}: ${s?.skipped ?? "not in this run"}`);
+      if (s.p99ToFloor === undefined || s.floorP99 === undefined) return skip("paid-request floor not measured");
+      return result(s.p99ToFloor <= 2, `p99 ${fmt(s.p99)} ms = ${fmt(s.p99ToFloor)}× the floor's ${fmt(s.floorP99)} ms`);
+    },
+  },
+  {
+    // The peer has no ledger and no exactly-once: what the gateway's guarantees cost, in one run, same stand-ins.
+    name: `${X402_PAID} ≥ 0.8× the x402 SDK resource server's req/s (peer row)`,
+    check: (input) => {
+      const ours = find(input, X402_PAID);
+      const peer = find(input, X402_PEER);
+      if (!ours || ours.skipped || !peer || peer.skipped) return skip(`needs ${X402_PAID} and ${X402_PEER} in the run`);
+      const r = ours.rps / peer.rps;
+      return result(
+        r >= 0.8,
+        `${fmt(ours.rps, 0)} vs ${fmt(peer.rps, 0)} req/s = ${fmt(r)}×; p50 ${fmt(ours.p50)} vs ${fmt(peer.p50)} ms` +
+          (ours.cpuMsPerReq && peer.cpuMsPerReq
+            ? `; workerd CPU/req ${fmt(ours.cpuMsPerReq)} vs ${fmt(peer.cpuMsPerReq)} ms`
+            : ""),
+      );
+    },
+  },
+  {
+    // The per-request cost of a paid call does not grow with the number of tenants paying at once.
+    name: `${X402_TENANTS}: D1 statements and DO calls per request as one tenant's, p50 ≤ 1.5×`,
+    check: (input) => {
+      const one = find(input, X402_ONE_TENANT);
+      const many = find(input, X402_TENANTS);
+      if (!one || one.skipped || !many || many.skipped) return skip(`needs ${X402_ONE_TENANT} and ${X402_TENANTS} in the run`);
+      if (one.statementsPerReq === undefined || many.statementsPerReq === undefined) return skip("no accounting");
+      const p50 = scaleTarget(X402_ONE_TENANT, X402_TENANTS)(input);
+      const same = many.statementsPerReq <= one.statementsPerReq && (many.doCallsPerReq ?? 0) <= (one.doCallsPerReq ?? 0);
+      return result(
+        same && p50.status === "PASS",
+        `${fmt(many.statementsPerReq)} vs ${fmt(one.statementsPerReq)} statements/req, ${fmt(many.doCallsPerReq ?? Number.NaN)} vs ` +
+          `${fmt(one.doCallsPerReq ?? Number.NaN)} DO calls/req; ${p50.detail}`,
+      );
+    },
+  },
+  {
     name: `${X402_RESEND}: ≤ 1 D1 statement, no Durable Object call, no facilitator or upstream call per request`,
     check: (input) => {
       const statements = accountingTarget(X402_RESEND, 1, 0)(input);
@@ -146,6 +205,28 @@ export const TARGETS: { name: string; check: (input: TargetInput) => Verdict }[]
       const s = find(input, X402_CACHED);
       if (s?.standInCalls === undefined) return { status: "SKIP", detail: "not measured" };
       return result(s.standInCalls === 0, `${s.standInCalls} upstream calls during the load`);
+    },
+  },
+  {
+    name: "records of paid requests reaching D1: ≤ 50 D1 statements per 1,000 requests",
+    check: ({ records: r }) => {
+      if (!r) return skip("records not measured");
+      if (r.paid === 0) return result(false, `none of ${r.requests} requests was paid`);
+      return result(
+        r.statementsPer1000 <= 50,
+        `${fmt(r.statementsPer1000)} statements per 1,000 (${r.statements} for ${r.paid} paid requests)`,
+      );
+    },
+  },
+  {
+    name: "records of paid requests reaching D1: visible within 5 s at p99",
+    check: ({ records: r }) => {
+      if (!r) return skip("records not measured");
+      const all = r.visible === r.paid && r.paid > 0;
+      return result(
+        all && r.delay.p99 <= 5000,
+        `${r.visible} of ${r.paid} visible; answer → visible p50 ${fmt(r.delay.p50, 0)} ms, p99 ${fmt(r.delay.p99, 0)} ms, max ${fmt(r.delay.max, 0)} ms`,
+      );
     },
   },
   {

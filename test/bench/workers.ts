@@ -17,7 +17,17 @@ export const BENCH_CAPS = { MAX_SERVICES_PER_TENANT: "1000", MAX_PAYWALLS_PER_TE
 export const COMPAT = { compatibilityDate: "2026-11-01", compatibilityFlags: ["nodejs_compat"] };
 const D1_ID = "bench-db";
 
-export type WorkerName = "app" | "app-timing" | "payments" | "payments-timing" | "ceiling" | "floor" | "d1";
+export type WorkerName =
+  | "app"
+  | "app-timing"
+  | "payments"
+  | "payments-timing"
+  | "ceiling"
+  | "floor"
+  | "d1"
+  | "peer"
+  | "app-count"
+  | "payments-count";
 
 /** The ports `freePort` has handed out in this process: none is handed out twice. */
 const handedOut = new Set<number>();
@@ -68,12 +78,16 @@ export async function startWorkers(options: {
   floorScript: string;
   d1Script: string;
   outboundScript: string;
+  /** The peer row's worker (fixtures/x402-peer.ts): the x402 SDK's own resource server. */
+  peerScript: string;
+  /** The bundle with its D1 statements counted wherever issued (fixtures/d1-count.ts), for the records measurement. */
+  countScript: string;
   vars: Record<string, string>;
   /** `127.0.0.1:<port>` of the stand-in facilitator and upstream (stand-ins.ts). */
   standIns: string;
 }): Promise<Workers> {
   const socket = { unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }] };
-  const ports = { app: await freePort(), "app-timing": await freePort() };
+  const ports = { app: await freePort(), "app-timing": await freePort(), "app-count": await freePort() };
   const appSocket = (name: keyof typeof ports) => ({
     unsafeDirectSockets: [{ host: "127.0.0.1", port: ports[name] }],
   });
@@ -155,6 +169,36 @@ export async function startWorkers(options: {
       serviceBindings: { STAND_IN: { external: { address: options.standIns, http: {} } } },
     },
     {
+      // The same bundle behind fixtures/d1-count.ts, with Durable Objects of its own (so that their statements are
+      // counted too), on the shared D1. Takes no load but the records measurement's (records.ts).
+      name: "app-count",
+      // The wrapper first (the entry), then the bundle it imports.
+      modules: [
+        { type: "ESModule", path: options.countScript },
+        { type: "ESModule", path: options.appScript },
+      ],
+      modulesRoot: dirname(options.countScript),
+      ...COMPAT,
+      d1Databases: { DB: D1_ID },
+      durableObjects: {
+        RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
+        PAYMENT_COORDINATOR: { className: "PaymentCoordinator", useSQLite: true },
+        FACILITATOR_HEALTH: { className: "FacilitatorHealthObject", useSQLite: true },
+      },
+      bindings: { ...appBindings, SERVER_TIMING: "off", PAYMENT_BASE_URL: paymentOrigin("app-count") },
+      outboundService,
+      ...appSocket("app-count"),
+    },
+    {
+      name: "peer",
+      modules: true,
+      scriptPath: options.peerScript,
+      modulesRoot: dirname(options.peerScript),
+      ...COMPAT,
+      outboundService,
+      ...socket,
+    },
+    {
       // Executes the runner's seeding statements (seed.ts remoteD1). Takes no load.
       name: "d1",
       modules: true,
@@ -189,6 +233,9 @@ export async function startWorkers(options: {
       ceiling: await url("ceiling"),
       floor: await url("floor"),
       d1: await url("d1"),
+      peer: await url("peer"),
+      "app-count": await url("app-count"),
+      "payments-count": paymentOrigin("app-count"),
     },
   };
 }

@@ -6,7 +6,7 @@
 import type { Browser, ElementHandle, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeDemoData } from "../../src/admin/demo-data.ts";
-import { createSignInLink } from "../../src/dashboard/sign-in-links.ts";
+import { createSignInLink } from "../../src/core/sign-in-links.ts";
 import { getDb } from "../../src/db/client.ts";
 import { findTenantById } from "../../src/db/tenants.ts";
 import { checkPage } from "./support/axe.ts";

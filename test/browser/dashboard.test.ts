@@ -8,7 +8,7 @@ import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTenant } from "../../src/admin/commands.ts";
 import { createKey } from "../../src/core/keys/management.ts";
-import { createSignInLink } from "../../src/dashboard/sign-in-links.ts";
+import { createSignInLink } from "../../src/core/sign-in-links.ts";
 import { getDb } from "../../src/db/client.ts";
 import { checkPage } from "./support/axe.ts";
 import { DESKTOP, launchBrowser, openPage, type PageProblems, PHONE, screenshot } from "./support/browser.ts";

@@ -2,7 +2,7 @@
 // "Sign out everywhere" ending every one of them, and the signed-out notice.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createSignInLink } from "../../src/dashboard/sign-in-links.ts";
+import { createSignInLink } from "../../src/core/sign-in-links.ts";
 import { sha256Hex } from "../../src/lib/ids.ts";
 import { db } from "../support/factories.ts";
 import { DashboardClient, dashboardApp, ORIGIN, registerSecret, signedIn } from "./dashboard-client.ts";

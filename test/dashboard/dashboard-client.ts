@@ -4,9 +4,9 @@
 import { env, exports } from "cloudflare:workers";
 import { Hono } from "hono";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
+import { createSignInLink } from "../../src/core/sign-in-links.ts";
 import { createDashboard } from "../../src/dashboard/app.tsx";
 import type { DashboardOptions, SignupPolicy } from "../../src/dashboard/env.ts";
-import { createSignInLink } from "../../src/dashboard/sign-in-links.ts";
 import type { Tenant } from "../../src/db/schema.ts";
 import { sha256Hex } from "../../src/lib/ids.ts";
 import { canaries, observeResponse } from "../support/canaries.ts";

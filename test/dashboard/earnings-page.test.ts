@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { writeDemoData } from "../../src/admin/demo-data.ts";
 import { completePayment } from "../../src/core/ledger/ledger.ts";
 import { formatUsdcAmount } from "../../src/core/money/usdc.ts";
-import { CSV_CHUNK } from "../../src/dashboard/pages/earnings.tsx";
+import { CSV_CHUNK } from "../../src/dashboard/pages/earnings/csv.ts";
 import type { Tenant } from "../../src/db/schema.ts";
 import { lastUtcDays } from "../../src/lib/utc-days.ts";
 import { createPaywallFor } from "../history/support.ts";
@@ -120,6 +120,8 @@ describe("earnings and traffic page", () => {
     expect(text(failed.html.split('aria-label="Transactions, table" tabindex="0">')[1]!)).not.toMatch(
       /\bCOMPLETED\b|\bPENDING\b/,
     );
+    // The events follow the status as the event its ledger move records: a failed payment's error.
+    expect(text(failed.html)).toMatch(/events match: 0 requests, 0 successes, [1-9][\d,]* errors\./);
 
     const tempoMpp = await page(cookie, "/dashboard/earnings?network=tempo-testnet&protocol=mpp");
     expect(matches(tempoMpp.html)).toBe(await count(" AND network = 'tempo-testnet' AND protocol = 'mpp'"));

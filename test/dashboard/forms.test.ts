@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { plainWords } from "../../src/dashboard/forms.tsx";
-import { csvField } from "../../src/dashboard/pages/earnings.tsx";
+import { csvField } from "../../src/dashboard/pages/earnings/csv.ts";
 
 describe("plainWords", () => {
   it("says the schema library's generic messages in plain words, and leaves the rules' own messages alone", () => {

@@ -2,7 +2,7 @@
 // (createSignInLink, then the link's form POST) against the whole Worker, as a tenant would. Redirects are not
 // followed (a browser would send the cookie; a bare fetch would not); every answer goes to the secret-canary scan.
 import { exports } from "cloudflare:workers";
-import { createSignInLink } from "../../src/dashboard/sign-in-links.ts";
+import { createSignInLink } from "../../src/core/sign-in-links.ts";
 import type { Tenant } from "../../src/db/schema.ts";
 import { canaries, observeResponse } from "../support/canaries.ts";
 import { db } from "../support/factories.ts";

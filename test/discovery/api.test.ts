@@ -82,6 +82,7 @@ describe("a service's discovery URLs", () => {
     const expected = {
       openapiUrl: `${PAY}/api/discovery/${svc.id}/openapi.json`,
       llmsTxtUrl: `${PAY}/api/discovery/${svc.id}/llms.txt`,
+      mcpUrl: `${PAY}/api/mcp/${svc.id}`,
     };
     expect(svc.discovery).toEqual(expected);
     expect((await api(`/v1/services/${svc.id}`, { key: who.key })).body.data.discovery).toEqual(expected);
@@ -107,6 +108,7 @@ describe("GET /v1/services/{id}/discovery", () => {
       serviceId: svc.id,
       openapiUrl: svc.discovery.openapiUrl,
       llmsTxtUrl: svc.discovery.llmsTxtUrl,
+      mcpUrl: svc.discovery.mcpUrl,
       document: served,
       diagnostics: expect.arrayContaining([
         { severity: "warn", code: "INPUT_SCHEMA_MISSING", message: expect.stringContaining(pw.slug), paywallId: pw.id },
@@ -169,6 +171,8 @@ describe("the payment origin's discovery files", () => {
       const icon = await pay("/favicon.ico", { method });
       expect(icon.status).toBe(200);
       expect(icon.headers.get("content-type")).toBe("image/x-icon");
+      // An ICO container (reserved 0, type 1, one image) holding a PNG: the icon's bytes, decoded once.
+      if (method === "GET") expect([...new Uint8Array(await icon.arrayBuffer())].slice(0, 6)).toEqual([0, 0, 1, 0, 1, 0]);
     }
     expect((await api("/openapi.json")).body.info.title).toBe("Paywall Management API");
     const who = await actor();

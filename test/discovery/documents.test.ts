@@ -273,6 +273,7 @@ No payment: the first request answers 402 with a \`sign-in-with-x\` challenge (C
 ## Docs
 
 - [OpenAPI discovery document](${BASE}/api/discovery/svc_1/openapi.json): every route, its price and its input
+- [MCP server](${BASE}/api/mcp/svc_1): the same routes as MCP tools (Streamable HTTP), for MCP hosts
 - [The service's own llms.txt](https://weather.example/llms.txt)
 - [Documentation](https://weather.example/docs)
 

@@ -1,6 +1,6 @@
 // Each of the nine auth methods, end to end: what the upstream stub received, and that no credential reaches the buyer.
 import { describe, expect, it } from "vitest";
-import type { RecordedRequest } from "../localnet/upstream.ts";
+import type { RecordedRequest } from "../../src/cli/localnet/upstream.ts";
 import { buyer, openShop, upstreamRequests } from "./support.ts";
 
 const secret = (name: string) => `${name}-${crypto.randomUUID()}`;

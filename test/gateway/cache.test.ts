@@ -4,7 +4,7 @@
 import { Receipt } from "mppx";
 import { describe, expect, it, vi } from "vitest";
 import type { Event } from "../../src/api/routes/history-records.ts";
-import { createMppBuyer } from "../localnet/mpp-buyer.ts";
+import { createMppBuyer } from "../../src/cli/localnet/mpp-buyer.ts";
 import { api, send } from "../support/client.ts";
 import {
   balanceOf,

@@ -5,7 +5,7 @@
 // client that disconnects.
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createMppBuyer } from "../localnet/mpp-buyer.ts";
+import { createMppBuyer } from "../../src/cli/localnet/mpp-buyer.ts";
 import { gatewayFetch, history, openShop, upstreamRequests, waitFor } from "./support.ts";
 import { tempoBalanceOf as balanceOf, TEMPO_RPC as RPC, setTempoWallet, tempo } from "./tempo-support.ts";
 

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { Challenge } from "mppx";
 import { describe, expect, it } from "vitest";
-import { createMppBuyer } from "../localnet/mpp-buyer.ts";
+import { createMppBuyer } from "../../src/cli/localnet/mpp-buyer.ts";
 import { api } from "../support/client.ts";
 import { balanceOf, gatewayFetch, history, net, openShop, signedPayment, upstreamRequests } from "./support.ts";
 import { mppShop, setTempoWallet, TEMPO_RPC, tempo, tempoBalanceOf } from "./tempo-support.ts";

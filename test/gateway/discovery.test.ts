@@ -6,7 +6,7 @@ import { validateDiscoveryExtensionSpec } from "@x402/extensions/bazaar";
 import { createSIWxPayload, encodeSIWxHeader, SIGN_IN_WITH_X, type SIWxExtensionInfo } from "@x402/extensions/sign-in-with-x";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
-import { paymentResponseOf } from "../localnet/buyer.ts";
+import { paymentResponseOf } from "../../src/cli/localnet/buyer.ts";
 import { api } from "../support/client.ts";
 import { buyer, FACILITATOR, gatewayFetch, history, openShop, type Shop, upstreamRequests, waitFor } from "./support.ts";
 

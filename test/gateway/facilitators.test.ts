@@ -1,11 +1,11 @@
 // Several facilitators per mode: the gateway verifies and settles at a healthy one, moves on from one that is down,
 // broken or slow, and never settles a payment at a second facilitator unless the chain shows the first sent nothing.
-// Two real facilitators over the local chain (test/localnet/stack.ts); faults are the outbound router's
-// (test/localnet/outbound.ts, tagged per test so each test's facilitators have a health of their own) or the local
+// Two real facilitators over the local chain (src/cli/localnet/stack.ts); faults are the outbound router's
+// (src/cli/localnet/outbound.ts, tagged per test so each test's facilitators have a health of their own) or the local
 // facilitator's own (`/__fault/settle-refused`).
 import { describe, expect, it } from "vitest";
 import { facilitatorsReport } from "../../src/admin/commands.ts";
-import { paymentResponseOf } from "../localnet/buyer.ts";
+import { paymentResponseOf } from "../../src/cli/localnet/buyer.ts";
 import { send } from "../support/client.ts";
 import { balanceOf, type FacilitatorLogEntry, history, openShop, signedPayment, waitFor } from "./support.ts";
 
@@ -13,7 +13,7 @@ const A = "facilitator.gateway.test";
 const B = "facilitator-b.gateway.test";
 const VERIFY_TIMEOUT_MS = 1_500;
 // Each test pays on the local chain, some past a timeout: more than vitest's default 5 s on a busy machine.
-/** How long `slow.<host>` holds a request (test/localnet/outbound.ts, `SLOW_MS`: that module runs in Node only). */
+/** How long `slow.<host>` holds a request (src/cli/localnet/outbound.ts, `SLOW_MS`: that module runs in Node only). */
 const SLOW_MS = 4_000;
 
 const envWith = (urls: string[]) =>

@@ -1,6 +1,6 @@
 // MPP broadcasts whose answer is lost: the signed Tempo transaction's hash is known before it is sent, so the
 // gateway asks the chain for its receipt instead of telling a buyer who may have paid to pay again, and the Cron
-// sweep settles what stays PENDING. Faults are the outbound router's (test/localnet/outbound.ts) in front of the
+// sweep settles what stays PENDING. Faults are the outbound router's (src/cli/localnet/outbound.ts) in front of the
 // local Tempo chain: `answer-lost.` sends the transaction and drops the answer, `send-dropped.` sends nothing,
 // `send-refused.` answers the send with the node's JSON-RPC refusal.
 import { createScheduledController } from "cloudflare:test";
@@ -9,11 +9,11 @@ import { Credential, Receipt } from "mppx";
 import { sendRawTransactionSync } from "viem/actions";
 import { Account as TempoAccount, Transaction } from "viem/tempo";
 import { describe, expect, it } from "vitest";
+import { createMppBuyer } from "../../src/cli/localnet/mpp-buyer.ts";
 import { EXPIRY_MARGIN_MS } from "../../src/gateway/chain-outcome.ts";
 import { tempoTransactionFacts } from "../../src/gateway/mpp/tempo-transaction.ts";
 import { PAYMENT_SWEEP_CRON, SWEEP_MIN_AGE_MS } from "../../src/gateway/sweep.ts";
 import worker from "../../src/index.ts";
-import { createMppBuyer } from "../localnet/mpp-buyer.ts";
 import { send } from "../support/client.ts";
 import { GATEWAY_ENV, gatewayFetch, history, net, openShop, upstreamRequests } from "./support.ts";
 import {

@@ -5,7 +5,7 @@ import { createClient, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { Actions } from "viem/tempo";
 import { describe, expect, it } from "vitest";
-import { createMppBuyer } from "../localnet/mpp-buyer.ts";
+import { createMppBuyer } from "../../src/cli/localnet/mpp-buyer.ts";
 import { send } from "../support/client.ts";
 import { GATEWAY_ENV, gatewayFetch, history, upstreamRequests, waitFor } from "./support.ts";
 import { tempoBalanceOf as balanceOf, tempoChain as chain, mppShop, TEMPO_RPC as RPC, tempo } from "./tempo-support.ts";

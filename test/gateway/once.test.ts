@@ -6,13 +6,13 @@ import { env } from "cloudflare:workers";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { appendPaymentIdentifierToExtensions, generatePaymentId } from "@x402/extensions/payment-identifier";
 import { describe, expect, it } from "vitest";
+import { createMppBuyer } from "../../src/cli/localnet/mpp-buyer.ts";
 import { paymentRecordIds } from "../../src/core/ledger/ids.ts";
 import { startPayment } from "../../src/core/ledger/ledger.ts";
 import { getDb } from "../../src/db/client.ts";
 import { buyerProof, MAX_KEPT_ANSWER_BYTES, requestFingerprint } from "../../src/gateway/paid-answer.ts";
 import { x402CredentialDigest } from "../../src/gateway/x402/presented.ts";
 import { challengeNonceOf } from "../../src/gateway/x402/sdk.ts";
-import { createMppBuyer } from "../localnet/mpp-buyer.ts";
 import { send } from "../support/client.ts";
 import {
   balanceOf,

@@ -3,7 +3,7 @@
 // refused gets 429 before anything is verified. Payments that verify never count; challenges are never limited.
 
 import { describe, expect, it } from "vitest";
-import { createMppBuyer } from "../localnet/mpp-buyer.ts";
+import { createMppBuyer } from "../../src/cli/localnet/mpp-buyer.ts";
 import { send } from "../support/client.ts";
 import { FACILITATOR, GATEWAY_ENV, gatewayFetch, history, net, openShop, signedPayment, upstreamRequests } from "./support.ts";
 import { setTempoWallet } from "./tempo-support.ts";

@@ -3,10 +3,10 @@
 // the headers an upstream sends against a page's origin reaches the buyer; the upstream's page itself is passed on as
 // it came (it only cannot run). And an upstream that cannot be reached is the gateway's 502, never a page.
 import { describe, expect, it } from "vitest";
+import { paymentResponseOf } from "../../src/cli/localnet/buyer.ts";
+import { createMppBuyer } from "../../src/cli/localnet/mpp-buyer.ts";
+import { UPSTREAM_HOSTILE_HEADERS } from "../../src/cli/localnet/upstream.ts";
 import { PAYMENT_ORIGIN_HEADERS } from "../../src/gateway/origin-headers.ts";
-import { paymentResponseOf } from "../localnet/buyer.ts";
-import { createMppBuyer } from "../localnet/mpp-buyer.ts";
-import { UPSTREAM_HOSTILE_HEADERS } from "../localnet/upstream.ts";
 import { balanceOf, buyer, gatewayFetch, history, openShop, upstreamRequests } from "./support.ts";
 import { mppShop, TEMPO_RPC, tempo } from "./tempo-support.ts";
 

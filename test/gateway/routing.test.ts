@@ -2,8 +2,8 @@
 import { env } from "cloudflare:workers";
 import { Challenge } from "mppx";
 import { describe, expect, it } from "vitest";
+import { paymentResponseOf } from "../../src/cli/localnet/buyer.ts";
 import { MAX_BUYER_BODY_BYTES } from "../../src/gateway/app.ts";
-import { paymentResponseOf } from "../localnet/buyer.ts";
 import { api } from "../support/client.ts";
 import { balanceOf, buyer, gatewayFetch, openShop, upstreamRequests } from "./support.ts";
 

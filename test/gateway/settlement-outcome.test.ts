@@ -1,6 +1,6 @@
 // x402 settlements whose answer is lost (the facilitator settled, or not, and the gateway never heard): the gateway
 // asks the token (EIP-3009 `authorizationState`) instead of telling a buyer who may have paid to pay again, and the
-// Cron sweep settles what stays PENDING. Faults are the outbound router's (test/localnet/outbound.ts): the real
+// Cron sweep settles what stays PENDING. Faults are the outbound router's (src/cli/localnet/outbound.ts): the real
 // facilitator settles on the real chain behind `answer-lost.` and settles nothing behind `send-dropped.`.
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
@@ -9,11 +9,11 @@ import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { createPublicClient, createWalletClient, defineChain, erc20Abi, http, parseSignature } from "viem";
 import { generatePrivateKey, privateKeyToAccount, privateKeyToAddress } from "viem/accounts";
 import { describe, expect, it } from "vitest";
+import { createX402Buyer, paymentResponseOf } from "../../src/cli/localnet/buyer.ts";
 import { EXPIRY_MARGIN_MS } from "../../src/gateway/chain-outcome.ts";
 import { PAYMENT_SWEEP_CRON, SWEEP_MIN_AGE_MS } from "../../src/gateway/sweep.ts";
 import { VALID_BEFORE_SKEW_SECONDS } from "../../src/gateway/x402/sdk.ts";
 import worker from "../../src/index.ts";
-import { createX402Buyer, paymentResponseOf } from "../localnet/buyer.ts";
 import { send } from "../support/client.ts";
 import { forceStatusStatement } from "../support/ledger-fixture.ts";
 import {
@@ -35,7 +35,7 @@ import {
 
 /**
  * The gateway with its testnet facilitator behind a fault: of the outbound router (`answer-lost`, `send-dropped`), or
- * of the local facilitator itself (`settlement-pending…`: a 200 answer, test/localnet/facilitator.ts).
+ * of the local facilitator itself (`settlement-pending…`: a 200 answer, src/cli/localnet/facilitator.ts).
  */
 const payThrough = (
   fault: "answer-lost" | "send-dropped" | "settlement-pending" | "settlement-pending-unsent",

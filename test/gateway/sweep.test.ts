@@ -9,6 +9,7 @@ import { createClient, http, keccak256, toHex } from "viem";
 import { sendRawTransactionSync } from "viem/actions";
 import { tempoModerato } from "viem/chains";
 import { afterEach, describe, expect, it } from "vitest";
+import { createMppBuyer } from "../../src/cli/localnet/mpp-buyer.ts";
 import {
   PAYMENT_SWEEP_CRON,
   SWEEP_BATCH,
@@ -17,7 +18,6 @@ import {
   sweepPendingPayments,
 } from "../../src/gateway/sweep.ts";
 import worker from "../../src/index.ts";
-import { createMppBuyer } from "../localnet/mpp-buyer.ts";
 import { api, send } from "../support/client.ts";
 import { insertHistoricTransactions } from "../support/ledger-fixture.ts";
 import { GATEWAY_ENV, gatewayFetch, net } from "./support.ts";

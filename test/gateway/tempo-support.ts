@@ -1,5 +1,5 @@
 // The local Tempo chain as the gateway's MPP tests reach it: through the outbound router, at the host the Worker's
-// network table points `tempo-testnet` at (test/localnet/stack.ts), and the token balances the tests assert.
+// network table points `tempo-testnet` at (src/cli/localnet/stack.ts), and the token balances the tests assert.
 import { env } from "cloudflare:workers";
 import { createClient, http } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
@@ -9,7 +9,7 @@ import { net, openShop, type ShopOptions } from "./support.ts";
 
 export const TEMPO_RPC = "https://tempo-rpc.gateway.test";
 export const tempo = (() => {
-  if (!net.tempo) throw new Error("the gateway tests' local stack started no Tempo chain (test/localnet/stack.ts)");
+  if (!net.tempo) throw new Error("the gateway tests' local stack started no Tempo chain (src/cli/localnet/stack.ts)");
   return net.tempo;
 })();
 export const tempoChain = { ...tempoModerato, id: tempo.chainId, rpcUrls: { default: { http: [TEMPO_RPC] } } };

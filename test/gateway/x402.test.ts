@@ -5,7 +5,7 @@ import { x402Client, x402HTTPClient } from "@x402/core/client";
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import { HTTPFacilitatorClient } from "@x402/core/server";
 import { describe, expect, it } from "vitest";
-import { paymentResponseOf } from "../localnet/buyer.ts";
+import { paymentResponseOf } from "../../src/cli/localnet/buyer.ts";
 import {
   balanceOf,
   buyer,

@@ -29,4 +29,14 @@ describe("BoundedCache", () => {
     expect(cache.get("a")).toBeUndefined();
     expect(cache.chars).toBe(0);
   });
+
+  it("clear drops every entry and its length", () => {
+    const cache = new BoundedCache<string>(10, (text) => text.length);
+    cache.set("a", "aaaa");
+    cache.clear();
+    expect(cache.get("a")).toBeUndefined();
+    expect(cache.chars).toBe(0);
+    cache.set("b", "bbbbbbbbbb"); // the whole bound is free again
+    expect(cache.get("b")).toBe("bbbbbbbbbb");
+  });
 });

@@ -4,9 +4,9 @@
  * to `merchant`.
  */
 import type { Address } from "viem";
+import { GATEWAY_TEST_HOSTS } from "../../src/cli/localnet/outbound.ts";
+import type { LocalStack } from "../../src/cli/localnet/stack.ts";
 import type { RunningWorker } from "../browser/support/worker.ts";
-import { GATEWAY_TEST_HOSTS } from "./outbound.ts";
-import type { LocalStack } from "./stack.ts";
 
 export interface ApiAnswer {
   status: number;

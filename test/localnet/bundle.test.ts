@@ -4,7 +4,7 @@
 // reads the transaction COMPLETED with its hash); the same paid request sent again, or ten times at once, gets the same
 // answer byte for byte and is charged once; a payment-identifier reused for another request is 409; refusals (a
 // malformed payment, one for other terms, a buyer who can no longer pay, an upstream failure) charge nothing; and when
-// the answer of the settlement is lost (the router's faults, test/localnet/outbound.ts: the settlement made or never
+// the answer of the settlement is lost (the router's faults, src/cli/localnet/outbound.ts: the settlement made or never
 // made), the bundle settles from the chain, or answers 502 PAYMENT_OUTCOME_UNKNOWN and its Cron sweep settles it
 // later, after which the buyer's resend gets its answer. The workerd gateway tests (npm run test:gateway) cover each
 // case in depth on the same modules, unbundled; these run the same cases on the bundle that ships.
@@ -15,15 +15,15 @@ import { generatePrivateKey, privateKeyToAccount, privateKeyToAddress } from "vi
 import { sendRawTransactionSync } from "viem/actions";
 import { Actions } from "viem/tempo";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createX402Buyer, paymentResponseOf } from "../../src/cli/localnet/buyer.ts";
+import { createMppBuyer } from "../../src/cli/localnet/mpp-buyer.ts";
+import { createOutboundRouter, GATEWAY_TEST_HOSTS } from "../../src/cli/localnet/outbound.ts";
+import { type LocalStack, startStack } from "../../src/cli/localnet/stack.ts";
+import { tempoChain } from "../../src/cli/localnet/tempo.ts";
 import { EXPIRY_MARGIN_MS } from "../../src/gateway/chain-outcome.ts";
 import { PAYMENT_SWEEP_CRON, SWEEP_MIN_AGE_MS } from "../../src/gateway/sweep.ts";
 import { type RunningWorker, startWorker } from "../browser/support/worker.ts";
 import { stubService, workerApi } from "./bundle-support.ts";
-import { createX402Buyer, paymentResponseOf } from "./buyer.ts";
-import { createMppBuyer } from "./mpp-buyer.ts";
-import { createOutboundRouter, GATEWAY_TEST_HOSTS } from "./outbound.ts";
-import { type LocalStack, startStack } from "./stack.ts";
-import { tempoChain } from "./tempo.ts";
 
 const PORT = 8897;
 const PRICE = "4321"; // 0.004321 USDC
@@ -38,7 +38,7 @@ let paywallId: string;
 
 const api = workerApi(() => worker);
 
-/** The copies of the Worker whose money-moving calls meet a fault of the router (test/localnet/outbound.ts). */
+/** The copies of the Worker whose money-moving calls meet a fault of the router (src/cli/localnet/outbound.ts). */
 type Fault = "answer-lost" | "send-dropped";
 /** The same payment URL on the copy of the Worker behind `fault` (its own payment origin). */
 const behind = async (fault: Fault, url: string) => `${await worker.urlOf(fault)}${new URL(url).pathname}`;

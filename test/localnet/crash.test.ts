@@ -7,14 +7,14 @@
 import { type Address, createPublicClient, erc20Abi, http } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createX402Buyer, paymentResponseOf } from "../../src/cli/localnet/buyer.ts";
+import { createMppBuyer } from "../../src/cli/localnet/mpp-buyer.ts";
+import { createOutboundRouter, GATEWAY_TEST_HOSTS } from "../../src/cli/localnet/outbound.ts";
+import { type LocalStack, startStack } from "../../src/cli/localnet/stack.ts";
 import { EXPIRY_MARGIN_MS } from "../../src/gateway/chain-outcome.ts";
 import { PAYMENT_SWEEP_CRON, SWEEP_MIN_AGE_MS } from "../../src/gateway/sweep.ts";
 import { type RunningWorker, startWorker } from "../browser/support/worker.ts";
 import { stubService, workerApi } from "./bundle-support.ts";
-import { createX402Buyer, paymentResponseOf } from "./buyer.ts";
-import { createMppBuyer } from "./mpp-buyer.ts";
-import { createOutboundRouter, GATEWAY_TEST_HOSTS } from "./outbound.ts";
-import { type LocalStack, startStack } from "./stack.ts";
 
 const PORT = 8881;
 const PRICE = "2500"; // 0.0025 USDC

@@ -4,7 +4,7 @@
  * outbound fetch to `*.gateway.test` is routed to it (./outbound.ts). Everything stops at teardown.
  */
 import type { TestProject } from "vitest/node";
-import { startStack } from "./stack.ts";
+import { startStack } from "../../src/cli/localnet/stack.ts";
 
 export default async function setup(project: TestProject) {
   const started = Date.now();

@@ -6,13 +6,13 @@
 // headers (straight from the upstream) does run its script: the test would see it.
 import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSignInLink } from "../../src/dashboard/sign-in-links.ts";
+import { createX402Buyer } from "../../src/cli/localnet/buyer.ts";
+import { createOutboundRouter, GATEWAY_TEST_HOSTS } from "../../src/cli/localnet/outbound.ts";
+import { type LocalStack, startStack } from "../../src/cli/localnet/stack.ts";
+import { createSignInLink } from "../../src/core/sign-in-links.ts";
 import { getDb } from "../../src/db/client.ts";
 import { launchBrowser } from "../browser/support/browser.ts";
 import { type RunningWorker, startWorker } from "../browser/support/worker.ts";
-import { createX402Buyer } from "./buyer.ts";
-import { createOutboundRouter, GATEWAY_TEST_HOSTS } from "./outbound.ts";
-import { type LocalStack, startStack } from "./stack.ts";
 
 const PORT = 8898;
 

@@ -5,12 +5,12 @@ import { x402Client, x402HTTPClient } from "@x402/core/client";
 import type { Address, Hex } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createX402Buyer, paymentResponseOf } from "./buyer.ts";
-import type { LocalServer } from "./http-server.ts";
-import { createOutboundRouter } from "./outbound.ts";
+import { createX402Buyer, paymentResponseOf } from "../../src/cli/localnet/buyer.ts";
+import type { LocalServer } from "../../src/cli/localnet/http-server.ts";
+import { createOutboundRouter } from "../../src/cli/localnet/outbound.ts";
+import { type LocalStack, startStack } from "../../src/cli/localnet/stack.ts";
+import type { RecordedRequest } from "../../src/cli/localnet/upstream.ts";
 import { startReferenceServer } from "./reference-server.ts";
-import { type LocalStack, startStack } from "./stack.ts";
-import type { RecordedRequest } from "./upstream.ts";
 
 const PRICE = "12345"; // 0.012345 USDC
 

@@ -2,10 +2,10 @@
 import { Challenge, Receipt } from "mppx";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LocalServer } from "./http-server.ts";
-import { createMppBuyer } from "./mpp-buyer.ts";
+import type { LocalServer } from "../../src/cli/localnet/http-server.ts";
+import { createMppBuyer } from "../../src/cli/localnet/mpp-buyer.ts";
+import { startTempoLocalnet, type TempoLocalnet } from "../../src/cli/localnet/tempo.ts";
 import { startReferenceMppServer } from "./reference-mpp-server.ts";
-import { startTempoLocalnet, type TempoLocalnet } from "./tempo.ts";
 
 let tempo: TempoLocalnet;
 let server: LocalServer;

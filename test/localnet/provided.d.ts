@@ -1,4 +1,4 @@
-import type { StackInfo } from "./stack.ts";
+import type { StackInfo } from "../../src/cli/localnet/stack.ts";
 
 declare module "vitest" {
   interface ProvidedContext {

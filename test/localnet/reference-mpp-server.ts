@@ -6,8 +6,8 @@
  */
 import { Mppx, tempo } from "mppx/server";
 import { createClient, http } from "viem";
-import { type LocalServer, listen, readBody } from "./http-server.ts";
-import { tempoChain } from "./tempo.ts";
+import { type LocalServer, listen, readBody } from "../../src/cli/localnet/http-server.ts";
+import { tempoChain } from "../../src/cli/localnet/tempo.ts";
 
 export interface ReferenceMppServerOptions {
   rpcUrl: string;

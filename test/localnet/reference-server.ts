@@ -9,7 +9,7 @@ import { HTTPFacilitatorClient, x402ResourceServer } from "@x402/core/server";
 import type { Network } from "@x402/core/types";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
 import type { Address } from "viem";
-import { type LocalServer, listen, readBody } from "./http-server.ts";
+import { type LocalServer, listen, readBody } from "../../src/cli/localnet/http-server.ts";
 
 export interface ReferenceServerOptions {
   facilitatorUrl: string;

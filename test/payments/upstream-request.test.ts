@@ -319,4 +319,13 @@ describe("signed URL tokens", () => {
     expect(await readToken("secret-1", token.replace(".1800000000000.", ".1900000000000."))).toBeUndefined();
     expect(await readToken("secret-1", "garbage")).toBeUndefined();
   });
+
+  it("have one spelling: the signature's unused trailing bits set is another token, refused", async () => {
+    const token = await signToken("secret-1", "su_abc", new Date(1_800_000_000_000));
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    // 32 bytes are 43 base64url characters: the last one carries 4 bits of the signature and 2 unused ones.
+    const last = alphabet.indexOf(token.at(-1)!);
+    const respelled = token.slice(0, -1) + alphabet[last ^ 1];
+    expect(await readToken("secret-1", respelled)).toBeUndefined();
+  });
 });

@@ -66,6 +66,7 @@ describe("POST /v1/services", () => {
         discovery: {
           openapiUrl: expect.stringMatching(/^https:\/\/pay\.example\.com\/api\/discovery\/svc_[0-9a-f]{24}\/openapi\.json$/),
           llmsTxtUrl: "https://weather.example.com/llms.txt",
+          mcpUrl: expect.stringMatching(/^https:\/\/pay\.example\.com\/api\/mcp\/svc_[0-9a-f]{24}$/),
         },
       },
       meta: { requestId: expect.stringMatching(/^req_/), timestamp: expect.stringMatching(ISO_DATE) },
@@ -106,6 +107,7 @@ describe("POST /v1/services", () => {
       discovery: {
         openapiUrl: `https://pay.example.com/api/discovery/${res.body.data.id}/openapi.json`,
         llmsTxtUrl: `https://pay.example.com/api/discovery/${res.body.data.id}/llms.txt`,
+        mcpUrl: `https://pay.example.com/api/mcp/${res.body.data.id}`,
       },
     });
   });

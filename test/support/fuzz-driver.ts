@@ -372,8 +372,13 @@ export function expectServiceCreated(data: Json, sent: Json, tenant: Tenant) {
 
 /** A service's discovery URLs on the payment origin (docs/discovery.md): its llms.txt is `docsLlms` when set. */
 export const discoveryUrlsFor = (serviceId: string, docsLlms: string | null) => {
-  const base = `${new URL(env.PAYMENT_BASE_URL).origin}/api/discovery/${encodeURIComponent(serviceId)}`;
-  return { openapiUrl: `${base}/openapi.json`, llmsTxtUrl: docsLlms ?? `${base}/llms.txt` };
+  const origin = new URL(env.PAYMENT_BASE_URL).origin;
+  const base = `${origin}/api/discovery/${encodeURIComponent(serviceId)}`;
+  return {
+    openapiUrl: `${base}/openapi.json`,
+    llmsTxtUrl: docsLlms ?? `${base}/llms.txt`,
+    mcpUrl: `${origin}/api/mcp/${encodeURIComponent(serviceId)}`,
+  };
 };
 
 export function expectServicePatched(data: Json, before: Json, patch: Json) {

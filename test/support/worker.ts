@@ -2,7 +2,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { RateLimitDecision } from "../../src/core/keys/record.ts";
 
-export { default, FacilitatorHealthObject, PaymentCoordinator, RateLimiter } from "../../src/index.ts";
+export { ChannelObject, default, FacilitatorHealthObject, PaymentCoordinator, RateLimiter } from "../../src/index.ts";
 
 interface Window {
   start: number;

@@ -67,5 +67,6 @@ export const toEvent = (row: EventWithPaywall): Event => ({
   amount: row.amount,
   metadata: row.metadata,
   createdAt: row.createdAt.toISOString(),
+  // `Paywall` in PascalCase, as the specification names the paywalls a service embeds (see src/core/transactions.ts).
   Paywall: row.paywallSlug === null ? null : { id: row.paywallId, slug: row.paywallSlug, name: row.paywallName ?? "" },
 });

@@ -45,6 +45,7 @@ export const meRouter = createRouter().openapi(route, (c) => {
   return c.json(
     {
       data: {
+        // `user` is the key's tenant: the specification's name for the owner, as `userId` on services and paywalls.
         user: {
           id: tenant.id,
           email: tenant.email,

@@ -32,12 +32,13 @@ export type OpenApiDocument = Record<string, any>;
 const PROTOCOL_LABEL = { x402: "x402", mpp: "MPP" } as const;
 
 /** How the paid networks of an operation read in its description: `USDC on base-sepolia`. */
-function networksText(op: PaidOperation): string {
+export function networksText(op: PaidOperation): string {
   const byToken = Map.groupBy(op.networks, (n) => n.entry.token);
   return [...byToken].map(([token, list]) => `${token} on ${list.map((n) => n.id).join(", ")}`).join("; ");
 }
 
-function paymentInfo(op: PaidOperation) {
+/** An operation's `x-payment-info` (its price and how each protocol pays it); MCP tools carry the same terms. */
+export function paymentInfo(op: PaidOperation) {
   const price = { mode: "fixed", currency: "USD", amount: op.priceUsd };
   if (op.protocol === "x402") {
     return {
@@ -176,6 +177,7 @@ export function serviceDocument({ paymentBaseUrl, table, service, paywalls, wall
     ...(service.docsHomepage ? { homepage: service.docsHomepage } : {}),
     ...(service.docsApiReference ? { apiReference: service.docsApiReference } : {}),
     llms: urls.llmsTxtUrl,
+    mcp: urls.mcpUrl,
   };
   return {
     openapi: "3.1.0",

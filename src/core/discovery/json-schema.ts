@@ -226,7 +226,7 @@ export function exampleOf(schema: JsonSchema, depth = 0): unknown {
 const DATA_KEYWORDS = new Set(["enum", "const", "default", "examples", "required"]);
 
 /** The schema without `pattern` (a tenant's expression is never run against anything in the Worker: no ReDoS). */
-function withoutPatterns(schema: unknown): unknown {
+export function withoutPatterns(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(withoutPatterns);
   if (schema === null || typeof schema !== "object") return schema;
   const out: Record<string, unknown> = {};

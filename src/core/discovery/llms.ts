@@ -80,6 +80,7 @@ export function serviceLlmsTxt({ paymentBaseUrl, table, service, paywalls, walle
     "## Docs",
     "",
     `- [OpenAPI discovery document](${origin}${discoveryPaths(service.id).openapi}): every route, its price and its input`,
+    `- [MCP server](${origin}${discoveryPaths(service.id).mcp}): the same routes as MCP tools (Streamable HTTP), for MCP hosts`,
   );
   if (service.docsLlms) lines.push(`- [The service's own llms.txt](${service.docsLlms})`);
   if (service.docsHomepage) lines.push(`- [Documentation](${service.docsHomepage})`);

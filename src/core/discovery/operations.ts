@@ -65,17 +65,25 @@ const enc = encodeURIComponent;
 
 /** Where a service's discovery files are served, on the payment origin. */
 export function discoveryPaths(serviceId: string) {
-  return { openapi: `/api/discovery/${enc(serviceId)}/openapi.json`, llmsTxt: `/api/discovery/${enc(serviceId)}/llms.txt` };
+  return {
+    openapi: `/api/discovery/${enc(serviceId)}/openapi.json`,
+    llmsTxt: `/api/discovery/${enc(serviceId)}/llms.txt`,
+    mcp: `/api/mcp/${enc(serviceId)}`,
+  };
 }
 
 /**
- * A service's discovery URLs (absolute), as the API returns them: its OpenAPI document, and its llms.txt — the
- * tenant's own (`docsLlms`) when set, else the one generated here.
+ * A service's discovery URLs (absolute), as the API returns them: its OpenAPI document, its llms.txt — the
+ * tenant's own (`docsLlms`) when set, else the one generated here — and its MCP endpoint (docs/mcp.md).
  */
 export function discoveryUrls(paymentBaseUrl: string, service: Pick<ServiceRow, "id" | "docsLlms">) {
   const paths = discoveryPaths(service.id);
   const base = origin(paymentBaseUrl);
-  return { openapiUrl: `${base}${paths.openapi}`, llmsTxtUrl: service.docsLlms ?? `${base}${paths.llmsTxt}` };
+  return {
+    openapiUrl: `${base}${paths.openapi}`,
+    llmsTxtUrl: service.docsLlms ?? `${base}${paths.llmsTxt}`,
+    mcpUrl: `${base}${paths.mcp}`,
+  };
 }
 
 /** The payment-origin path of a service's free or SIWX route. */
@@ -90,7 +98,7 @@ export const creationOrder = (a: PaywallRow, b: PaywallRow) =>
 export function protocolNetworks(paywall: Pick<PaywallRow, "networks">, table: Record<NetworkId, NetworkEntry>) {
   const of = (kind: NetworkEntry["kind"]) =>
     (paywall.networks as NetworkId[]).filter((id) => table[id]?.kind === kind).map((id) => ({ id, entry: table[id] }));
-  // MPP charges on the first Tempo network (src/gateway/mpp/flow.ts).
+  // MPP charges on the first Tempo network (src/gateway/mpp/charge.ts).
   return { x402: of("evm"), mpp: of("tempo").slice(0, 1) };
 }
 

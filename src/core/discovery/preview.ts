@@ -19,6 +19,8 @@ export interface ListingStatus {
 export interface DiscoveryPreview {
   openapiUrl: string;
   llmsTxtUrl: string;
+  /** The service's MCP server (docs/mcp.md). */
+  mcpUrl: string;
   /** Exactly what the payment origin serves at `openapiUrl` right now. */
   document: OpenApiDocument;
   diagnostics: Diagnostic[];

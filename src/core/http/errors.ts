@@ -46,7 +46,7 @@ export interface Detail extends Issue {
 }
 
 export interface ErrorOptions {
-  /** Always a list of `{path, message}`; the gateway's payment refusals (resend.ts) still carry their own object. */
+  /** Always a list of `{path, message}`; the gateway's payment refusals (pipeline/known.ts) still carry their own object. */
   details?: readonly Detail[] | Record<string, string>;
   /** Overrides the table's status where HTTP has a more precise one (413, 415, 499) for the same code. */
   status?: ErrorStatus;

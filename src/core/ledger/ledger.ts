@@ -92,6 +92,8 @@ export interface PaymentStart extends PaymentRef {
   payer: string;
   /** The buyer's HTTP method, kept with the REQUEST event. */
   method: string;
+  /** How the request came when not at its payment URL (an MCP tool call), kept with the REQUEST event. */
+  via?: { transport: "mcp"; tool: string };
   /** What settles the payment from the chain if its request cannot: kept while it is PENDING. */
   pending: PendingPayment;
   /** When it happened (demo data backdates; the gateway leaves it to now). */
@@ -148,7 +150,12 @@ export function startRows(p: PaymentStart) {
     {
       ...eventBase(p, requestEventIdOf(p.transactionId), PAYMENT_MOVES.start.event, at),
       amount: p.amount,
-      metadata: { protocol: p.protocol, method: p.method, network: p.network },
+      metadata: {
+        protocol: p.protocol,
+        method: p.method,
+        network: p.network,
+        ...(p.via ? { transport: p.via.transport, tool: p.via.tool } : {}),
+      },
     },
     p.pending,
   ] as const;

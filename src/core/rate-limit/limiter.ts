@@ -92,7 +92,7 @@ export function enforceClient<E extends ClientEnv>(c: Context<E>, decision: Rate
 }
 
 /** The bucket of a client address's refused payment attempts (apart from its bucket of requests without a key). */
-const refusedPaymentsBucket = (c: Context) => `refused-payments:${clientBucket(c.req.header("cf-connecting-ip"))}`;
+const refusedPaymentsBucket = (clientIp: string | undefined) => `refused-payments:${clientBucket(clientIp)}`;
 
 const refusedPaymentsError = (limit: number, resetAt: number, now: number) =>
   new ApiError("RATE_LIMITED", `More than ${limit} refused payment attempts per window from this client address: retry later`, {
@@ -103,12 +103,12 @@ const refusedPaymentsError = (limit: number, resetAt: number, now: number) =>
  * The gateway's check before it verifies a payment (a facilitator `/verify`, or an `eth_call` on the Tempo RPC):
  * `429` when this isolate has noted the client address over its limit of refused payment attempts, answered from
  * memory (no Durable Object call, nothing verified); otherwise `undefined`. A request without a payment never
- * comes here.
+ * comes here. `clientIp` is the request's `CF-Connecting-IP`.
  */
-export function refusedPaymentsDenial<E extends { Bindings: Env }>(c: Context<E>): ApiError | undefined {
-  const { paymentRefusalMax } = getConfig(c.env).rateLimit;
+export function refusedPaymentsDenial(env: Env, clientIp: string | undefined): ApiError | undefined {
+  const { paymentRefusalMax } = getConfig(env).rateLimit;
   const now = Date.now();
-  const noted = notedDenial(refusedPaymentsBucket(c), paymentRefusalMax, now);
+  const noted = notedDenial(refusedPaymentsBucket(clientIp), paymentRefusalMax, now);
   return noted && refusedPaymentsError(paymentRefusalMax, noted.resetAt, now);
 }
 
@@ -118,12 +118,12 @@ export function refusedPaymentsDenial<E extends { Bindings: Env }>(c: Context<E>
  * attempts from memory) and the `429` is returned, to be answered instead of the refusal. Payments that verify
  * are never counted. If the object cannot answer, the refusal goes on uncounted.
  */
-export async function countRefusedPayment<E extends { Bindings: Env }>(c: Context<E>): Promise<ApiError | undefined> {
-  const { paymentRefusalMax, windowMs } = getConfig(c.env).rateLimit;
-  const bucket = refusedPaymentsBucket(c);
+export async function countRefusedPayment(env: Env, clientIp: string | undefined): Promise<ApiError | undefined> {
+  const { paymentRefusalMax, windowMs } = getConfig(env).rateLimit;
+  const bucket = refusedPaymentsBucket(clientIp);
   let decision: RateLimitDecision;
   try {
-    decision = await askLimiter(c.env, bucket, paymentRefusalMax, windowMs);
+    decision = await askLimiter(env, bucket, paymentRefusalMax, windowMs);
   } catch {
     return undefined;
   }

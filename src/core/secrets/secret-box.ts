@@ -7,9 +7,9 @@
  *   12-byte IV per value and additional data binding it to its row and field (see `secretAad`).
  * - No error message ever contains key material, plaintext or ciphertext.
  *
- * Pure WebCrypto and `atob`/`btoa`: runs in workerd and in Node.
+ * Pure WebCrypto and the strict codec of lib/base64.ts: runs in workerd and in Node.
  */
-import { encodeBase64, encodeBase64Url } from "../../lib/base64.ts";
+import { decodeBase64, decodeBase64Url, encodeBase64, encodeBase64Url } from "../../lib/base64.ts";
 
 /** What every secret value looks like in a response. */
 export const MASK = "***";
@@ -19,8 +19,6 @@ const KEY_ID_PATTERN = /^[A-Za-z0-9_-]{1,32}$/;
 const KEY_BYTES = 32;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
-const BASE64_PATTERN = /^[A-Za-z0-9+/]*={0,2}$/;
-const BASE64URL_PATTERN = /^[A-Za-z0-9_-]*$/;
 
 export interface KeyRing {
   /** The id of the key new values are encrypted with (the last entry of the secret). */
@@ -178,30 +176,4 @@ function encodeAad(aad: string): Uint8Array {
   // Ill-formed strings would be encoded lossily, letting two different AADs collide.
   if (typeof aad !== "string" || !aad.isWellFormed()) fail("additional data must be a well-formed string");
   return new TextEncoder().encode(aad);
-}
-
-/** Strict standard base64 (padding optional); undefined when invalid or non-canonical. */
-function decodeBase64(text: string): Uint8Array<ArrayBuffer> | undefined {
-  if (!BASE64_PATTERN.test(text)) return undefined;
-  const unpadded = text.replace(/=+$/, "");
-  if (text.length % 4 !== 0 && text.length !== unpadded.length) return undefined;
-  if (unpadded.length % 4 === 1) return undefined;
-  let binary: string;
-  try {
-    binary = atob(unpadded + "=".repeat((4 - (unpadded.length % 4)) % 4));
-  } catch {
-    return undefined;
-  }
-  const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
-  return encodeBase64(bytes).replace(/=+$/, "") === unpadded ? bytes : undefined;
-}
-
-/**
- * Strict unpadded base64url; undefined when invalid or non-canonical (unused trailing bits set),
- * so every change to a stored string changes the bytes it decodes to.
- */
-function decodeBase64Url(text: string): Uint8Array<ArrayBuffer> | undefined {
-  if (!BASE64URL_PATTERN.test(text)) return undefined;
-  const bytes = decodeBase64(text.replaceAll("-", "+").replaceAll("_", "/"));
-  return bytes && encodeBase64Url(bytes) === text ? bytes : undefined;
 }

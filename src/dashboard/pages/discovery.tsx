@@ -10,6 +10,8 @@ import type { Diagnostic } from "../../core/discovery/diagnostics.ts";
 import { serviceOperations } from "../../core/discovery/operations.ts";
 import { discoveryPreview } from "../../core/discovery/preview.ts";
 import { networkTable } from "../../core/money/network-table.ts";
+import type { Db } from "../../db/client.ts";
+import type { Tenant } from "../../db/schema.ts";
 import { findServiceWithPaywalls } from "../../db/services.ts";
 import type { DashboardEnv } from "../env.ts";
 import { Layout, Notice } from "../layout.tsx";
@@ -60,28 +62,123 @@ function Diagnostics({ diagnostics }: { diagnostics: Diagnostic[] }) {
   );
 }
 
-async function render(c: Ctx) {
-  const tenant = c.var.session.tenant;
-  const found = await findServiceWithPaywalls(c.var.db, c.req.param("id") ?? "");
-  if (!found || found.service.tenantId !== tenant.id) {
-    return c.html(
-      <Layout title="Service not found" active="services" tenantName={tenant.name}>
-        <Notice kind="error">None of your services has this id.</Notice>
-        <p>
-          <a href="/dashboard/services">Back to your services</a>
-        </p>
-      </Layout>,
-      404,
-    );
-  }
+type Operation = ReturnType<typeof serviceOperations>["operations"][number];
+type Discovery = NonNullable<Awaited<ReturnType<typeof loadDiscovery>>>;
+
+// ---- what the data is
+
+/** The tenant's service with what agents see of it, or `undefined` when the tenant has no service with this id. */
+async function loadDiscovery(db: Db, env: Env, tenant: Tenant, serviceId: string) {
+  const found = await findServiceWithPaywalls(db, serviceId);
+  if (!found || found.service.tenantId !== tenant.id) return undefined;
   const { service, paywalls } = found;
-  const preview = await discoveryPreview(c.var.db, c.env, service, paywalls, tenant);
-  const { operations } = serviceOperations(getConfig(c.env).paymentBaseUrl, service, paywalls, networkTable(c.env), tenant);
+  const preview = await discoveryPreview(db, env, service, paywalls, tenant);
+  const { operations } = serviceOperations(getConfig(env).paymentBaseUrl, service, paywalls, networkTable(env), tenant);
   const counts = { error: 0, warn: 0, info: 0 };
   for (const d of preview.diagnostics) counts[d.severity]++;
-  return c.html(
-    <Layout title={`What agents see: ${service.name}`} active="services" tenantName={tenant.name} scripts={["copy"]}>
-      <style nonce={c.var.cspNonce}>{STYLE}</style>
+  return { service, preview, operations, counts };
+}
+
+// ---- what the page shows
+
+function NotFound({ tenantName }: { tenantName: string }) {
+  return (
+    <Layout title="Service not found" active="services" tenantName={tenantName}>
+      <Notice kind="error">None of your services has this id.</Notice>
+      <p>
+        <a href="/dashboard/services">Back to your services</a>
+      </p>
+    </Layout>
+  );
+}
+
+function DiagnosticsSection({ preview, counts }: Pick<Discovery, "preview" | "counts">) {
+  return (
+    <section aria-labelledby="diagnostics">
+      <h2 id="diagnostics">
+        Diagnostics{" "}
+        <span class="hint">
+          {counts.error} errors, {counts.warn} warnings, {counts.info} notes
+        </span>
+      </h2>
+      <Diagnostics diagnostics={preview.diagnostics} />
+    </section>
+  );
+}
+
+function OperationRow({ op }: { op: Operation }) {
+  return (
+    <tr>
+      <td data-label="Method">{op.method}</td>
+      <td data-label="Path">
+        <code>{op.path}</code>
+      </td>
+      <td data-label="Access">
+        {op.kind === "paid" ? (op.protocol === "x402" ? "x402" : "MPP") : op.kind === "free" ? "Free" : "Wallet sign-in"}
+      </td>
+      <td data-label="Price">{op.kind === "paid" ? `${op.priceUsd} USD` : "—"}</td>
+      <td data-label="Networks">{op.kind === "paid" ? op.networks.map((n) => n.id).join(", ") : "—"}</td>
+    </tr>
+  );
+}
+
+function Routes({ operations }: { operations: Operation[] }) {
+  return (
+    <section aria-labelledby="routes">
+      <h2 id="routes">Routes listed</h2>
+      {operations.length === 0 ? (
+        <p class="hint">No route is listed: enable a paywall, or add publicRoutes or siwxRoutes to the service.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="cards">
+            <thead>
+              <tr>
+                <th scope="col">Method</th>
+                <th scope="col">Path</th>
+                <th scope="col">Access</th>
+                <th scope="col">Price</th>
+                <th scope="col">Networks</th>
+              </tr>
+            </thead>
+            <tbody>
+              {operations.map((op) => (
+                <OperationRow op={op} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function Listings({ listings }: { listings: Discovery["preview"]["listings"] }) {
+  return (
+    <section aria-labelledby="listings">
+      <h2 id="listings">Facilitator listings</h2>
+      {listings.length === 0 ? (
+        <p class="hint">
+          No facilitator has said yet whether it listed these routes in its Bazaar: it says so when it settles a payment.
+        </p>
+      ) : (
+        <ul>
+          {listings.map((l) => (
+            <li>
+              <code>{l.slug}</code>: {l.status}
+              {l.reason ? ` (${l.reason})` : ""} <span class="hint">as of {l.updatedAt.toISOString()}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function DiscoveryView({ data, tenantName, nonce }: { data: Discovery; tenantName: string; nonce: string }) {
+  const { service, preview, operations, counts } = data;
+  return (
+    <Layout title={`What agents see: ${service.name}`} active="services" tenantName={tenantName} scripts={["copy"]}>
+      <style nonce={nonce}>{STYLE}</style>
       <p>
         Agents and crawlers find this service's paid routes in its discovery document and its llms.txt, served on the payment
         origin and built from your service and paywalls on every request. Disabled paywalls are not listed. The API gives the same
@@ -94,73 +191,9 @@ async function render(c: Ctx) {
         <h3>llms.txt</h3>
         <CopyUrl id="discovery-llms" label="llms.txt" url={preview.llmsTxtUrl} />
       </section>
-      <section aria-labelledby="diagnostics">
-        <h2 id="diagnostics">
-          Diagnostics{" "}
-          <span class="hint">
-            {counts.error} errors, {counts.warn} warnings, {counts.info} notes
-          </span>
-        </h2>
-        <Diagnostics diagnostics={preview.diagnostics} />
-      </section>
-      <section aria-labelledby="routes">
-        <h2 id="routes">Routes listed</h2>
-        {operations.length === 0 ? (
-          <p class="hint">No route is listed: enable a paywall, or add publicRoutes or siwxRoutes to the service.</p>
-        ) : (
-          <div class="table-wrap">
-            <table class="cards">
-              <thead>
-                <tr>
-                  <th scope="col">Method</th>
-                  <th scope="col">Path</th>
-                  <th scope="col">Access</th>
-                  <th scope="col">Price</th>
-                  <th scope="col">Networks</th>
-                </tr>
-              </thead>
-              <tbody>
-                {operations.map((op) => (
-                  <tr>
-                    <td data-label="Method">{op.method}</td>
-                    <td data-label="Path">
-                      <code>{op.path}</code>
-                    </td>
-                    <td data-label="Access">
-                      {op.kind === "paid"
-                        ? op.protocol === "x402"
-                          ? "x402"
-                          : "MPP"
-                        : op.kind === "free"
-                          ? "Free"
-                          : "Wallet sign-in"}
-                    </td>
-                    <td data-label="Price">{op.kind === "paid" ? `${op.priceUsd} USD` : "—"}</td>
-                    <td data-label="Networks">{op.kind === "paid" ? op.networks.map((n) => n.id).join(", ") : "—"}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
-      <section aria-labelledby="listings">
-        <h2 id="listings">Facilitator listings</h2>
-        {preview.listings.length === 0 ? (
-          <p class="hint">
-            No facilitator has said yet whether it listed these routes in its Bazaar: it says so when it settles a payment.
-          </p>
-        ) : (
-          <ul>
-            {preview.listings.map((l) => (
-              <li>
-                <code>{l.slug}</code>: {l.status}
-                {l.reason ? ` (${l.reason})` : ""} <span class="hint">as of {l.updatedAt.toISOString()}</span>
-              </li>
-            ))}
-          </ul>
-        )}
-      </section>
+      <DiagnosticsSection preview={preview} counts={counts} />
+      <Routes operations={operations} />
+      <Listings listings={preview.listings} />
       <section aria-labelledby="document">
         <h2 id="document">The document</h2>
         <details>
@@ -171,8 +204,15 @@ async function render(c: Ctx) {
       <p>
         <a href="/dashboard/services">Back to your services</a>
       </p>
-    </Layout>,
+    </Layout>
   );
+}
+
+async function render(c: Ctx) {
+  const tenant = c.var.session.tenant;
+  const data = await loadDiscovery(c.var.db, c.env, tenant, c.req.param("id") ?? "");
+  if (!data) return c.html(<NotFound tenantName={tenant.name} />, 404);
+  return c.html(<DiscoveryView data={data} tenantName={tenant.name} nonce={c.var.cspNonce} />);
 }
 
 export const discoveryPages = new Hono<DashboardEnv>();

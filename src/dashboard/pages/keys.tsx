@@ -122,6 +122,33 @@ function refusalText(err: unknown): string | null {
     : `${err.message} (${err.code}).`;
 }
 
+/** One box per permission; a write permission says which read permission it includes. */
+function ScopeBoxes({ idPrefix, values, a }: { idPrefix: string; values: FormValues; a: Parameters<typeof boxAttrs>[0] }) {
+  return (
+    <div class="scope-boxes">
+      {SCOPES.map((scope) => {
+        const id = `${idPrefix}-${scope.replace(":", "-")}`;
+        return (
+          <label for={id}>
+            <input
+              {...boxAttrs(a, 1)}
+              id={id}
+              type="checkbox"
+              name="scopes"
+              value={scope}
+              checked={(values.scopes ?? []).includes(scope)}
+            />
+            <span>
+              <code>{scope}</code>
+              {scope.endsWith(":write") && <span class="hint"> includes {scope.replace(/:write$/, ":read")}</span>}
+            </span>
+          </label>
+        );
+      })}
+    </div>
+  );
+}
+
 function KeyFields({ idPrefix, values, errors }: { idPrefix: string; values: FormValues; errors?: FormErrors | undefined }) {
   const preset = values.preset ?? "custom";
   return (
@@ -161,27 +188,7 @@ function KeyFields({ idPrefix, values, errors }: { idPrefix: string; values: For
                 </span>
               </label>
             ))}
-            <div class="scope-boxes">
-              {SCOPES.map((scope) => {
-                const id = `${idPrefix}-${scope.replace(":", "-")}`;
-                return (
-                  <label for={id}>
-                    <input
-                      {...boxAttrs(a, 1)}
-                      id={id}
-                      type="checkbox"
-                      name="scopes"
-                      value={scope}
-                      checked={(values.scopes ?? []).includes(scope)}
-                    />
-                    <span>
-                      <code>{scope}</code>
-                      {scope.endsWith(":write") && <span class="hint"> includes {scope.replace(/:write$/, ":read")}</span>}
-                    </span>
-                  </label>
-                );
-              })}
-            </div>
+            <ScopeBoxes idPrefix={idPrefix} values={values} a={a} />
           </>
         )}
       </FieldGroup>
@@ -285,13 +292,53 @@ interface ShownKey {
   rolled?: string | null;
 }
 
+/** The tenant's keys, with how many are active of the limit. */
+function KeyList({ keys, now }: { keys: ApiKeyRow[]; now: Date }) {
+  const active = keys.filter((k) => k.status !== "revoked" && !(k.expiresAt && k.expiresAt <= now)).length;
+  return (
+    <section aria-labelledby="keys-heading">
+      <h2 id="keys-heading">
+        Your keys{" "}
+        <span class="hint">
+          ({active} of {MAX_ACTIVE_KEYS_PER_TENANT} active; paused keys count)
+        </span>
+      </h2>
+      {keys.length === 0 ? (
+        <p>No keys yet. Create one above.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="cards">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Status</th>
+                <th scope="col">Prefix</th>
+                <th scope="col">Permissions</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Expires</th>
+                <th scope="col">IP allowlist</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.map((k) => (
+                <KeyRow k={k} now={now} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
 async function keysPage(
   c: Ctx,
   extra: { shown?: ShownKey; gone?: boolean; error?: string | null; errors?: FormErrors; values?: FormValues; done?: string },
 ) {
   const keys = await listKeysOfTenant(c.var.db, c.var.session.tenant.id);
   const now = c.var.now;
-  const active = keys.filter((k) => k.status !== "revoked" && !(k.expiresAt && k.expiresAt <= now)).length;
   const formOpen = hasErrors(extra.errors) || keys.length === 0;
   return (
     <Layout title="API keys" active="keys" tenantName={c.var.session.tenant.name} scripts={["copy"]}>
@@ -325,40 +372,7 @@ async function keysPage(
           </form>
         </details>
       </section>
-      <section aria-labelledby="keys-heading">
-        <h2 id="keys-heading">
-          Your keys{" "}
-          <span class="hint">
-            ({active} of {MAX_ACTIVE_KEYS_PER_TENANT} active; paused keys count)
-          </span>
-        </h2>
-        {keys.length === 0 ? (
-          <p>No keys yet. Create one above.</p>
-        ) : (
-          <div class="table-wrap">
-            <table class="cards">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Prefix</th>
-                  <th scope="col">Permissions</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">IP allowlist</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {keys.map((k) => (
-                  <KeyRow k={k} now={now} />
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
+      <KeyList keys={keys} now={now} />
     </Layout>
   );
 }

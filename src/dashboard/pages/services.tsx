@@ -30,6 +30,7 @@ import { discoveryUrls } from "../../core/discovery/operations.ts";
 import { ApiError } from "../../core/http/errors.ts";
 import { formatUsdcAmount } from "../../core/money/usdc.ts";
 import { paymentUrls } from "../../core/payments.ts";
+import type { Db } from "../../db/client.ts";
 import { findPaywall, findPaywallsPage } from "../../db/paywalls.ts";
 import type { PaywallRow, ServiceRow } from "../../db/schema.ts";
 import { findService, findServicesPage, listServiceNames } from "../../db/services.ts";
@@ -39,26 +40,29 @@ import { FormToken, oneTimeForm } from "../form-token.tsx";
 import { ErrorSummary, type FormErrors, readForm } from "../forms.tsx";
 import { Layout, Notice } from "../layout.tsx";
 import { clientIp } from "../session.ts";
+import { PaywallFields } from "./catalog/paywall-fields.tsx";
 import {
   emptyPaywall,
-  emptyService,
   PAYWALL_LABELS,
-  PaywallFields,
   type PaywallFormValues,
   paywallCreateFrom,
   paywallErrorsOf,
   paywallFieldId,
   paywallUpdateFrom,
   paywallValuesOf,
+} from "./catalog/paywall-form.ts";
+import { ServiceFields } from "./catalog/service-fields.tsx";
+import {
+  emptyService,
   SERVICE_LABELS,
-  ServiceFields,
   type ServiceFormValues,
   serviceCreateFrom,
   serviceErrorsOf,
   serviceFieldId,
   serviceUpdateFrom,
   serviceValuesOf,
-} from "./catalog-forms.tsx";
+} from "./catalog/service-form.ts";
+import { McpServerConfig } from "./mcp-config.tsx";
 
 type Ctx = Context<DashboardEnv>;
 
@@ -243,6 +247,7 @@ function ServiceCard({
             <span class="hint">llms.txt</span>
             <code>{discoveryUrls(base, service).llmsTxtUrl}</code>
           </div>
+          <McpServerConfig service={service} url={discoveryUrls(base, service).mcpUrl} />
         </dd>
       </dl>
       <h3>Paywalls</h3>
@@ -279,23 +284,34 @@ async function doneNotice(c: Ctx): Promise<string | undefined> {
     : `${p.name} is disabled: buyers cannot pay for it until you enable it.`;
 }
 
-/** The page; `notice` says what the last change did (or why it did nothing). */
-async function renderServices(
-  c: Ctx,
-  page: number,
-  notice?: { kind: "ok" | "error"; text: string },
-  status: 200 | 404 | 400 = 200,
-) {
-  const tenant = c.var.session.tenant;
-  const base = getConfig(c.env).paymentBaseUrl;
+/** The tenant's services (a page of them, with their paywalls) and its paywalls without a service. */
+async function loadServices(db: Db, tenantId: string, page: number) {
   const [services, standalone] = await Promise.all([
-    findServicesPage(c.var.db, tenant.id, { limit: SERVICES_PER_PAGE, offset: (page - 1) * SERVICES_PER_PAGE }),
-    findPaywallsPage(c.var.db, tenant.id, { limit: STANDALONE_LIMIT, offset: 0 }, { serviceId: null }),
+    findServicesPage(db, tenantId, { limit: SERVICES_PER_PAGE, offset: (page - 1) * SERVICES_PER_PAGE }),
+    findPaywallsPage(db, tenantId, { limit: STANDALONE_LIMIT, offset: 0 }, { serviceId: null }),
   ]);
-  const pages = Math.max(1, Math.ceil(services.total / SERVICES_PER_PAGE));
-  return c.html(
-    <Layout title="Services and paywalls" active="services" tenantName={tenant.name} scripts={["copy"]}>
-      <style nonce={c.var.cspNonce}>{STYLE}</style>
+  return { page, services, standalone, pages: Math.max(1, Math.ceil(services.total / SERVICES_PER_PAGE)) };
+}
+
+type ServicesData = Awaited<ReturnType<typeof loadServices>>;
+
+function ServicesView({
+  data,
+  base,
+  notice,
+  tenantName,
+  nonce,
+}: {
+  data: ServicesData;
+  base: string;
+  notice?: { kind: "ok" | "error"; text: string } | undefined;
+  tenantName: string;
+  nonce: string;
+}) {
+  const { page, services, standalone, pages } = data;
+  return (
+    <Layout title="Services and paywalls" active="services" tenantName={tenantName} scripts={["copy"]}>
+      <style nonce={nonce}>{STYLE}</style>
       {notice && <Notice kind={notice.kind}>{notice.text}</Notice>}
       <p>Your services and the paywalls that sell their routes. Buyers pay at the payment URLs.</p>
       <p class="page-actions">
@@ -334,9 +350,21 @@ async function renderServices(
           )}
         </section>
       )}
-    </Layout>,
-    status,
+    </Layout>
   );
+}
+
+/** The page; `notice` says what the last change did (or why it did nothing). */
+async function renderServices(
+  c: Ctx,
+  page: number,
+  notice?: { kind: "ok" | "error"; text: string },
+  status: 200 | 404 | 400 = 200,
+) {
+  const tenant = c.var.session.tenant;
+  const data = await loadServices(c.var.db, tenant.id, page);
+  const base = getConfig(c.env).paymentBaseUrl;
+  return c.html(<ServicesView data={data} base={base} notice={notice} tenantName={tenant.name} nonce={c.var.cspNonce} />, status);
 }
 
 export const servicesPages = new Hono<DashboardEnv>();

@@ -2,12 +2,12 @@
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { getAddress, isAddress } from "viem/utils";
 import { countClient } from "../../core/rate-limit/limiter.ts";
+import { LINK_TTL_MS, redeemSignInLink } from "../../core/sign-in-links.ts";
 import { createTenant, TenantCreateInput } from "../../core/tenants.ts";
 import { bindSessionToTenantQuery, findTenantByWallet } from "../../db/dashboard.ts";
 import type { DashboardEnv } from "../env.ts";
 import { Layout, Notice } from "../layout.tsx";
 import { currentSession, endSession, SESSION_MAX_MS, startSession } from "../session.ts";
-import { LINK_TTL_MS, redeemSignInLink } from "../sign-in-links.ts";
 import { issueSiweMessage, SiweError, verifySiweMessage } from "../siwe.ts";
 
 export const SIGN_IN_PURPOSE = "sign-in";

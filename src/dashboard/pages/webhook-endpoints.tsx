@@ -20,7 +20,7 @@ import {
   WebhookEndpointCreateSchema,
 } from "../../core/webhooks/endpoints.ts";
 import { WEBHOOK_EVENT_TYPES } from "../../core/webhooks/events.ts";
-import type { WebhookEndpointRow } from "../../db/schema.ts";
+import type { WebhookDeliveryRow, WebhookEndpointRow } from "../../db/schema.ts";
 import { findWebhookDeliveriesPage, findWebhookEndpointsPage } from "../../db/webhooks.ts";
 import type { DashboardEnv } from "../env.ts";
 import { putFlash, takeFlash } from "../flash.ts";
@@ -37,6 +37,8 @@ const byDashboard = (c: Ctx): WebhookChangeBy => ({ actor: "dashboard", ip: clie
 
 /** Deliveries per page of the log. */
 export const DELIVERIES_PER_PAGE = 50;
+
+type DeliveriesPage = Awaited<ReturnType<typeof findWebhookDeliveriesPage>>;
 
 const LABELS: Record<string, string> = { url: "URL", events: "Events", description: "Description" };
 
@@ -84,6 +86,112 @@ function DisabledNotice({ e, link }: { e: WebhookEndpointRow; link: boolean }) {
   );
 }
 
+/** A new endpoint's signing secret, shown once. */
+function ShownSecretNotice({ shown }: { shown: ShownSecret }) {
+  return (
+    <Notice kind="warning">
+      <p>
+        <strong>Copy the signing secret now.</strong> It is shown only this once; verify deliveries to {shown.url} with it:
+      </p>
+      <div class="secret">
+        <code id="new-secret">{shown.secret}</code>
+        <button type="button" data-copy="#new-secret" data-copy-what="the signing secret" hidden>
+          Copy secret
+        </button>
+      </div>
+    </Notice>
+  );
+}
+
+/** The form of a new endpoint, with the values typed and their errors when it was refused. */
+function NewEndpointForm({ errors, values }: { errors?: FormErrors | undefined; values: FormValues }) {
+  return (
+    <section aria-labelledby="create-heading">
+      <h2 id="create-heading">New endpoint</h2>
+      <ErrorSummary errors={errors} labels={LABELS} ids={(f) => `new-${f}`} />
+      <form method="post" action="/dashboard/webhooks" novalidate>
+        <FormToken />
+        <Field errors={errors} name="url" id="new-url" label="URL" hint="A public http(s) URL; redirects are not followed.">
+          {(a) => <input {...a} id="new-url" type="url" name="url" required value={values.url ?? ""} />}
+        </Field>
+        <Choices
+          type="checkbox"
+          errors={errors}
+          name="events"
+          id="new-events"
+          boxIds="new-event"
+          legend="Events"
+          options={WEBHOOK_EVENT_TYPES.map((type) => [type, <code>{type}</code>] as const)}
+          checked={values.events ?? [...WEBHOOK_EVENT_TYPES]}
+        />
+        <Field errors={errors} name="description" id="new-description" label="Description" hint="Optional.">
+          {(a) => (
+            <input {...a} id="new-description" type="text" name="description" maxlength={500} value={values.description ?? ""} />
+          )}
+        </Field>
+        <p>
+          <button type="submit">Create endpoint</button>
+        </p>
+      </form>
+    </section>
+  );
+}
+
+function EndpointRow({ e }: { e: WebhookEndpointRow }) {
+  return (
+    <tr>
+      <td data-label="URL">
+        <span>
+          <a href={`/dashboard/webhooks/${e.id}`}>{e.url}</a>
+          {e.description && <span class="hint"> {e.description}</span>}
+        </span>
+      </td>
+      <td data-label="Events">{e.events.join(", ")}</td>
+      <td data-label="State">
+        <EndpointState e={e} />
+      </td>
+      <td data-label="Failures in a row">{e.consecutiveFailures}</td>
+      <td data-label="Created">{formatDate(e.createdAt)}</td>
+    </tr>
+  );
+}
+
+/** The tenant's endpoints, each linked to its page. */
+function EndpointList({ rows, total }: { rows: WebhookEndpointRow[]; total: number }) {
+  return (
+    <section aria-labelledby="endpoints-heading">
+      <h2 id="endpoints-heading">
+        Your endpoints{" "}
+        <span class="hint">
+          ({total} of {MAX_WEBHOOK_ENDPOINTS_PER_TENANT})
+        </span>
+      </h2>
+      {rows.length === 0 ? (
+        <p>No endpoints yet. Add one above.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="cards">
+            <thead>
+              <tr>
+                <th scope="col">URL</th>
+                <th scope="col">Events</th>
+                <th scope="col">State</th>
+                <th scope="col">Failures in a row</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((e) => (
+                <EndpointRow e={e} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
 async function listPage(c: Ctx, extra: { shown?: ShownSecret; gone?: boolean; errors?: FormErrors; values?: FormValues }) {
   const tenant = c.var.session.tenant;
   const { rows, total } = await findWebhookEndpointsPage(c.var.db, tenant.id, {
@@ -98,107 +206,12 @@ async function listPage(c: Ctx, extra: { shown?: ShownSecret; gone?: boolean; er
       {rows.map((e) => (
         <DisabledNotice e={e} link />
       ))}
-      {extra.shown && (
-        <Notice kind="warning">
-          <p>
-            <strong>Copy the signing secret now.</strong> It is shown only this once; verify deliveries to {extra.shown.url} with
-            it:
-          </p>
-          <div class="secret">
-            <code id="new-secret">{extra.shown.secret}</code>
-            <button type="button" data-copy="#new-secret" data-copy-what="the signing secret" hidden>
-              Copy secret
-            </button>
-          </div>
-        </Notice>
-      )}
+      {extra.shown && <ShownSecretNotice shown={extra.shown} />}
       {extra.gone && (
         <Notice kind="ok">The signing secret was shown once and is not shown again (nothing was created by reloading).</Notice>
       )}
-      <section aria-labelledby="create-heading">
-        <h2 id="create-heading">New endpoint</h2>
-        <ErrorSummary errors={extra.errors} labels={LABELS} ids={(f) => `new-${f}`} />
-        <form method="post" action="/dashboard/webhooks" novalidate>
-          <FormToken />
-          <Field
-            errors={extra.errors}
-            name="url"
-            id="new-url"
-            label="URL"
-            hint="A public http(s) URL; redirects are not followed."
-          >
-            {(a) => <input {...a} id="new-url" type="url" name="url" required value={values.url ?? ""} />}
-          </Field>
-          <Choices
-            type="checkbox"
-            errors={extra.errors}
-            name="events"
-            id="new-events"
-            boxIds="new-event"
-            legend="Events"
-            options={WEBHOOK_EVENT_TYPES.map((type) => [type, <code>{type}</code>] as const)}
-            checked={values.events ?? [...WEBHOOK_EVENT_TYPES]}
-          />
-          <Field errors={extra.errors} name="description" id="new-description" label="Description" hint="Optional.">
-            {(a) => (
-              <input
-                {...a}
-                id="new-description"
-                type="text"
-                name="description"
-                maxlength={500}
-                value={values.description ?? ""}
-              />
-            )}
-          </Field>
-          <p>
-            <button type="submit">Create endpoint</button>
-          </p>
-        </form>
-      </section>
-      <section aria-labelledby="endpoints-heading">
-        <h2 id="endpoints-heading">
-          Your endpoints{" "}
-          <span class="hint">
-            ({total} of {MAX_WEBHOOK_ENDPOINTS_PER_TENANT})
-          </span>
-        </h2>
-        {rows.length === 0 ? (
-          <p>No endpoints yet. Add one above.</p>
-        ) : (
-          <div class="table-wrap">
-            <table class="cards">
-              <thead>
-                <tr>
-                  <th scope="col">URL</th>
-                  <th scope="col">Events</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Failures in a row</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((e) => (
-                  <tr>
-                    <td data-label="URL">
-                      <span>
-                        <a href={`/dashboard/webhooks/${e.id}`}>{e.url}</a>
-                        {e.description && <span class="hint"> {e.description}</span>}
-                      </span>
-                    </td>
-                    <td data-label="Events">{e.events.join(", ")}</td>
-                    <td data-label="State">
-                      <EndpointState e={e} />
-                    </td>
-                    <td data-label="Failures in a row">{e.consecutiveFailures}</td>
-                    <td data-label="Created">{formatDate(e.createdAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
+      <NewEndpointForm errors={extra.errors} values={values} />
+      <EndpointList rows={rows} total={total} />
     </Layout>
   );
 }
@@ -235,6 +248,98 @@ webhookPages.post("/webhooks", oneTimeForm("/dashboard/webhooks"), async (c) => 
 /** The signed-in tenant's endpoint; another tenant's is `404`, as an unknown one. */
 const ownEndpoint = (c: Ctx) => ownWebhookEndpoint(c.var.db, c.var.session.tenant.id, c.req.param("id") ?? "");
 
+function DeliveryRow({ d, base }: { d: WebhookDeliveryRow; base: string }) {
+  return (
+    <tr>
+      <td data-label="Event">
+        <span>
+          <code>{d.eventType}</code> <code class="hint">{d.id}</code>
+        </span>
+      </td>
+      <td data-label="Status">
+        <span>
+          <span class={`status ${d.status}`}>{d.status}</span>
+          {d.error && <span class="hint"> {d.error}</span>}
+        </span>
+      </td>
+      <td data-label="Attempts">{d.attempts}</td>
+      <td data-label="Latency">{d.latencyMs === null ? "—" : `${d.latencyMs} ms`}</td>
+      <td data-label="Response">{d.responseStatus ?? "—"}</td>
+      <td data-label="Next retry">{(d.status === "pending" && formatDate(d.nextAttemptAt)) || "—"}</td>
+      <td data-label="Created">{formatDate(d.createdAt)}</td>
+      <td data-label="Actions">
+        {d.status === "failed" && (
+          <form method="post" action={`${base}/deliveries/${d.id}/retry`}>
+            <button type="submit" class="secondary">
+              Retry<span class="sr-only"> delivery {d.id}</span>
+            </button>
+          </form>
+        )}
+      </td>
+    </tr>
+  );
+}
+
+/** The endpoint's deliveries, newest first, a page at a time. */
+function DeliveryLog({ log, page, base }: { log: DeliveriesPage; page: number; base: string }) {
+  return (
+    <section aria-labelledby="log-heading">
+      <h2 id="log-heading">
+        Delivery log <span class="hint">({log.total}, newest first)</span>
+      </h2>
+      {log.rows.length === 0 ? (
+        <p>No deliveries yet.</p>
+      ) : (
+        <ScrollRegion label="Delivery log, table">
+          <table class="cards deliveries">
+            <thead>
+              <tr>
+                <th scope="col">Event</th>
+                <th scope="col">Status</th>
+                <th scope="col">Attempts</th>
+                <th scope="col">Latency</th>
+                <th scope="col">Response</th>
+                <th scope="col">Next retry</th>
+                <th scope="col">Created</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {log.rows.map(({ row: d }) => (
+                <DeliveryRow d={d} base={base} />
+              ))}
+            </tbody>
+          </table>
+        </ScrollRegion>
+      )}
+      <nav aria-label="Delivery pages" class="pager">
+        {page > 1 && <a href={`${base}?page=${page - 1}`}>Newer</a>}
+        {page * DELIVERIES_PER_PAGE < log.total && <a href={`${base}?page=${page + 1}`}>Older</a>}
+      </nav>
+    </section>
+  );
+}
+
+/** Send a test event, enable or disable, delete (after a confirmation step). */
+function EndpointActions({ endpoint, base }: { endpoint: WebhookEndpointRow; base: string }) {
+  return (
+    <div class="actions">
+      <form method="post" action={`${base}/test`}>
+        <button type="submit">Send test event</button>
+      </form>
+      <form method="post" action={`${base}/${endpoint.enabled ? "disable" : "enable"}`}>
+        <button type="submit" class="secondary">
+          {endpoint.enabled ? "Disable" : "Enable"}
+          <span class="sr-only"> endpoint {endpoint.url}</span>
+        </button>
+      </form>
+      <a class="button danger" href={`${base}/delete`}>
+        Delete<span class="sr-only"> endpoint {endpoint.url}</span>
+      </a>
+    </div>
+  );
+}
+
 async function endpointPage(c: Ctx, endpoint: WebhookEndpointRow, error?: string) {
   const page = Math.max(1, Number.parseInt(c.req.query("page") ?? "1", 10) || 1);
   const log = await findWebhookDeliveriesPage(c.var.db, endpoint.id, {
@@ -255,80 +360,8 @@ async function endpointPage(c: Ctx, endpoint: WebhookEndpointRow, error?: string
         Events: {endpoint.events.join(", ")}. State: <EndpointState e={endpoint} />. Failures in a row:{" "}
         {endpoint.consecutiveFailures}. Created {formatDate(endpoint.createdAt)}.
       </p>
-      <div class="actions">
-        <form method="post" action={`${base}/test`}>
-          <button type="submit">Send test event</button>
-        </form>
-        <form method="post" action={`${base}/${endpoint.enabled ? "disable" : "enable"}`}>
-          <button type="submit" class="secondary">
-            {endpoint.enabled ? "Disable" : "Enable"}
-            <span class="sr-only"> endpoint {endpoint.url}</span>
-          </button>
-        </form>
-        <a class="button danger" href={`${base}/delete`}>
-          Delete<span class="sr-only"> endpoint {endpoint.url}</span>
-        </a>
-      </div>
-      <section aria-labelledby="log-heading">
-        <h2 id="log-heading">
-          Delivery log <span class="hint">({log.total}, newest first)</span>
-        </h2>
-        {log.rows.length === 0 ? (
-          <p>No deliveries yet.</p>
-        ) : (
-          <ScrollRegion label="Delivery log, table">
-            <table class="cards deliveries">
-              <thead>
-                <tr>
-                  <th scope="col">Event</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Attempts</th>
-                  <th scope="col">Latency</th>
-                  <th scope="col">Response</th>
-                  <th scope="col">Next retry</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {log.rows.map(({ row: d }) => (
-                  <tr>
-                    <td data-label="Event">
-                      <span>
-                        <code>{d.eventType}</code> <code class="hint">{d.id}</code>
-                      </span>
-                    </td>
-                    <td data-label="Status">
-                      <span>
-                        <span class={`status ${d.status}`}>{d.status}</span>
-                        {d.error && <span class="hint"> {d.error}</span>}
-                      </span>
-                    </td>
-                    <td data-label="Attempts">{d.attempts}</td>
-                    <td data-label="Latency">{d.latencyMs === null ? "—" : `${d.latencyMs} ms`}</td>
-                    <td data-label="Response">{d.responseStatus ?? "—"}</td>
-                    <td data-label="Next retry">{(d.status === "pending" && formatDate(d.nextAttemptAt)) || "—"}</td>
-                    <td data-label="Created">{formatDate(d.createdAt)}</td>
-                    <td data-label="Actions">
-                      {d.status === "failed" && (
-                        <form method="post" action={`${base}/deliveries/${d.id}/retry`}>
-                          <button type="submit" class="secondary">
-                            Retry<span class="sr-only"> delivery {d.id}</span>
-                          </button>
-                        </form>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </ScrollRegion>
-        )}
-        <nav aria-label="Delivery pages" class="pager">
-          {page > 1 && <a href={`${base}?page=${page - 1}`}>Newer</a>}
-          {page * DELIVERIES_PER_PAGE < log.total && <a href={`${base}?page=${page + 1}`}>Older</a>}
-        </nav>
-      </section>
+      <EndpointActions endpoint={endpoint} base={base} />
+      <DeliveryLog log={log} page={page} base={base} />
     </Layout>
   );
 }

@@ -11,8 +11,9 @@ import { claimSiwxNonce } from "../../db/discovery.ts";
 import type { ServiceRow } from "../../db/schema.ts";
 import { findService } from "../../db/services.ts";
 import type { GatewayEnv } from "../env.ts";
-import { refuseOverLimit } from "../refusals.ts";
+import { countedRefusal, overLimit } from "../refusals.ts";
 import { SIWX_HEADER, type SiwxTerms, siwxChallenge, verifySiwx } from "../siwx/sdk.ts";
+import { renderOutcome } from "../transport/render.ts";
 import { callUpstream, upstreamAllowed } from "../upstream/call.ts";
 import { openAuthConfig } from "../upstream/credentials.ts";
 import { buyerResponseHeaders, forwardableHeaders, injectAuth, targetUrl, withQuery } from "../upstream/request.ts";
@@ -59,18 +60,26 @@ async function accessTarget(c: Ctx, kind: Kind): Promise<{ service: ServiceRow; 
   return { service, route, resourceUrl: `${new URL(getConfig(c.env).paymentBaseUrl).origin}${pathname}` };
 }
 
-/** The upstream's answer to this GET on `route`, with the service's credentials and `extra` headers set last. */
-async function forward(c: Ctx, service: ServiceRow, route: string, extra: Record<string, string> = {}): Promise<Response> {
+/**
+ * The upstream's answer to a GET on `route`, with the service's credentials and `extra` headers set last: the
+ * request's query and headers, or those given (an MCP tool call's arguments, src/gateway/mcp/).
+ */
+export async function forward(
+  c: Ctx,
+  service: ServiceRow,
+  route: string,
+  extra: Record<string, string> = {},
+  buyer: { query: URLSearchParams; headers: Headers } = {
+    query: new URL(c.req.url).searchParams,
+    headers: c.req.raw.headers,
+  },
+): Promise<Response> {
   const authConfig = await openAuthConfig(keyRing(c.env), service);
-  const url = withQuery(
-    targetUrl({ targetType: "ROUTE", targetUrl: null, targetRoute: route }, service),
-    new URL(c.req.url).searchParams,
-    [],
-  );
+  const url = withQuery(targetUrl({ targetType: "ROUTE", targetUrl: null, targetRoute: route }, service), buyer.query, []);
   const parts = injectAuth(
     service.authMethod as AuthMethod,
     authConfig,
-    { url, headers: forwardableHeaders(c.req.raw.headers, []), body: undefined },
+    { url, headers: forwardableHeaders(buyer.headers, []), body: undefined },
     { authorization: c.req.header("authorization") ?? null, method: "GET" },
   );
   for (const [name, value] of Object.entries(extra)) parts.headers.set(name, value);
@@ -115,8 +124,15 @@ export async function siwxRoute(c: Ctx): Promise<Response> {
   const terms = siwxTerms(c, service, resourceUrl);
   const header = c.req.header(SIWX_HEADER);
   if (!header) return siwxChallenge(terms);
-  refuseOverLimit(c);
+  const clientIp = c.req.header("cf-connecting-ip");
+  const limited = overLimit(c.env, clientIp);
+  if (limited) return renderOutcome(c, limited);
   const db = getDb(c.env.DB);
-  const wallet = await verifySiwx(terms, header, (nonce, expiresAt) => claimSiwxNonce(db, nonce, expiresAt, new Date()));
+  const signedIn = await verifySiwx(terms, header, (nonce, expiresAt) => claimSiwxNonce(db, nonce, expiresAt, new Date()));
+  if (!signedIn.ok) {
+    const { stop } = signedIn;
+    return renderOutcome(c, stop.kind === "refused" ? await countedRefusal(c.env, clientIp, stop) : stop);
+  }
+  const wallet = signedIn.value;
   return forward(c, service, route, { [SIWX_ADDRESS_HEADER]: wallet.address, [SIWX_CHAIN_HEADER]: wallet.chainId });
 }

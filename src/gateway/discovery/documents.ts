@@ -8,6 +8,7 @@ import { networkTable } from "../../core/money/network-table.ts";
 import { countClient } from "../../core/rate-limit/limiter.ts";
 import { getDb } from "../../db/client.ts";
 import { findCatalogue, findCatalogueServices, findDiscoveryService } from "../../db/discovery.ts";
+import { decodeBase64 } from "../../lib/base64.ts";
 import type { GatewayEnv } from "../env.ts";
 
 // The discovery files of the payment origin (docs/discovery.md): built from the rows on every request, so they say
@@ -49,12 +50,9 @@ export async function catalogueLlms(c: Ctx) {
 }
 
 /** A 16×16 PNG icon in an ICO container (validators look for an icon at the origin). */
-const FAVICON = Uint8Array.from(
-  atob(
-    "AAABAAEAEBAAAAEAIABYAAAAFgAAAIlQTkcNChoKAAAADUlIRFIAAAAQAAAAEAgCAAAAkJFoNgAAAB9JREFUeNpjkLeKJwkxkKlBb142QTSqYVQDMRpomFoB/xr/cWC4GmcAAAAASUVORK5CYII=",
-  ),
-  (ch) => ch.charCodeAt(0),
-);
+const FAVICON = decodeBase64(
+  "AAABAAEAEBAAAAEAIABYAAAAFgAAAIlQTkcNChoKAAAADUlIRFIAAAAQAAAAEAgCAAAAkJFoNgAAAB9JREFUeNpjkLeKJwkxkKlBb142QTSqYVQDMRpomFoB/xr/cWC4GmcAAAAASUVORK5CYII=",
+)!;
 
 export const favicon = (c: Ctx) =>
   c.body(FAVICON, 200, { "Content-Type": "image/x-icon", "Cache-Control": "public, max-age=86400" });

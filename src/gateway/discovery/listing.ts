@@ -1,8 +1,6 @@
-import type { Context } from "hono";
 import { getDb } from "../../db/client.ts";
 import { recordListing } from "../../db/discovery.ts";
 import type { PaymentTarget } from "../../db/gateway.ts";
-import type { GatewayEnv } from "../env.ts";
 
 /**
  * A facilitator may say on settlement, in `EXTENSION-RESPONSES` (`@x402/core` reads it into the settle result's
@@ -11,7 +9,8 @@ import type { GatewayEnv } from "../env.ts";
  * discovery preview; never shown to buyers, and never in the way of the payment (written after, failures ignored).
  */
 export function noteListing(
-  c: Context<GatewayEnv>,
+  env: Env,
+  defer: (work: Promise<unknown>) => void,
   target: PaymentTarget,
   facilitatorUrl: string,
   result: { extensionResponses?: Record<string, unknown> },
@@ -19,7 +18,7 @@ export function noteListing(
   const bazaar = result.extensionResponses?.bazaar as { status?: unknown; rejectedReason?: unknown } | undefined;
   if (!bazaar || typeof bazaar.status !== "string") return;
   const reason = typeof bazaar.rejectedReason === "string" ? bazaar.rejectedReason.slice(0, 500) : null;
-  const write = recordListing(getDb(c.env.DB), {
+  const write = recordListing(getDb(env.DB), {
     paywallId: target.paywall.id,
     tenantId: target.paywall.tenantId,
     status: bazaar.status.slice(0, 32),
@@ -27,5 +26,5 @@ export function noteListing(
     facilitatorUrl,
     updatedAt: new Date(),
   }).catch(() => {});
-  c.executionCtx.waitUntil(write);
+  defer(write);
 }

@@ -3,8 +3,7 @@ import { ApiError } from "../../core/http/errors.ts";
 import { paymentRetryKey } from "../../core/ledger/ids.ts";
 import { encodeBase64Url } from "../../lib/base64.ts";
 import { buyerProof } from "../paid-answer.ts";
-import { PaymentRefusal } from "../refusals.ts";
-import type { PresentedPayment } from "../resend.ts";
+import { fail, go, type PresentedPayment, refuse, type Step } from "../pipeline/method.ts";
 
 /**
  * The MPP side of the gateway, built from mppx's own server (`Mppx.create` with its tempo `charge` method): mppx
@@ -117,7 +116,7 @@ const NO_STORE = { "Cache-Control": "no-store" };
 const VALID_BEFORE_SKEW_MS = 5_000;
 
 /**
- * Per terms object (the flow keeps one per paywall state, src/gateway/mpp/flow.ts): the first challenge mppx's server
+ * Per terms object (the flow keeps one per paywall state, src/gateway/mpp/charge.ts): the first challenge mppx's server
  * built for them, serialized by mppx, and what makes a later challenge for the same terms its own. Only two values
  * differ from one challenge to the next: its expiry, and its id, which the MPP specification defines as the
  * HMAC-SHA256, keyed with the server's secret, of the challenge's seven pipe-joined binding slots (realm, method,
@@ -234,24 +233,24 @@ export interface ValidatedMpp {
 }
 
 /**
- * Checks a `Payment` credential against this paywall's terms without broadcasting anything. Throws the standard's
- * refusal (`PaymentRefusal`) when it is not acceptable: malformed, not issued by us or not for this paywall, expired,
- * push mode, a transaction without a `validBefore` or one later than the challenge's expiry, or a transaction that
- * would not pay exactly these terms; and `502` when the chain's RPC did not answer (not the buyer's fault: no 402).
+ * Checks a `Payment` credential against this paywall's terms without broadcasting anything. The standard's refusal
+ * (a `402` with a fresh challenge) when it is not acceptable: malformed, not issued by us or not for this paywall,
+ * expired, push mode, a transaction without a `validBefore` or one later than the challenge's expiry, or a transaction
+ * that would not pay exactly these terms; and `502` when the chain's RPC did not answer (not the buyer's fault: no 402).
  */
-export async function validateMpp(terms: MppTerms, authorization: string): Promise<ValidatedMpp> {
+export async function validateMpp(terms: MppTerms, authorization: string): Promise<Step<ValidatedMpp>> {
   const lib = await mppx();
-  const refuse = async (reason: string | Error) => new PaymentRefusal(await mppRefusal(terms, reason));
+  const refusal = async (reason: string | Error) => refuse(await mppRefusal(terms, reason));
   const scheme = lib.Credential.extractPaymentScheme(authorization);
   let credential: ReturnType<typeof lib.Credential.deserialize>;
   try {
     credential = lib.Credential.deserialize(scheme ?? "");
   } catch (err) {
-    throw await refuse(err instanceof Error ? err : "The credential is not a valid MPP credential");
+    return refusal(err instanceof Error ? err : "The credential is not a valid MPP credential");
   }
   const payload = credential.payload as { type?: unknown } | undefined;
   if (payload?.type !== "transaction") {
-    throw await refuse(
+    return refusal(
       payload?.type === "hash"
         ? "Push-mode (transaction hash) credentials are not accepted: pay in pull mode, the gateway broadcasts after the upstream answers"
         : "Only a signed transaction (pull mode) pays this charge",
@@ -265,11 +264,22 @@ export async function validateMpp(terms: MppTerms, authorization: string): Promi
   try {
     facts = await tempoTransactionFacts((payload as { signature: `0x${string}` }).signature);
   } catch {
-    throw await refuse("The credential's transaction is not a signed Tempo transaction");
+    return refusal("The credential's transaction is not a signed Tempo transaction");
   }
   if (facts.validBefore === undefined || facts.validBefore * 1000 > expiresAt.getTime() + VALID_BEFORE_SKEW_MS) {
-    throw await refuse("The transaction must expire (validBefore) no later than the challenge");
+    return refusal("The transaction must expire (validBefore) no later than the challenge");
   }
+  return validated(lib, terms, credential, { ...facts, validBefore: facts.validBefore }, expiresAt);
+}
+
+/** mppx's validation of the credential (a simulation: nothing is sent), and what broadcasts it later. */
+async function validated(
+  lib: Awaited<ReturnType<typeof mppx>>,
+  terms: MppTerms,
+  credential: ReturnType<Awaited<ReturnType<typeof mppx>>["Credential"]["deserialize"]>,
+  facts: { hash: `0x${string}`; validBefore: number },
+  expiresAt: Date,
+): Promise<Step<ValidatedMpp>> {
   // One server validates now and broadcasts later; validation sends nothing, so `watch` notes only the broadcast.
   const watch: SendWatch = { submitted: false };
   const server = serverFor(lib, terms, watch);
@@ -280,12 +290,14 @@ export async function validateMpp(terms: MppTerms, authorization: string): Promi
     payer = (validation.details as { sender?: string }).sender ?? "";
   } catch (err) {
     if (rpcUnreachable(err)) {
-      throw new ApiError("BAD_GATEWAY", "The Tempo network could not be reached to validate the payment; nothing was charged");
+      return fail(
+        new ApiError("BAD_GATEWAY", "The Tempo network could not be reached to validate the payment; nothing was charged"),
+      );
     }
-    throw await refuse(err instanceof Error ? err : String(err));
+    return refuse(await mppRefusal(terms, err instanceof Error ? err : String(err)));
   }
-  if (!/^0x[0-9a-fA-F]{40}$/.test(payer)) throw await refuse("The transaction names no sender");
-  return {
+  if (!/^0x[0-9a-fA-F]{40}$/.test(payer)) return refuse(await mppRefusal(terms, "The transaction names no sender"));
+  return go({
     challengeId: credential.challenge.id,
     payer,
     expiresAt,
@@ -296,7 +308,7 @@ export async function validateMpp(terms: MppTerms, authorization: string): Promi
       return { txHash: receipt.reference, receiptHeader: lib.Receipt.serialize(receipt) };
     },
     submitted: () => watch.submitted,
-  };
+  });
 }
 
 /** viem's transport failures (no answer, or a non-JSON-RPC one), as opposed to the chain refusing the transaction. */
@@ -336,7 +348,6 @@ export async function presentedMpp(authorization: string): Promise<PresentedPaym
     // The challenge id is the gateway's HMAC, in the credential only: the chain shows a hash of it at most (the memo).
     proof: await buyerProof(credential.challenge.id, undefined),
     signedBy: async () => false,
-    receiptHeaders: async (txHash) => ({ "Payment-Receipt": await mppReceiptHeader(txHash) }),
   };
 }
 

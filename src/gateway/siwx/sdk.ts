@@ -1,4 +1,4 @@
-import { PaymentRefusal } from "../refusals.ts";
+import { go, refuse, type Step } from "../pipeline/method.ts";
 import { isIssuedNonce, issueNonce } from "./nonce.ts";
 
 /**
@@ -123,7 +123,7 @@ function unlikeOffer(
 }
 
 /**
- * The wallet behind a `SIGN-IN-WITH-X` header, once: refused (a `PaymentRefusal` carrying a fresh challenge and why)
+ * The wallet behind a `SIGN-IN-WITH-X` header, once: refused (a refusal carrying a fresh challenge and why)
  * unless it parses, is for this route, signs what the challenge offered, was issued here and is still valid, is signed by its address on an accepted
  * chain, and its nonce was never used (`claim` records it until it could no longer be accepted anyway).
  */
@@ -131,28 +131,27 @@ export async function verifySiwx(
   terms: SiwxTerms,
   header: string,
   claim: (nonce: string, expiresAt: Date) => Promise<boolean>,
-): Promise<SignedIn> {
-  const refuse = async (reason: string) => new PaymentRefusal(await siwxChallenge(terms, reason));
+): Promise<Step<SignedIn>> {
+  const refusal = async (reason: string) => refuse(await siwxChallenge(terms, reason));
   const lib = await siwxLib();
   let payload: ReturnType<Lib["parseSIWxHeader"]>;
   try {
     payload = lib.parseSIWxHeader(header);
   } catch {
-    throw await refuse("The SIGN-IN-WITH-X header is not a valid sign-in");
+    return refusal("The SIGN-IN-WITH-X header is not a valid sign-in");
   }
-  if (payload.uri !== terms.resourceUrl)
-    throw await refuse("The sign-in was signed for another route: sign this route's challenge");
+  if (payload.uri !== terms.resourceUrl) return refusal("The sign-in was signed for another route: sign this route's challenge");
   const unlike = unlikeOffer(terms, payload);
-  if (unlike) throw await refuse(unlike);
+  if (unlike) return refusal(unlike);
   const valid = await lib.validateSIWxMessage(payload, new URL(terms.origin), { maxAge: SIWX_VALIDITY_SECONDS * 1000 });
-  if (!valid.isValid) throw await refuse(valid.invalidMessage ?? "The sign-in is not valid");
+  if (!valid.isValid) return refusal(valid.invalidMessage ?? "The sign-in is not valid");
   if (!(await isIssuedNonce(terms.secret, payload.nonce, payload.uri, payload.issuedAt))) {
-    throw await refuse("The sign-in's nonce was not issued by this gateway for this route: sign a fresh challenge");
+    return refusal("The sign-in's nonce was not issued by this gateway for this route: sign a fresh challenge");
   }
-  if (!terms.chains.includes(payload.chainId)) throw await refuse(`Chain ${payload.chainId} is not accepted here`);
+  if (!terms.chains.includes(payload.chainId)) return refusal(`Chain ${payload.chainId} is not accepted here`);
   const verified = await lib.verifySIWxSignature(payload);
-  if (!verified.isValid) throw await refuse(verified.invalidMessage);
+  if (!verified.isValid) return refusal(verified.invalidMessage);
   const expiresAt = new Date(new Date(payload.issuedAt).getTime() + SIWX_VALIDITY_SECONDS * 1000 + SKEW_MS);
-  if (!(await claim(payload.nonce, expiresAt))) throw await refuse("This sign-in was already used: sign a fresh challenge");
-  return { address: verified.payer, chainId: payload.chainId };
+  if (!(await claim(payload.nonce, expiresAt))) return refusal("This sign-in was already used: sign a fresh challenge");
+  return go({ address: verified.payer, chainId: payload.chainId });
 }

@@ -30,7 +30,7 @@ const nonceOf = (payload: PaymentPayload): string =>
  *   from one that does not answer (timeout, connection failure, a 5xx, an answer that is not a verify response). An
  *   answer, valid or not, is the verdict.
  * - `settle` asks one facilitator only: the one `settleAt` names for the payment (by default the one that verified
- *   it). Moving on to another is the flow's decision, made from the chain (src/gateway/x402/flow.ts).
+ *   it). Moving on to another is the flow's decision, made from the chain (src/gateway/x402/exact.ts).
  *
  * Every call's outcome (answered or how it failed, and its duration) is reported to the mode's health.
  */

@@ -1,15 +1,15 @@
 /**
  * A `PAYMENT-SIGNATURE` as presented, read before any session or facilitator is asked: which transaction it would be,
- * its retry key, and a digest of the credential (src/gateway/resend.ts answers a payment presented again from them).
+ * its retry key, and a digest of the credential (src/gateway/pipeline/known.ts answers a payment presented again from them).
  */
-import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
+import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { paymentRecordIds, paymentRetryKey } from "../../core/ledger/ids.ts";
-import { caip2, type NetworkEntry, networkOfCaip2 } from "../../core/money/network-table.ts";
+import { type NetworkEntry, networkOfCaip2 } from "../../core/money/network-table.ts";
 import type { NetworkId } from "../../core/money/networks.ts";
 import { sha256Hex } from "../../lib/ids.ts";
 import { buyerProof } from "../paid-answer.ts";
-import type { PresentedPayment } from "../resend.ts";
-import { challengeNonceOf, PAYMENT_RESPONSE, x402Lib } from "./sdk.ts";
+import type { PresentedPayment } from "../pipeline/method.ts";
+import { challengeNonceOf, x402Lib } from "./sdk.ts";
 
 /** EIP-3009's `TransferWithAuthorization`, the typed data an `exact` EVM payment signs. */
 const TRANSFER_WITH_AUTHORIZATION = {
@@ -92,12 +92,6 @@ export async function presentedX402(
       } catch {
         return false;
       }
-    },
-    async receiptHeaders(transaction, known): Promise<Record<string, string>> {
-      const paid = table[known.network as NetworkId];
-      if (!paid) return {};
-      const result = { success: true, transaction, network: caip2(paid), payer: known.payer ?? undefined } as SettleResponse;
-      return { [PAYMENT_RESPONSE]: sdk.encodePaymentResponseHeader(result) };
     },
   };
 }

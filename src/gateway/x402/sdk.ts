@@ -94,7 +94,7 @@ export function challengeNonceOf(payload: PaymentPayload): string | undefined {
 
 /**
  * A resource server for one paywall and the requirements it accepts: one `exact` requirement per EVM network. The
- * gateway's flow keeps each session for the paywall's state (src/gateway/x402/flow.ts), so it is built once per state.
+ * gateway's flow keeps each session for the paywall's state (src/gateway/x402/exact.ts), so it is built once per state.
  */
 export async function x402Session(terms: X402Terms, facilitators: FacilitatorChoice): Promise<X402Session> {
   const kinds = terms.offers.map((o) => ({ x402Version: 2, scheme: "exact", network: caip2(o.entry) }) as SupportedKind);

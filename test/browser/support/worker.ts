@@ -6,9 +6,9 @@ import { join, resolve } from "node:path";
 import { convertV4MiniflareOptions, Miniflare, type V4WorkerOptions } from "miniflare";
 import { seedDemo } from "../../../src/admin/commands.ts";
 import { buildWorker } from "../../../src/cli/build.ts";
+import { outboundService } from "../../../src/cli/localnet/outbound.ts";
 import { getDb } from "../../../src/db/client.ts";
 import { applyMigrations, BENCH_ENCRYPTION_KEY, readVars } from "../../bench/workers.ts";
-import { outboundService } from "../../localnet/outbound.ts";
 
 export const ROOT = resolve(import.meta.dirname, "../../..");
 /** Everything tests write (bundles, screenshots, workerd storage): git-ignored. */
@@ -106,7 +106,7 @@ export async function startWorker(options: StartOptions): Promise<RunningWorker>
       routerConfig: { has_user_worker: true },
       run_worker_first: true,
     },
-    // As a Node handler, so a connection that fails is a failed fetch in the Worker (test/localnet/outbound.ts).
+    // As a Node handler, so a connection that fails is a failed fetch in the Worker (src/cli/localnet/outbound.ts).
     ...(options.outboundService ? { outboundService: outboundService(options.outboundService) as never } : {}),
   };
   // Each variant answers on the next port, as the payment origin of its own (`PAYMENT_BASE_URL`).

@@ -7,7 +7,7 @@ import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { tempoModerato } from "viem/chains";
 import { Actions } from "viem/tempo";
 import { describe, expect, inject, it } from "vitest";
-import { createMppBuyer } from "../mpp-buyer.ts";
+import { createMppBuyer } from "../../../src/cli/localnet/mpp-buyer.ts";
 
 const net = inject("localnet");
 const RPC = "https://tempo-rpc.gateway.test";

@@ -5,8 +5,8 @@ import type { PaymentRequirements } from "@x402/core/types";
 import { createPublicClient, erc20Abi, type Hex, http } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { describe, expect, inject, it } from "vitest";
-import { createX402Buyer } from "../buyer.ts";
-import type { RecordedRequest } from "../upstream.ts";
+import { createX402Buyer } from "../../../src/cli/localnet/buyer.ts";
+import type { RecordedRequest } from "../../../src/cli/localnet/upstream.ts";
 
 const net = inject("localnet");
 

@@ -27,6 +27,7 @@ export const DiscoveryPreviewSchema = z
     serviceId: z.string(),
     openapiUrl: z.string().openapi({ format: "uri" }),
     llmsTxtUrl: z.string().openapi({ format: "uri" }),
+    mcpUrl: z.string().openapi({ format: "uri", description: "The service's MCP server (Streamable HTTP)" }),
     document: z.record(z.string(), z.unknown()).openapi({
       description: "The discovery document (OpenAPI 3.1) the payment origin serves at `openapiUrl`, as of this request",
     }),

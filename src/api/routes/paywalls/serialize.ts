@@ -40,6 +40,7 @@ export function toPaywall(row: PaywallRow, config: Config): Paywall {
     outputSchema: row.outputSchema,
     outputExample: row.outputExample,
     serviceId: row.serviceId,
+    // The specification names a resource's owner `userId`; the owner here is the tenant, so it holds the tenant id (`ten_…`).
     userId: row.tenantId,
     paymentUrls: paymentUrls(config.paymentBaseUrl, row.serviceId, row.slug, networks),
     createdAt: row.createdAt.toISOString(),

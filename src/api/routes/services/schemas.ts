@@ -40,6 +40,10 @@ export const ServiceSchema = z
         llmsTxtUrl: z
           .string()
           .openapi({ format: "uri", description: "The service's llms.txt: `docsLlms` when set, else the one generated" }),
+        mcpUrl: z.string().openapi({
+          format: "uri",
+          description: "The service's MCP server (Streamable HTTP): its enabled paywalls and free routes as tools",
+        }),
       })
       .openapi({ description: "Where agents find the service's paid routes, on the payment origin (docs/discovery.md)" }),
   })

@@ -25,9 +25,11 @@ export function toService(row: ServiceRow, paywalls: PaywallRow[], config: Confi
     xGuidance: row.xGuidance,
     publicRoutes: row.publicRoutes,
     siwxRoutes: row.siwxRoutes,
+    // The specification names a resource's owner `userId`; the owner here is the tenant, so it holds the tenant id (`ten_…`).
     userId: row.tenantId,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
+    // `Paywall` in PascalCase, an array: the specification's own name for a service's paywalls (docs/api.md).
     Paywall: paywalls.map((p) => toPaywall(p, config)),
     discovery: discoveryUrls(config.paymentBaseUrl, row),
   };

@@ -1,0 +1,59 @@
+import type { Channel, ChannelStorage, ChannelUpdateResult } from "@x402/evm/batch-settlement/server";
+import type { ChannelChange, ChannelObject } from "./channel-object.ts";
+
+const parse = (value: string | null): Channel | undefined => (value === null ? undefined : (JSON.parse(value) as Channel));
+
+/**
+ * `@x402/evm`'s batch-settlement `ChannelStorage` on Durable Objects: one `ChannelObject` per channel, named
+ * `channel:<scope>:<channel id>`, plus one index object per scope (`index:<scope>`) listing its channels.
+ *
+ * `updateChannel(id, update)` is atomic across every isolate: the channel's object runs `update` on its current
+ * record and stores the result before it starts the next update of that channel, so two concurrent updates behave as
+ * if one ran after the other (channel-object.ts). Channels of different ids or scopes share nothing. The scope is who
+ * owns the channels (e.g. a paywall), so no scope can read or change another's.
+ */
+export class DurableChannelStorage implements ChannelStorage {
+  private readonly namespace: DurableObjectNamespace<ChannelObject>;
+  private readonly scope: string;
+
+  constructor(namespace: DurableObjectNamespace<ChannelObject>, scope: string) {
+    this.namespace = namespace;
+    this.scope = scope;
+  }
+
+  private channel(channelId: string) {
+    return this.namespace.getByName(`channel:${this.scope}:${channelId.toLowerCase()}`);
+  }
+
+  private index() {
+    return this.namespace.getByName(`index:${this.scope}`);
+  }
+
+  async get(channelId: string): Promise<Channel | undefined> {
+    return parse(await this.channel(channelId).read());
+  }
+
+  async list(): Promise<Channel[]> {
+    const ids = await this.index().tracked();
+    const channels = await Promise.all(ids.map((id) => this.get(id)));
+    return channels.filter((c): c is Channel => c !== undefined);
+  }
+
+  async updateChannel(
+    channelId: string,
+    update: (current: Channel | undefined) => Channel | undefined,
+  ): Promise<ChannelUpdateResult> {
+    const id = channelId.toLowerCase();
+    const decide = async (stored: string | null): Promise<ChannelChange> => {
+      const current = parse(stored);
+      const next = update(current);
+      if (next === current) return { kind: "unchanged" };
+      // Listed before it is first stored, so a settlement run never misses a channel that holds a charge.
+      if (current === undefined) await this.index().track(id);
+      return { kind: "write", value: next === undefined ? null : JSON.stringify(next) };
+    };
+    const result = await this.channel(id).update(decide);
+    if (result.status === "deleted") await this.index().untrack(id);
+    return { channel: parse(result.value), status: result.status };
+  }
+}

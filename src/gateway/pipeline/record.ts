@@ -1,0 +1,48 @@
+import {
+  completePayment,
+  failPayment,
+  keepAnswerBeforeSettlement,
+  leavePaymentUnknown,
+  type Outcome,
+  type PaymentRef,
+  type PaymentStart,
+  paymentStatus,
+  type StoredAnswer,
+  startPayment,
+} from "../../core/ledger/ledger.ts";
+import { queueOutbox } from "../../core/webhooks/outbox.ts";
+import { getDb } from "../../db/client.ts";
+import { findKnownPayment, type KnownPayment } from "../../db/paid-answers.ts";
+
+// The pipeline's one door to the ledger: every move of a payment it makes, and every read of a payment it knows,
+// goes through here. Below this file the ledger decides how (src/core/ledger/ledger.ts).
+
+export type { Outcome as UpstreamOutcome, PaymentRef } from "../../core/ledger/ledger.ts";
+export type { KnownPayment } from "../../db/paid-answers.ts";
+
+/** The ledger as one request's pipeline uses it: its webhook deliveries queued after the answer (`defer`). */
+export function ledgerFor(env: Env, defer: (work: Promise<unknown>) => void) {
+  const db = getDb(env.DB);
+  // The webhook deliveries each move records go to the queue after its batch, never delaying the buyer's answer.
+  const outbox = queueOutbox(env, { waitUntil: defer });
+  return {
+    /** `start`: PENDING + REQUEST and the claim on its answer; `false` when the payment (or its retry key) is taken. */
+    start: (p: PaymentStart) => startPayment(db, p),
+    /** `complete`: the money moved; `answer` is what the buyer got, kept for a resend. */
+    complete: (p: PaymentRef, txHash: string, o: Outcome, answer?: StoredAnswer) =>
+      completePayment(db, p, txHash, o, answer, outbox),
+    /** `fail`: nothing was charged. */
+    fail: (p: PaymentRef, reason: string, o: Outcome) => failPayment(db, p, reason, o, outbox),
+    /** `leaveUnknown`: the settlement's outcome is not known; the sweep reads it from the chain. */
+    leaveUnknown: (p: PaymentRef, txHash: string | undefined, answer: StoredAnswer) =>
+      leavePaymentUnknown(db, p, txHash, answer, outbox),
+    /** The answer kept (unservable) before the settlement is sent; `false` when the payment is no longer PENDING. */
+    keepBeforeSettling: (p: PaymentRef, answer: StoredAnswer) => keepAnswerBeforeSettlement(db, p, answer),
+    status: (transactionId: string) => paymentStatus(db, transactionId),
+    /** The unexpired answer of a payment the gateway knows, by its transaction id or its retry key. */
+    known: (keys: { transactionId?: string; paymentKey?: string }): Promise<KnownPayment | undefined> =>
+      findKnownPayment(db, keys, new Date()),
+  };
+}
+
+export type Ledger = ReturnType<typeof ledgerFor>;
