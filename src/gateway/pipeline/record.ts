@@ -10,18 +10,39 @@ import {
   type StoredAnswer,
   startPayment,
 } from "../../core/ledger/ledger.ts";
+import * as recorded from "../../core/ledger/recorded.ts";
 import { queueOutbox } from "../../core/webhooks/outbox.ts";
 import { getDb } from "../../db/client.ts";
 import { findKnownPayment, type KnownPayment } from "../../db/paid-answers.ts";
 
 // The pipeline's one door to the ledger: every move of a payment it makes, and every read of a payment it knows,
-// goes through here. Below this file the ledger decides how (src/core/ledger/ledger.ts).
+// goes through here. Below this file the ledger decides how: over D1 (src/core/ledger/ledger.ts), or, when
+// `PAYMENT_RECORDS` is "objects", over the payments' Durable Objects (src/core/ledger/recorded.ts: the same moves, no D1
+// statement on the request path, D1 as their read model). "d1" stays the default until the objects sweep their own
+// unfinished payments (docs/gateway.md, "Payments recorded in their objects").
 
 export type { Outcome as UpstreamOutcome, PaymentRef } from "../../core/ledger/ledger.ts";
 export type { KnownPayment } from "../../db/paid-answers.ts";
 
 /** The ledger as one request's pipeline uses it: its webhook deliveries queued after the answer (`defer`). */
-export function ledgerFor(env: Env, defer: (work: Promise<unknown>) => void) {
+export function ledgerFor(env: Env, defer: (work: Promise<unknown>) => void): Ledger {
+  return env.PAYMENT_RECORDS === "objects" ? objectLedger(env) : d1Ledger(env, defer);
+}
+
+/** The ledger over payments recorded in their objects: their webhook deliveries leave with their records. */
+function objectLedger(env: Env): Ledger {
+  return {
+    start: (p) => recorded.startPayment(env, p),
+    complete: (p, txHash, o, answer) => recorded.completePayment(env, p, txHash, o, answer),
+    fail: (p, reason, o) => recorded.failPayment(env, p, reason, o),
+    leaveUnknown: (p, txHash, answer) => recorded.leavePaymentUnknown(env, p, txHash, answer),
+    keepBeforeSettling: (p, answer) => recorded.keepAnswerBeforeSettlement(env, p, answer),
+    status: (transactionId) => recorded.paymentStatus(env, transactionId),
+    known: (keys) => recorded.findKnownPayment(env, keys, new Date()),
+  };
+}
+
+function d1Ledger(env: Env, defer: (work: Promise<unknown>) => void) {
   const db = getDb(env.DB);
   // The webhook deliveries each move records go to the queue after its batch, never delaying the buyer's answer.
   const outbox = queueOutbox(env, { waitUntil: defer });
@@ -45,4 +66,4 @@ export function ledgerFor(env: Env, defer: (work: Promise<unknown>) => void) {
   };
 }
 
-export type Ledger = ReturnType<typeof ledgerFor>;
+export type Ledger = ReturnType<typeof d1Ledger>;
