@@ -1,4 +1,7 @@
 import { PaymentObject } from "../core/ledger/payment-object.ts";
+import type { PendingPayment } from "../db/ledger.ts";
+import type { NewTransaction } from "../db/transactions.ts";
+import { paymentChainOutcome } from "./chain-outcome.ts";
 
 /**
  * One object per payment in flight (named by its transaction id): where copies of a payment wait for the request that
@@ -7,11 +10,16 @@ import { PaymentObject } from "../core/ledger/payment-object.ts";
  * Waiting stores nothing: the object holds who waits in memory, and one writer per payment means no copy polls
  * D1. A copy whose owner never tells (an evicted isolate) waits until its bound, then reads D1 all the same.
  * The same object can record the payment itself (`PaymentObject`, src/core/ledger/payment-object.ts): the ledger's
- * moves over objects (src/core/ledger/recorded.ts) store its records here and send them to D1 from its alarm.
+ * moves over objects (src/core/ledger/recorded.ts) store its records here and send them to D1 from its alarm, and
+ * the alarm sweeps a payment left PENDING past its expiry with the chain's outcome, read here (./chain-outcome.ts).
  */
 export class PaymentCoordinator extends PaymentObject {
   private finishedAt: number | undefined;
   private readonly waiting = new Set<() => void>();
+
+  protected override chainOutcome(transaction: NewTransaction, pending: PendingPayment) {
+    return paymentChainOutcome(this.env, transaction, pending, new Date());
+  }
 
   /** `true` once the owner finished (at once if it already has), `false` after `ms` without that. */
   wait(ms: number): Promise<boolean> {

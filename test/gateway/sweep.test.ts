@@ -2,7 +2,7 @@
 // a deleted paywall's payment is still settled, and a network whose RPC fails is not asked again in the same run.
 // Real parts: MPP payments left PENDING by the outbound router's `send-dropped.` fault (the transaction is not sent),
 // then sent by the buyer on the local Tempo chain; other PENDING payments are rows no chain knows of.
-import { createScheduledController } from "cloudflare:test";
+import { createScheduledController, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { Credential } from "mppx";
 import { createClient, http, keccak256, toHex } from "viem";
@@ -20,7 +20,7 @@ import {
 import worker from "../../src/index.ts";
 import { api, send } from "../support/client.ts";
 import { insertHistoricTransactions } from "../support/ledger-fixture.ts";
-import { GATEWAY_ENV, gatewayFetch, net } from "./support.ts";
+import { GATEWAY_ENV, gatewayFetch, net, recordsLanded } from "./support.ts";
 import { mppShop } from "./tempo-support.ts";
 
 const RPC = "https://tempo-rpc.gateway.test";
@@ -31,17 +31,18 @@ const client = createClient({ chain, transport: http(RPC, { retryCount: 0 }) });
 let nextBuyer = tempo.buyers.length - 1;
 
 /** An MPP payment left PENDING (its transaction not sent), then sent by the buyer: on chain, not yet recorded. */
-async function pendingButPaid(shop: Awaited<ReturnType<typeof mppShop>>) {
+async function pendingButPaid(shop: Awaited<ReturnType<typeof mppShop>>, overrides: Partial<Env> = {}) {
   const account = tempo.buyers[nextBuyer--]!;
   const buyer = createMppBuyer({ privateKey: account.privateKey, rpcUrl: RPC, chainId: tempo.chainId, fetch: gatewayFetch });
   const credential = await buyer.mppx.createCredential(await gatewayFetch(shop.mpp));
-  const overrides = {
+  const networkOverrides = {
     ...JSON.parse(net.networkOverrides),
     "tempo-testnet": { rpcUrl: `https://send-dropped.tempo-rpc.gateway.test` },
   };
   const res = await send(new Request(shop.mpp, { headers: { Authorization: credential } }), {
     ...GATEWAY_ENV,
-    NETWORK_OVERRIDES: JSON.stringify(overrides),
+    NETWORK_OVERRIDES: JSON.stringify(networkOverrides),
+    ...overrides,
   } as Partial<Env>);
   expect(res.status).toBe(502);
   const { details } = (await res.json()) as { details: { transactionId: string; txHash: string } };
@@ -151,4 +152,23 @@ describe("the sweep's queue", () => {
     expect(result.deferred).toBeGreaterThanOrEqual(3);
     expect(await attemptsOf(fillers)).toEqual([0, 0, 0]);
   });
+});
+
+describe("a payment recorded in its object (PAYMENT_RECORDS=objects)", () => {
+  it("left PENDING, is swept by its own object past its expiry: COMPLETED from the chain, no global scan", async () => {
+    const shop = await mppShop({ price: "9100" });
+    const paid = await pendingButPaid(shop, { PAYMENT_RECORDS: "objects" } as Partial<Env>);
+    const object = env.PAYMENT_COORDINATOR.getByName(paid.transactionId);
+    expect(await object.transaction()).toMatchObject({ status: "PENDING" });
+    // Nothing of it is in the Cron sweep's table: only its object settles it.
+    expect(await attemptsOf([paid.transactionId])).toEqual([undefined]);
+    // Its sweep is due past its expiry (minutes away): brought forward, then its alarm runs.
+    await runInDurableObject(object, (_, state) => void state.storage.sql.exec("UPDATE sweep SET at = 0"));
+    await runDurableObjectAlarm(object);
+    expect(await object.transaction()).toMatchObject({ status: "COMPLETED", txHash: paid.txHash });
+    await recordsLanded("objects");
+    expect(await transaction(shop, paid.transactionId)).toMatchObject({ status: "COMPLETED", txHash: paid.txHash });
+    const events = await api(`/v1/events?paywallId=${shop.paywallId}`, { key: shop.actor.key });
+    expect((events.body.data as { eventType: string }[]).map((e) => e.eventType).sort()).toEqual(["REQUEST", "SUCCESS"]);
+  }, 60_000);
 });

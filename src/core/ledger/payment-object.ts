@@ -2,21 +2,38 @@
 // payment's transaction and events in its own SQLite storage, moves it only along the ledger's move table, and hands
 // its records to D1 (the read model) from its alarm, in batches idempotent by the records' ids, retried until they
 // land. A move costs the request one call to the object and no D1 statement. The gateway's coordinator extends this
-// class, so one object per payment both records it and wakes the copies waiting for it.
+// class, so one object per payment both records it and wakes the copies waiting for it. A payment left PENDING is
+// swept by its own object: its alarm, past the payment's expiry, asks the chain (through `chainOutcome`, which the
+// gateway's coordinator answers) and makes the ledger's move; no global table is scanned.
 import { DurableObject } from "cloudflare:workers";
 import { getDb } from "../../db/client.ts";
 import type { NewEvent } from "../../db/events.ts";
-import { applyPaymentRecords, type PaymentRecord } from "../../db/ledger.ts";
+import { applyPaymentRecords, type PaymentRecord, type PendingPayment } from "../../db/ledger.ts";
 import type { PaidAnswerRow, TransactionStatus } from "../../db/schema.ts";
 import type { NewTransaction } from "../../db/transactions.ts";
+import { PAID_ANSWER_KEEP_SECONDS } from "../payments.ts";
 import { transactionDeliveryIdPrefix } from "../webhooks/events.ts";
 import { enqueueDeliveries } from "../webhooks/outbox.ts";
-import { PAYMENT_MOVES, type PaymentMove } from "./ledger.ts";
+import { completeRows, failRows, type Outcome, PAYMENT_MOVES, type PaymentMove, type PaymentRef } from "./ledger.ts";
 
 /** How long after a move its records wait for more before their batch is sent to D1 (the read model's lag). */
 export const RECORD_FLUSH_MS = 1_000;
 /** A batch that failed is sent again after 1 s, 2 s, 4 s, … at most this long apart, until it lands. */
 export const RECORD_RETRY_MAX_MS = 60_000;
+/**
+ * A PENDING payment is swept this long after its `validBefore`: past the chain's own expiry margin
+ * (src/gateway/chain-outcome.ts), so the chain's answer is final (used, or expired unused).
+ */
+export const SWEEP_AFTER_EXPIRY_MS = 120_000;
+/** A sweep the chain did not answer (or answered "not yet") is tried again this much later. */
+export const SWEEP_RETRY_MS = 5 * 60_000;
+
+/** Where a PENDING payment stands on chain, as its sweep reads it (the gateway's `ChainOutcome` fits). */
+export type SweptOutcome =
+  | { status: "COMPLETED"; txHash: string }
+  | { status: "FAILED"; reason: string }
+  | { status: "UNKNOWN"; reason: string };
+
 /** Records sent in one D1 batch (each a statement). */
 const RECORDS_PER_BATCH = 50;
 
@@ -34,6 +51,8 @@ export interface MoveRecord {
   transaction: Partial<NewTransaction>;
   events: NewEvent[];
   answer?: Partial<PaidAnswerRow> | null;
+  /** `start`'s: what settles the payment from the chain if its request cannot (its object sweeps it past expiry). */
+  pending?: PendingPayment;
 }
 
 /** A payment presented again, as its object knows it: its claim and answer, and where it stands. */
@@ -45,7 +64,7 @@ export interface KnownPayment {
   network: string;
 }
 
-const DATE_KEYS = new Set(["createdAt", "settledAt", "answeredAt", "ownerUntil", "expiresAt", "at"]);
+const DATE_KEYS = new Set(["createdAt", "settledAt", "answeredAt", "ownerUntil", "expiresAt", "at", "validBefore"]);
 const revive = (_key: string, value: unknown) =>
   typeof value === "object" && value !== null && "$date" in value ? new Date((value as { $date: number }).$date) : value;
 const store = (row: object) =>
@@ -64,6 +83,7 @@ export class PaymentObject extends DurableObject<Env> {
       CREATE TABLE IF NOT EXISTS unsent (seq INTEGER PRIMARY KEY AUTOINCREMENT, record TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS sending (id INTEGER PRIMARY KEY CHECK (id = 1), failures INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS answer (id INTEGER PRIMARY KEY CHECK (id = 1), row TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS sweep (id INTEGER PRIMARY KEY CHECK (id = 1), pending TEXT NOT NULL, at INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS key_holder (id INTEGER PRIMARY KEY CHECK (id = 1), transaction_id TEXT NOT NULL,
         expires_at INTEGER NOT NULL);`);
   }
@@ -77,14 +97,15 @@ export class PaymentObject extends DurableObject<Env> {
   /**
    * Of an object named by a retry key (`key:<paymentKey>`): claims the key for `transactionId` until `expiresAt`.
    * `false` when another payment holds it: its claim unexpired (or expired, unless `replaceExpired`) and not given up
-   * (a FAILED payment's claim is gone, and its key free again).
+   * (a FAILED payment's claim is gone, and its key free again). A holder not recorded yet (its start still on its
+   * way) holds the key: two payments racing for one key, one claims it.
    */
   async claimKey(transactionId: string, expiresAt: Date, now: Date, replaceExpired: boolean): Promise<boolean> {
     const holder = this.holder();
     if (holder && holder.transaction_id !== transactionId && !(replaceExpired && holder.expires_at <= now.getTime())) {
-      const claimed = await this.env.PAYMENT_COORDINATOR.getByName(holder.transaction_id).known(new Date(0));
+      const held = await this.env.PAYMENT_COORDINATOR.getByName(holder.transaction_id).transaction();
       // Another claim may have landed while the holder was asked: only the holder seen decides.
-      if (claimed || this.holder()?.transaction_id !== holder.transaction_id) return false;
+      if (held?.status !== "FAILED" || this.holder()?.transaction_id !== holder.transaction_id) return false;
     }
     this.sql.exec(
       "INSERT OR REPLACE INTO key_holder (id, transaction_id, expires_at) VALUES (1, ?, ?)",
@@ -163,13 +184,18 @@ export class PaymentObject extends DurableObject<Env> {
         ...record.events.map((e) => ({ kind: "event" as const, row: e })),
       ];
       for (const r of records) this.sql.exec("INSERT INTO unsent (record) VALUES (?)", store(r));
+      if (record.pending) {
+        const at = record.pending.validBefore.getTime() + SWEEP_AFTER_EXPIRY_MS;
+        this.sql.exec("INSERT OR REPLACE INTO sweep (id, pending, at) VALUES (1, ?, ?)", store(record.pending), at);
+      }
+      if (to !== "PENDING") this.sql.exec("DELETE FROM sweep");
       if (record.answer === null) this.sql.exec("DELETE FROM answer");
       else if (record.answer && (move === "start" || this.answer())) {
         this.sql.exec("INSERT OR REPLACE INTO answer (id, row) VALUES (1, ?)", store({ ...this.answer(), ...record.answer }));
       }
       return true;
     });
-    if (moved) await this.sendLater(RECORD_FLUSH_MS);
+    if (moved) await this.wakeBy(Date.now() + RECORD_FLUSH_MS);
     return moved;
   }
 
@@ -178,12 +204,69 @@ export class PaymentObject extends DurableObject<Env> {
     return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM unsent").one().n;
   }
 
-  private async sendLater(ms: number) {
-    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + ms);
+  /** The alarm set for `at` at the latest (an earlier one stays). */
+  private async wakeBy(at: number) {
+    const set = await this.ctx.storage.getAlarm();
+    if (set === null || set > at) await this.ctx.storage.setAlarm(at);
+  }
+
+  /** The payment's sweep, while it stands PENDING: what settles it, and when it is due. */
+  private sweepDue() {
+    const [row] = this.sql.exec<{ pending: string; at: number }>("SELECT pending, at FROM sweep").toArray();
+    return row ? { pending: JSON.parse(row.pending, revive) as PendingPayment, at: row.at } : undefined;
+  }
+
+  /**
+   * The alarm: a PENDING payment's sweep when due (its chain outcome as the ledger's move), then the oldest unsent
+   * records to D1; the alarm is set again for what is left (records, or the next sweep).
+   */
+  override async alarm(): Promise<void> {
+    await this.sweep();
+    await this.sendRecords();
+    const due = this.sweepDue();
+    if (due) await this.wakeBy(due.at);
+  }
+
+  /**
+   * Where a PENDING payment stands on chain. This base class knows no chain: the gateway's coordinator answers
+   * (src/gateway/coordinator.ts), so the object never imports the gateway.
+   */
+  protected chainOutcome(_transaction: NewTransaction, _pending: PendingPayment): Promise<SweptOutcome> {
+    return Promise.resolve({ status: "UNKNOWN", reason: "no chain to ask" });
+  }
+
+  /** A due sweep: the chain's outcome recorded as `complete` or `fail`; not known yet, asked again later. */
+  private async sweep(): Promise<void> {
+    const due = this.sweepDue();
+    const t = this.transaction();
+    if (!due || !t || due.at > Date.now()) return;
+    const outcome = await this.chainOutcome(t, due.pending).catch(() => ({ status: "UNKNOWN" }) as const);
+    if (outcome.status === "UNKNOWN") {
+      this.sql.exec("UPDATE sweep SET at = ?", Date.now() + SWEEP_RETRY_MS);
+      return;
+    }
+    const ref: PaymentRef = {
+      transactionId: t.id,
+      tenantId: t.tenantId,
+      paywallId: t.paywallId,
+      serviceId: t.serviceId ?? null,
+      protocol: t.protocol,
+      network: t.network as PaymentRef["network"],
+      amount: t.amount,
+    };
+    const bySweep: Outcome = { statusCode: null, responseTime: null, settledBy: "sweep" };
+    if (outcome.status === "COMPLETED") {
+      const [change, event] = completeRows(ref, outcome.txHash, bySweep);
+      const expiresAt = new Date(Date.now() + PAID_ANSWER_KEEP_SECONDS * 1000);
+      await this.move("complete", { transaction: change, events: [event], answer: { expiresAt } });
+    } else {
+      const [change, event] = failRows(ref, outcome.reason, bySweep);
+      await this.move("fail", { transaction: change, events: [event], answer: null });
+    }
   }
 
   /** Sends the oldest unsent records to D1 in one batch; a failure is sent again later (backing off), until it lands. */
-  override async alarm(): Promise<void> {
+  private async sendRecords(): Promise<void> {
     const batch = this.sql
       .exec<{ seq: number; record: string }>("SELECT seq, record FROM unsent ORDER BY seq LIMIT ?", RECORDS_PER_BATCH)
       .toArray();

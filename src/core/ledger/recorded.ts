@@ -44,7 +44,7 @@ export async function startPayment(env: PaymentObjects, p: PaymentStart): Promis
       createdAt: at,
     };
   }
-  return move(env, p.transactionId, "start", { transaction, events: [event], answer });
+  return move(env, p.transactionId, "start", { transaction, events: [event], answer, pending: p.pending });
 }
 
 /**
