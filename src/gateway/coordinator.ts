@@ -1,7 +1,7 @@
-import { PaymentObject } from "../core/ledger/payment-object.ts";
+import { type LeftByRequest, PaymentObject } from "../core/ledger/payment-object.ts";
 import type { PendingPayment } from "../db/ledger.ts";
 import type { NewTransaction } from "../db/transactions.ts";
-import { paymentChainOutcome } from "./chain-outcome.ts";
+import { SWEEP_MIN_AGE_MS, sweptOutcome } from "./sweep.ts";
 
 /**
  * One object per payment in flight (named by its transaction id): where copies of a payment wait for the request that
@@ -11,14 +11,18 @@ import { paymentChainOutcome } from "./chain-outcome.ts";
  * D1. A copy whose owner never tells (an evicted isolate) waits until its bound, then reads D1 all the same.
  * The same object can record the payment itself (`PaymentObject`, src/core/ledger/payment-object.ts): the ledger's
  * moves over objects (src/core/ledger/recorded.ts) store its records here and send them to D1 from its alarm, and
- * the alarm sweeps a payment left PENDING past its expiry with the chain's outcome, read here (./chain-outcome.ts).
+ * the alarm sweeps a payment left PENDING with the Cron sweep's own decision (./sweep.ts `sweptOutcome`): an x402
+ * payment whose answer is kept and whose request died is settled while its authorization is valid, `SWEEP_MIN_AGE_MS`
+ * after its answer was kept; every other one is read from the chain past its expiry.
  */
 export class PaymentCoordinator extends PaymentObject {
   private finishedAt: number | undefined;
   private readonly waiting = new Set<() => void>();
 
-  protected override chainOutcome(transaction: NewTransaction, pending: PendingPayment) {
-    return paymentChainOutcome(this.env, transaction, pending, new Date());
+  protected override readonly keptAnswerSweepMs = SWEEP_MIN_AGE_MS;
+
+  protected override chainOutcome(transaction: NewTransaction, pending: PendingPayment, left: LeftByRequest) {
+    return sweptOutcome(this.env, { transaction, pending, ...left }, new Date());
   }
 
   /** `true` once the owner finished (at once if it already has), `false` after `ms` without that. */

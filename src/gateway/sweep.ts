@@ -2,7 +2,8 @@ import { completePayment, failPayment, type PaymentRef } from "../core/ledger/le
 import type { NetworkId } from "../core/money/networks.ts";
 import type { Outbox } from "../core/webhooks/outbox.ts";
 import { getDb } from "../db/client.ts";
-import { findPendingPayments, notePaymentsChecked } from "../db/ledger.ts";
+import { findPendingPayments, notePaymentsChecked, type PendingPayment } from "../db/ledger.ts";
+import type { NewTransaction } from "../db/transactions.ts";
 import { CHAIN_UNREACHABLE, type ChainOutcome, paymentChainOutcome } from "./chain-outcome.ts";
 import { sendSweepSettlement } from "./x402/sweep-settlement.ts";
 
@@ -91,12 +92,26 @@ export async function sweepPendingPayments(
 
 type PendingRow = Awaited<ReturnType<typeof findPendingPayments>>[number];
 
+/** A PENDING payment as a sweep sees it: this Cron sweep's rows, or a payment's own object (./coordinator.ts). */
+export interface SweptPayment {
+  transaction: Pick<NewTransaction, "tenantId" | "network" | "protocol" | "payerAddress" | "amount">;
+  pending: PendingPayment;
+  /** The upstream's answer is kept for it. */
+  answerKept: boolean;
+  /** Its request recorded an outcome (the settlement's unknown one). */
+  requestFinished: boolean;
+}
+
 /**
  * Where a PENDING payment stands on chain. Its upstream answered and the answer is kept, its request died before
  * recording an outcome, and the buyer's authorization is unused and valid long enough to settle: the sweep settles
- * it, then reads the chain again.
+ * it, then reads the chain again. The Cron sweep and a payment's own object (its alarm) both decide here.
  */
-async function sweptOutcome(env: Env, { pending, transaction: t, answerKept, requestFinished }: PendingRow, now: Date) {
+export async function sweptOutcome(
+  env: Env,
+  { pending, transaction: t, answerKept, requestFinished }: SweptPayment,
+  now: Date,
+): Promise<ChainOutcome> {
   const x402Outcome = () => paymentChainOutcome(env, t, pending, now);
   const outcome = await x402Outcome();
   const settleable = outcome.status === "UNKNOWN" && outcome.unused && answerKept && !requestFinished;

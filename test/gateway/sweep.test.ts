@@ -19,8 +19,21 @@ import {
 } from "../../src/gateway/sweep.ts";
 import worker from "../../src/index.ts";
 import { api, send } from "../support/client.ts";
+import { useTestClock } from "../support/clock.ts";
+import { faultyObjects } from "../support/fake-bindings.ts";
 import { insertHistoricTransactions } from "../support/ledger-fixture.ts";
-import { GATEWAY_ENV, gatewayFetch, net, recordsLanded } from "./support.ts";
+import {
+  balanceOf,
+  GATEWAY_ENV,
+  gatewayFetch,
+  history,
+  net,
+  openShop,
+  recordsLanded,
+  settlementsOf,
+  signedPayment,
+  upstreamRequests,
+} from "./support.ts";
 import { mppShop } from "./tempo-support.ts";
 
 const RPC = "https://tempo-rpc.gateway.test";
@@ -170,5 +183,52 @@ describe("a payment recorded in its object (PAYMENT_RECORDS=objects)", () => {
     expect(await transaction(shop, paid.transactionId)).toMatchObject({ status: "COMPLETED", txHash: paid.txHash });
     const events = await api(`/v1/events?paywallId=${shop.paywallId}`, { key: shop.actor.key });
     expect((events.body.data as { eventType: string }[]).map((e) => e.eventType).sort()).toEqual(["REQUEST", "SUCCESS"]);
+  }, 60_000);
+
+  it("its upstream answered, its request died before settling: its object settles it a minute later, charged once; the resend gets the kept answer", async () => {
+    const shop = await openShop({ price: "9300" });
+    const { header, nonce } = await signedPayment(`${shop.x402}?marker=dies`);
+    const pay = (overrides: Partial<Env> = {}) =>
+      send(new Request(`${shop.x402}?marker=dies`, { headers: { "PAYMENT-SIGNATURE": header } }), {
+        ...GATEWAY_ENV,
+        PAYMENT_RECORDS: "objects",
+        ...overrides,
+      } as Partial<Env>);
+    // The Worker dies once the upstream's answer is kept: nothing it calls afterwards reaches anything.
+    let dead = false;
+    const dying = faultyObjects(env.PAYMENT_COORDINATOR, ({ method }) => {
+      if (dead) return "before";
+      if (method !== "keepAnswer") return undefined;
+      dead = true;
+      return "after";
+    });
+    expect((await pay({ PAYMENT_COORDINATOR: dying.namespace })).status).not.toBe(200);
+    await recordsLanded("objects");
+    const [started] = (await history(shop)).transactions;
+    expect(started).toMatchObject({ status: "PENDING" });
+    expect(await settlementsOf(nonce)).toEqual([]);
+    expect(await balanceOf(shop.merchant)).toBe(0n);
+
+    // A minute later (as the Cron sweep would take it), its object's alarm settles it while its authorization is valid.
+    const object = env.PAYMENT_COORDINATOR.getByName(started!.id);
+    useTestClock().advance(SWEEP_MIN_AGE_MS + 1_000);
+    expect(await runDurableObjectAlarm(object)).toBe(true);
+    const settled = await object.transaction();
+    expect(settled).toMatchObject({ status: "COMPLETED", txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(await settlementsOf(nonce)).toHaveLength(1);
+    expect(await balanceOf(shop.merchant)).toBe(9300n);
+
+    const resend = await pay();
+    const text = await resend.text();
+    expect(resend.status, text).toBe(200);
+    expect(JSON.parse(text)).toMatchObject({ query: "marker=dies" });
+    expect(resend.headers.get("payment-reference")).toBe(settled?.txHash);
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
+    expect(await balanceOf(shop.merchant)).toBe(9300n);
+    await recordsLanded("objects");
+    const { transactions, events } = await history(shop);
+    expect(transactions).toEqual([expect.objectContaining({ status: "COMPLETED", txHash: settled?.txHash })]);
+    expect(events.map((e) => e.eventType).sort()).toEqual(["REQUEST", "SUCCESS"]);
+    expect(events.find((e) => e.eventType === "SUCCESS")).toMatchObject({ metadata: { settledBy: "sweep" } });
   }, 60_000);
 });

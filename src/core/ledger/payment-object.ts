@@ -4,7 +4,9 @@
 // land. A move costs the request one call to the object and no D1 statement. The gateway's coordinator extends this
 // class, so one object per payment both records it and wakes the copies waiting for it. A payment left PENDING is
 // swept by its own object: its alarm, past the payment's expiry, asks the chain (through `chainOutcome`, which the
-// gateway's coordinator answers) and makes the ledger's move; no global table is scanned.
+// gateway's coordinator answers) and makes the ledger's move; no global table is scanned. An x402 payment whose
+// upstream's answer is kept and whose request never recorded an outcome is swept sooner, as the Cron sweep would: the
+// coordinator settles it while its authorization is valid (src/gateway/sweep.ts `sweptOutcome`).
 import { DurableObject } from "cloudflare:workers";
 import { getDb } from "../../db/client.ts";
 import type { NewEvent } from "../../db/events.ts";
@@ -27,6 +29,14 @@ export const RECORD_RETRY_MAX_MS = 60_000;
 export const SWEEP_AFTER_EXPIRY_MS = 120_000;
 /** A sweep the chain did not answer (or answered "not yet") is tried again this much later. */
 export const SWEEP_RETRY_MS = 5 * 60_000;
+
+/** Where a PENDING payment's request left it, as its sweep is told: the Cron sweep's `answerKept`, `requestFinished`. */
+export interface LeftByRequest {
+  /** The upstream's answer is kept (before its settlement was sent, or with an unknown outcome). */
+  answerKept: boolean;
+  /** Its request recorded an outcome (`leaveUnknown`): it did not die before settling. */
+  requestFinished: boolean;
+}
 
 /** Where a PENDING payment stands on chain, as its sweep reads it (the gateway's `ChainOutcome` fits). */
 export type SweptOutcome =
@@ -142,16 +152,28 @@ export class PaymentObject extends DurableObject<Env> {
 
   /**
    * Not a move: the upstream's answer kept on the claim of a payment standing at `pending` (before its settlement is
-   * sent; unservable until `complete`). `false`, nothing stored, otherwise.
+   * sent; unservable until `complete`). `false`, nothing stored, otherwise. Its sweep is brought forward to
+   * `keptAnswerSweepMs` from now: if its request dies before recording an outcome, the sweep settles it.
    */
-  keepAnswer(pending: TransactionStatus, sealed: string | null): boolean {
-    return this.ctx.storage.transactionSync(() => {
+  async keepAnswer(pending: TransactionStatus, sealed: string | null): Promise<boolean> {
+    const sweepAt = this.keptAnswerSweepMs === undefined ? undefined : Date.now() + this.keptAnswerSweepMs;
+    const kept = this.ctx.storage.transactionSync(() => {
       const row = this.answer();
       if (!row || this.transaction()?.status !== pending) return false;
       this.sql.exec("UPDATE answer SET row = ?", store({ ...row, answer: sealed }));
+      if (sweepAt !== undefined) this.sql.exec("UPDATE sweep SET at = min(at, ?)", sweepAt);
       return true;
     });
+    const due = this.sweepDue();
+    if (kept && due) await this.wakeBy(due.at);
+    return kept;
   }
+
+  /**
+   * How long after its answer is kept a PENDING payment is swept (left to its request until then); `undefined`: only
+   * past its expiry. This base class knows no chain to settle on: the gateway's coordinator sets it.
+   */
+  protected readonly keptAnswerSweepMs: number | undefined = undefined;
 
   /** The payment's transaction as this object last moved it, or `undefined` before `start`. */
   transaction(): NewTransaction | undefined {
@@ -231,18 +253,28 @@ export class PaymentObject extends DurableObject<Env> {
    * Where a PENDING payment stands on chain. This base class knows no chain: the gateway's coordinator answers
    * (src/gateway/coordinator.ts), so the object never imports the gateway.
    */
-  protected chainOutcome(_transaction: NewTransaction, _pending: PendingPayment): Promise<SweptOutcome> {
+  protected chainOutcome(_transaction: NewTransaction, _pending: PendingPayment, _left: LeftByRequest): Promise<SweptOutcome> {
     return Promise.resolve({ status: "UNKNOWN", reason: "no chain to ask" });
   }
 
-  /** A due sweep: the chain's outcome recorded as `complete` or `fail`; not known yet, asked again later. */
+  /**
+   * A due sweep: the chain's outcome (the coordinator may settle first: see `keptAnswerSweepMs`) recorded as `complete`
+   * or `fail`; not known yet, asked again later (by its expiry's sweep at the latest).
+   */
   private async sweep(): Promise<void> {
     const due = this.sweepDue();
     const t = this.transaction();
     if (!due || !t || due.at > Date.now()) return;
-    const outcome = await this.chainOutcome(t, due.pending).catch(() => ({ status: "UNKNOWN" }) as const);
+    const answer = this.answer();
+    const left = { answerKept: !!answer?.answer, requestFinished: !!answer?.answeredAt };
+    const outcome = await this.chainOutcome(t, due.pending, left).catch(() => ({ status: "UNKNOWN" }) as const);
     if (outcome.status === "UNKNOWN") {
-      this.sql.exec("UPDATE sweep SET at = ?", Date.now() + SWEEP_RETRY_MS);
+      const pastExpiry = due.pending.validBefore.getTime() + SWEEP_AFTER_EXPIRY_MS;
+      const now = Date.now();
+      this.sql.exec(
+        "UPDATE sweep SET at = ?",
+        now < pastExpiry ? Math.min(pastExpiry, now + SWEEP_RETRY_MS) : now + SWEEP_RETRY_MS,
+      );
       return;
     }
     const ref: PaymentRef = {
