@@ -11,10 +11,12 @@ import {
   findKnownPayment,
   keepAnswerBeforeSettlement,
   leavePaymentUnknown,
+  mayBeRecordedInD1,
   paymentStatus,
   startPayment,
 } from "../../src/core/ledger/recorded.ts";
 import { NETWORK_TABLE } from "../../src/core/money/network-table.ts";
+import { PENDING_CLAIM_MS } from "../../src/core/payments.ts";
 import { transactionDeliveryIdPrefix } from "../../src/core/webhooks/events.ts";
 import { applyPaymentRecords, type PaymentRecord } from "../../src/db/ledger.ts";
 import { randomHex } from "../../src/lib/ids.ts";
@@ -279,5 +281,27 @@ describe("the resend lookup, answered by the objects", () => {
       await failPayment(env, ref, "the payment's authorization expired unused", { statusCode: null, responseTime: null }),
     ).toBe(true);
     expect(await findKnownPayment(env, { paymentKey }, new Date())).toBeUndefined();
+  });
+});
+
+describe("a payment presented again that no object knows: D1 asked only where the D1 ledger may have recorded it", () => {
+  const switchedAt = "2026-11-01T12:00:00.000Z";
+  const at = Date.parse(switchedAt);
+  const now = new Date(at + 3_600_000);
+  it("nothing was recorded in D1 (no switch, or an unreadable one): never", () => {
+    expect(mayBeRecordedInD1(undefined, undefined, now)).toBe(false);
+    expect(mayBeRecordedInD1("", new Date(at - 1), now)).toBe(false);
+    expect(mayBeRecordedInD1("not a date", undefined, now)).toBe(false);
+  });
+  it("a credential accepted before the switch, or one that cannot be dated (a retry key): while a D1 claim may hold", () => {
+    expect(mayBeRecordedInD1(switchedAt, new Date(at - 1), now)).toBe(true);
+    expect(mayBeRecordedInD1(switchedAt, undefined, now)).toBe(true);
+    expect(mayBeRecordedInD1(switchedAt, undefined, new Date(at + PENDING_CLAIM_MS - 1))).toBe(true);
+    expect(mayBeRecordedInD1(switchedAt, undefined, new Date(at + PENDING_CLAIM_MS))).toBe(false);
+    expect(mayBeRecordedInD1(switchedAt, new Date(at - 1), new Date(at + PENDING_CLAIM_MS))).toBe(false);
+  });
+  it("a credential that cannot have been accepted before the switch: never", () => {
+    expect(mayBeRecordedInD1(switchedAt, new Date(at), now)).toBe(false);
+    expect(mayBeRecordedInD1(switchedAt, new Date(at + 1), new Date(at + 2))).toBe(false);
   });
 });

@@ -2,7 +2,7 @@
 // in D1: the same names and arguments as src/core/ledger/ledger.ts but the first (the objects' namespace instead of
 // `db`), the same rows, the same move table guarding every move, and no D1 statement on the caller's path: D1 gets
 // the records from the object's alarm, as its read model (docs/gateway.md, "Payments recorded in their objects").
-import { PAID_ANSWER_KEEP_SECONDS } from "../payments.ts";
+import { PAID_ANSWER_KEEP_SECONDS, PENDING_CLAIM_MS } from "../payments.ts";
 import type { Outcome, PaymentRef, PaymentStart, StoredAnswer } from "./ledger.ts";
 import { completeRows, failRows, PAYMENT_MOVES, startRows } from "./ledger.ts";
 import type { KnownPayment, MoveRecord, PaymentObject } from "./payment-object.ts";
@@ -106,6 +106,19 @@ export async function findKnownPayment(
   if (byId || !keys.paymentKey) return byId;
   const holder = await keyObjectOf(env, keys.paymentKey).keyHolder();
   return holder ? objectOf(env, holder).known(now) : undefined;
+}
+
+/**
+ * Whether a payment presented again that no object knows may have been recorded in D1, by the D1 ledger, before the
+ * gateway switched to its objects at `switchedAt` (the `PAYMENT_RECORDS_SINCE` var, ISO 8601; empty: nothing was
+ * recorded in D1 before): only until `PENDING_CLAIM_MS` after the switch (no D1 claim or answer is kept longer), and
+ * only for a credential that may have been accepted before the switch (`since`: the earliest it can have been;
+ * unknown counts as before). A new payment made after the switch therefore makes no D1 read.
+ */
+export function mayBeRecordedInD1(switchedAt: string | undefined, since: Date | undefined, now: Date): boolean {
+  const at = switchedAt ? Date.parse(switchedAt) : Number.NaN;
+  if (!Number.isFinite(at) || now.getTime() >= at + PENDING_CLAIM_MS) return false;
+  return since === undefined || since.getTime() < at;
 }
 
 /** Where a recorded payment stands, from its object (never D1), or `undefined` if never recorded. */
