@@ -25,8 +25,8 @@ import {
 
 /** The gateway before the switch: every move a D1 batch. */
 const BEFORE = { ...GATEWAY_ENV, PAYMENT_RECORDS: "d1" } as Partial<Env>;
-/** The gateway after it switched to its objects at `at`. */
-const after = (at = new Date()) =>
+/** The gateway switched to its objects at `at`. */
+const switchedTo = (at = new Date()) =>
   ({ ...GATEWAY_ENV, PAYMENT_RECORDS: "objects", PAYMENT_RECORDS_SINCE: at.toISOString() }) as Partial<Env>;
 
 /** A paid request whose credential can be sent again, through the gateway as `vars` configure it. */
@@ -48,7 +48,7 @@ describe("an x402 payment recorded in D1 before the switch", () => {
     const firstText = await first.text();
     expect(first.status, firstText).toBe(200);
 
-    const again = await pay(after());
+    const again = await pay(switchedTo());
     expect(again.status).toBe(200);
     expect(await again.text()).toBe(firstText);
     expect(again.headers.get("payment-reference")).toBe(first.headers.get("payment-reference"));
@@ -66,7 +66,7 @@ describe("an x402 payment recorded in D1 before the switch", () => {
     expect(first.status).toBe(502);
     const { details } = (await first.json()) as { details: { transactionId: string } };
 
-    const switched = after();
+    const switched = switchedTo();
     const unknown = await pay(switched);
     expect(unknown.status).toBe(502);
     expect(await unknown.json()).toMatchObject({ code: "PAYMENT_OUTCOME_UNKNOWN", details });
@@ -99,7 +99,7 @@ describe("a payment made after the switch", () => {
     const d1 = faultyD1(env.DB);
     // An authorization is accepted up to the validity window plus a minute of skew before its `validBefore`.
     const switchedAt = new Date(Date.now() - (VALIDITY_WINDOW_SECONDS + VALID_BEFORE_SKEW_SECONDS + 5) * 1000);
-    const res = await pay({ ...after(switchedAt), DB: d1.db });
+    const res = await pay({ ...switchedTo(switchedAt), DB: d1.db });
     expect(res.status, await res.text()).toBe(200);
     expect(paymentTables(d1.calls)).toEqual([]);
     expect(await balanceOf(shop.merchant)).toBe(4300n);
