@@ -477,10 +477,11 @@ export function laggingReplicaD1(real: D1Database = env.DB): { db: D1Database; c
 
 // faultyObjects: a Durable Object namespace that forwards to a real one and fails chosen calls on its stubs.
 
-/** One call on a stub of `faultyObjects`: the object's name (`getByName`) and the method called. */
+/** One call on a stub of `faultyObjects`: the object's name (`getByName`), the method called and its arguments. */
 export interface ObjectCall {
   object: string;
   method: string;
+  args: unknown[];
 }
 
 /**
@@ -500,7 +501,7 @@ export function faultyObjects<T extends Rpc.DurableObjectBranded>(
       get(target, method) {
         if (typeof method !== "string" || method === "then") return undefined;
         return async (...args: unknown[]) => {
-          const call = { object, method };
+          const call = { object, method, args };
           calls.push(call);
           const when = fault(call);
           if (when === "before") throw lost();
