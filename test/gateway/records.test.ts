@@ -151,23 +151,29 @@ describe("over the payments' objects (PAYMENT_RECORDS=objects)", () => {
     expect(await balanceOf(shop.merchant)).toBe(0n);
   });
 
-  it("a settled payment's COMPLETED recorded, its answer to the request lost: the resend gets the answer; charged once, shown once", async () => {
-    const shop = await openShop({ price: "1810" });
-    const { header } = await signedPayment(shop.x402);
-    const objects = losing(firstOf(1, (move) => move === "complete", "after"));
-    await expectCleanError(await payAt(shop, header, "objects", { PAYMENT_COORDINATOR: objects }));
-    const resend = await payAt(shop, header, "objects");
-    const text = await resend.text();
-    expect(resend.status, text).toBe(200);
-    expect(JSON.parse(text)).toMatchObject({ path: expect.stringContaining(shop.prefix) });
-    await recordsLanded("objects");
-    const { transactions, events } = await history(shop);
-    expect(transactions).toEqual([expect.objectContaining({ status: "COMPLETED" })]);
-    expect(resend.headers.get("payment-reference")).toBe(transactions[0]?.txHash);
-    expect(events.map((e) => e.eventType).sort()).toEqual(["REQUEST", "SUCCESS"]);
-    expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
-    expect(await balanceOf(shop.merchant)).toBe(1810n);
-  });
+  it.for([
+    ["before", "the request's retry records it, with the answer kept before settling"],
+    ["after", "recorded with its answer, the request never hears"],
+  ] as const)(
+    "a settled payment's COMPLETED lost %s reaching its object (%s): the resend gets the answer, charged and shown once",
+    async ([when]) => {
+      const shop = await openShop({ price: when === "before" ? "1810" : "1820" });
+      const { header } = await signedPayment(shop.x402);
+      const objects = losing(firstOf(1, (move) => move === "complete", when));
+      await expectCleanError(await payAt(shop, header, "objects", { PAYMENT_COORDINATOR: objects }));
+      const resend = await payAt(shop, header, "objects");
+      const text = await resend.text();
+      expect(resend.status, text).toBe(200);
+      expect(JSON.parse(text)).toMatchObject({ path: expect.stringContaining(shop.prefix) });
+      await recordsLanded("objects");
+      const { transactions, events } = await history(shop);
+      expect(transactions).toEqual([expect.objectContaining({ status: "COMPLETED" })]);
+      expect(resend.headers.get("payment-reference")).toBe(transactions[0]?.txHash);
+      expect(events.map((e) => e.eventType).sort()).toEqual(["REQUEST", "SUCCESS"]);
+      expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
+      expect(await balanceOf(shop.merchant)).toBe(when === "before" ? 1810n : 1820n);
+    },
+  );
 
   it("D1 refusing the records (a fault on their events): the buyer is answered and charged once; they land once D1 takes them", async () => {
     const shop = await openShop({ price: "1910" });
