@@ -43,7 +43,10 @@ const client = createClient({ chain, transport: http(RPC, { retryCount: 0 }) });
 // Buyers the MPP outcome tests do not use (they run in their own file; accounts are shared by the chain).
 let nextBuyer = tempo.buyers.length - 1;
 
-/** An MPP payment left PENDING (its transaction not sent), then sent by the buyer: on chain, not yet recorded. */
+/**
+ * An MPP payment left PENDING (its transaction not sent), then sent by the buyer: on chain, not yet recorded. Recorded
+ * in D1 unless `overrides` say otherwise: the Cron sweep's rows (over objects, those of payments recorded before).
+ */
 async function pendingButPaid(shop: Awaited<ReturnType<typeof mppShop>>, overrides: Partial<Env> = {}) {
   const account = tempo.buyers[nextBuyer--]!;
   const buyer = createMppBuyer({ privateKey: account.privateKey, rpcUrl: RPC, chainId: tempo.chainId, fetch: gatewayFetch });
@@ -54,6 +57,7 @@ async function pendingButPaid(shop: Awaited<ReturnType<typeof mppShop>>, overrid
   };
   const res = await send(new Request(shop.mpp, { headers: { Authorization: credential } }), {
     ...GATEWAY_ENV,
+    PAYMENT_RECORDS: "d1",
     NETWORK_OVERRIDES: JSON.stringify(networkOverrides),
     ...overrides,
   } as Partial<Env>);
