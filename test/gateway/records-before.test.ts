@@ -1,10 +1,12 @@
 // Payments recorded in D1 before the gateway switched to recording them in their objects (`PAYMENT_RECORDS` "d1", then
 // "objects" with `PAYMENT_RECORDS_SINCE` the switch): presented again after it, each is answered as before (its stored
 // answer, or the outcome-unknown 502 while PENDING), never forwarded or charged twice; the Cron sweep still settles
-// its PENDING row; and a payment made after the switch reads none of D1's payment tables.
+// its PENDING row; a retry under an x402 `payment-identifier` paid before gets its answer; and a payment made after the
+// switch reads none of D1's payment tables.
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { HTTPFacilitatorClient } from "@x402/core/server";
+import { appendPaymentIdentifierToExtensions, generatePaymentId } from "@x402/extensions/payment-identifier";
 import { describe, expect, it } from "vitest";
 import { VALIDITY_WINDOW_SECONDS } from "../../src/core/payments.ts";
 import { PAYMENT_SWEEP_CRON, SWEEP_MIN_AGE_MS } from "../../src/gateway/sweep.ts";
@@ -14,13 +16,16 @@ import { send } from "../support/client.ts";
 import { faultyD1 } from "../support/fake-bindings.ts";
 import {
   balanceOf,
+  buyer,
   FACILITATOR,
   GATEWAY_ENV,
+  gatewayFetch,
   history,
   openShop,
   settlementsOf,
   signedPayment,
   upstreamRequests,
+  verificationsOf,
 } from "./support.ts";
 
 /** The gateway before the switch: every move a D1 batch. */
@@ -34,6 +39,18 @@ async function purchase(url: string) {
   const signed = await signedPayment(url);
   const pay = (vars: Partial<Env>) => send(new Request(url, { headers: { "PAYMENT-SIGNATURE": signed.header } }), vars);
   return { ...signed, pay };
+}
+
+/** A payment for the shop's current challenge, signed by the x402 client with the `payment-identifier` `id`. */
+async function signedWithId(url: string, id: string) {
+  const b = buyer();
+  const challenge = await gatewayFetch(url);
+  expect(challenge.status).toBe(402);
+  const required = b.http.getPaymentRequiredResponse((name) => challenge.headers.get(name), await challenge.json());
+  appendPaymentIdentifierToExtensions(required.extensions ?? {}, id);
+  const payload = await b.http.createPaymentPayload(required);
+  const nonce = (payload.payload as { authorization: { nonce: string } }).authorization.nonce;
+  return { nonce, header: b.http.encodePaymentSignatureHeader(payload)["PAYMENT-SIGNATURE"] as string };
 }
 
 /** D1's payment tables, in the SQL of `calls`. */
@@ -89,6 +106,30 @@ describe("an x402 payment recorded in D1 before the switch", () => {
     expect(served.headers.get("payment-reference")).toBe(swept?.txHash);
     expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
     expect(await balanceOf(shop.merchant)).toBe(4200n);
+  });
+});
+
+describe("an x402 payment-identifier paid in D1 before the switch", () => {
+  it("retried under it with a new authorization well after the switch: the first answer; the new one never verified or settled", async () => {
+    const shop = await openShop({ price: "4400" });
+    const id = generatePaymentId();
+    const first = await signedWithId(shop.x402, id);
+    const pay = (header: string, vars: Partial<Env>) =>
+      send(new Request(shop.x402, { headers: { "PAYMENT-SIGNATURE": header } }), vars);
+    const firstRes = await pay(first.header, BEFORE);
+    const firstText = await firstRes.text();
+    expect(firstRes.status, firstText).toBe(200);
+
+    // The retry's authorization was signed past the switch: only its retry key can be older.
+    const retry = await signedWithId(shop.x402, id);
+    const switchedAt = new Date(Date.now() - (VALIDITY_WINDOW_SECONDS + VALID_BEFORE_SKEW_SECONDS + 5) * 1000);
+    const again = await pay(retry.header, switchedTo(switchedAt));
+    expect(again.status).toBe(200);
+    expect(await again.text()).toBe(firstText);
+    expect(await verificationsOf(retry.nonce)).toBe(0);
+    expect(await settlementsOf(retry.nonce)).toEqual([]);
+    expect(await balanceOf(shop.merchant)).toBe(4400n);
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
   });
 });
 
