@@ -78,10 +78,10 @@ export interface PresentedPayment {
   /** What identifies the credential itself (SHA-256 of the x402 signature; the MPP transaction's hash). */
   credential: string;
   /**
-   * The earliest this credential, and any other under its retry key, can have been accepted: the latest time its 402
-   * can have been issued before the validity it carries (x402: its authorization's `validBefore` less the longest
-   * window the gateway accepts; MPP: its challenge's `expires` less the challenge's window). `undefined` when it cannot
-   * be told (an x402 `payment-identifier` may have been paid with an older authorization).
+   * The earliest this credential, and any other under its retry key, can have been accepted (x402: its authorization's
+   * `validBefore` less the longest validity the gateway accepts; MPP: when its challenge was issued, its `expires` less
+   * the challenge's window). `undefined` when it cannot be told (an x402 `payment-identifier` may have been paid with an
+   * older authorization).
    */
   since?: Date;
   /**
