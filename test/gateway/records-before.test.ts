@@ -8,7 +8,9 @@ import { env } from "cloudflare:workers";
 import { HTTPFacilitatorClient } from "@x402/core/server";
 import { appendPaymentIdentifierToExtensions, generatePaymentId } from "@x402/extensions/payment-identifier";
 import { describe, expect, it } from "vitest";
+import { createMppBuyer } from "../../src/cli/localnet/mpp-buyer.ts";
 import { VALIDITY_WINDOW_SECONDS } from "../../src/core/payments.ts";
+import { presentedMpp } from "../../src/gateway/mpp/sdk.ts";
 import { PAYMENT_SWEEP_CRON, SWEEP_MIN_AGE_MS } from "../../src/gateway/sweep.ts";
 import { VALID_BEFORE_SKEW_SECONDS } from "../../src/gateway/x402/sdk.ts";
 import worker from "../../src/index.ts";
@@ -27,6 +29,7 @@ import {
   upstreamRequests,
   verificationsOf,
 } from "./support.ts";
+import { mppShop, TEMPO_RPC, tempo } from "./tempo-support.ts";
 
 /** The gateway before the switch: every move a D1 batch. */
 const BEFORE = { ...GATEWAY_ENV, PAYMENT_RECORDS: "d1" } as Partial<Env>;
@@ -130,6 +133,18 @@ describe("an x402 payment-identifier paid in D1 before the switch", () => {
     expect(await settlementsOf(retry.nonce)).toEqual([]);
     expect(await balanceOf(shop.merchant)).toBe(4400n);
     expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
+  });
+});
+
+describe("since when a credential can have been accepted (what decides whether D1 is asked)", () => {
+  it("an MPP credential: from when its challenge was issued, never later", async () => {
+    const shop = await mppShop({ price: "4500" });
+    const buyer = createMppBuyer({ privateKey: tempo.buyers[0]!.privateKey, rpcUrl: TEMPO_RPC, chainId: tempo.chainId });
+    const issued = Date.now();
+    const credential = await buyer.mppx.createCredential(await gatewayFetch(shop.mpp));
+    const since = (await presentedMpp(credential))?.since?.getTime();
+    expect(since).toBeGreaterThanOrEqual(issued - 1_000);
+    expect(since).toBeLessThanOrEqual(Date.now());
   });
 });
 
