@@ -13,6 +13,12 @@ export const VALIDITY_WINDOW_SECONDS = 300;
  */
 export const PAID_ANSWER_KEEP_SECONDS = 600;
 
+/**
+ * How long a payment's claim on its answer is kept while its payment is PENDING (the sweep settles it within minutes,
+ * or an hour for one the chain cannot tell): once COMPLETED, its answer is kept `PAID_ANSWER_KEEP_SECONDS` from then.
+ */
+export const PENDING_CLAIM_MS = 24 * 60 * 60 * 1000;
+
 export interface PaymentUrls {
   x402: string | null;
   mpp: string | null;

@@ -7,9 +7,17 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "./client.ts";
 import { isUniqueViolation } from "./errors.ts";
 import type { NewEvent } from "./events.ts";
-import { events, paidAnswers, pendingPayments, type TransactionRow, type TransactionStatus, transactions } from "./schema.ts";
+import {
+  events,
+  paidAnswers,
+  pendingPayments,
+  type TransactionRow,
+  type TransactionStatus,
+  transactions,
+  type WebhookEventType,
+} from "./schema.ts";
 import type { NewTransaction } from "./transactions.ts";
-import type { webhookFanOutStatement } from "./webhooks.ts";
+import { webhookFanOutStatement } from "./webhooks.ts";
 
 /** The transaction `id` stands at `status` (when the statement runs: later in a batch, after the move's update). */
 const standsAt = (id: string, status: TransactionStatus) => and(eq(transactions.id, id), eq(transactions.status, status));
@@ -225,3 +233,62 @@ export async function notePaymentsChecked(db: Db, transactionIds: string[], now:
       .where(inArray(pendingPayments.transactionId, transactionIds.slice(i, i + 90)));
   }
 }
+
+/**
+ * The read model of payments recorded in their Durable Objects (src/core/ledger/payment-object.ts): each record is a
+ * transaction as its object last moved it, or an event, written to D1 in one batch. Idempotent by the records' own
+ * ids: an event already stored is left as it is, and a stored transaction takes a record's status only along one of
+ * `moves` (`[from, to]` pairs, the ledger's move table), so a batch applied twice, or an older one applied after a
+ * newer one, records nothing twice and never moves a payment back.
+ */
+export async function applyPaymentRecords(
+  db: Db,
+  records: readonly PaymentRecord[],
+  moves: readonly (readonly [TransactionStatus, TransactionStatus])[],
+): Promise<string[]> {
+  if (records.length === 0) return [];
+  const along = sql.join(
+    moves.map(([from, to]) => sql`(${from}, ${to})`),
+    sql`, `,
+  );
+  const statements: BatchItem<"sqlite">[] = [];
+  const fanOuts: number[] = [];
+  for (const r of records) {
+    if (r.kind === "event") {
+      statements.push(db.insert(events).values(r.row).onConflictDoNothing({ target: events.id }));
+      continue;
+    }
+    statements.push(
+      db
+        .insert(transactions)
+        .values(r.row)
+        .onConflictDoUpdate({
+          target: transactions.id,
+          set: {
+            status: sql`excluded.status`,
+            txHash: sql`coalesce(excluded.tx_hash, ${transactions.txHash})`,
+            failureReason: sql`excluded.failure_reason`,
+            settledAt: sql`excluded.settled_at`,
+          },
+          setWhere: sql`(${transactions.status}, excluded.status) IN (VALUES ${along})`,
+        }),
+    );
+    if (r.webhook) {
+      fanOuts.push(statements.length);
+      statements.push(
+        webhookFanOutStatement(db, { ...r.webhook, transactionId: r.row.id, tenantId: r.row.tenantId, status: r.row.status }),
+      );
+    }
+  }
+  const [first, ...rest] = statements;
+  const results = await db.batch([first!, ...rest]);
+  return fanOuts.flatMap((i) => (results[i] as { id: string }[]).map((d) => d.id));
+}
+
+/**
+ * One record of a payment for the read model: its transaction as last moved (with the webhook event of that move, its
+ * deliveries written along, ids derived from `idPrefix`), or one of its events.
+ */
+export type PaymentRecord =
+  | { kind: "transaction"; row: NewTransaction; webhook?: { type: WebhookEventType; idPrefix: string; at: Date } }
+  | { kind: "event"; row: NewEvent };

@@ -1,5 +1,9 @@
 import { createClient, encodeEventTopics, erc20Abi, http, isAddressEqual, type Log, parseEventLogs, toHex } from "viem";
 import { getBlockNumber, getTransactionReceipt, readContract } from "viem/actions";
+import { networkTable } from "../core/money/network-table.ts";
+import type { NetworkId } from "../core/money/networks.ts";
+import type { PendingPayment } from "../db/ledger.ts";
+import type { NewTransaction } from "../db/transactions.ts";
 import type { Settlement } from "./pipeline/method.ts";
 
 /**
@@ -203,6 +207,32 @@ export async function tempoChainOutcome(rpcUrl: string, p: TempoPayment, now = n
       ? { status: "FAILED", reason: "the payment's transaction expired without being mined" }
       : { status: "UNKNOWN", reason: "the payment's transaction is not mined yet" };
   }
+}
+
+/**
+ * Where a PENDING payment stands on chain, from what its start kept to settle it (`pending`): x402 by its
+ * authorization, MPP by its transaction. The Cron sweep and the payment's own object (its alarm) both ask here.
+ */
+export function paymentChainOutcome(
+  env: Env,
+  t: Pick<NewTransaction, "network" | "protocol" | "payerAddress" | "amount">,
+  pending: Pick<PendingPayment, "asset" | "reference" | "validBefore" | "payTo">,
+  now: Date,
+): Promise<ChainOutcome> {
+  const entry = networkTable(env)[t.network as NetworkId];
+  if (!entry) return Promise.resolve({ status: "UNKNOWN", reason: "the network is not in the network table" });
+  if (t.protocol !== "x402") {
+    return tempoChainOutcome(entry.rpcUrl, { hash: pending.reference as `0x${string}`, validBefore: pending.validBefore }, now);
+  }
+  const authorization: X402Authorization = {
+    asset: pending.asset as `0x${string}`,
+    payer: (t.payerAddress ?? "") as `0x${string}`,
+    nonce: pending.reference as `0x${string}`,
+    validBefore: pending.validBefore,
+    payTo: pending.payTo as `0x${string}`,
+    amount: t.amount,
+  };
+  return x402ChainOutcome(entry.rpcUrl, authorization, now);
 }
 
 /** A settlement whose answer was lost, settled from the chain: `refuse` gives the standard's refusal. */

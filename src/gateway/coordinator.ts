@@ -1,15 +1,29 @@
-import { DurableObject } from "cloudflare:workers";
+import { type LeftByRequest, PaymentObject } from "../core/ledger/payment-object.ts";
+import type { PendingPayment } from "../db/ledger.ts";
+import type { NewTransaction } from "../db/transactions.ts";
+import { SWEEP_MIN_AGE_MS, sweptOutcome } from "./sweep.ts";
 
 /**
  * One object per payment in flight (named by its transaction id): where copies of a payment wait for the request that
  * owns it. The ledger's `start` decides the owner (one insert wins, in D1); the owner tells the object when it has
  * recorded its outcome (`finished`), and every copy waiting (`wait`) wakes at once and reads that outcome from D1.
- * Nothing is stored: the object only ever holds who waits, in memory, and one writer per payment means no copy polls
+ * Waiting stores nothing: the object holds who waits in memory, and one writer per payment means no copy polls
  * D1. A copy whose owner never tells (an evicted isolate) waits until its bound, then reads D1 all the same.
+ * The same object can record the payment itself (`PaymentObject`, src/core/ledger/payment-object.ts): the ledger's
+ * moves over objects (src/core/ledger/recorded.ts) store its records here and send them to D1 from its alarm, and
+ * the alarm sweeps a payment left PENDING with the Cron sweep's own decision (./sweep.ts `sweptOutcome`): an x402
+ * payment whose answer is kept and whose request died is settled while its authorization is valid, `SWEEP_MIN_AGE_MS`
+ * after its answer was kept; every other one is read from the chain past its expiry.
  */
-export class PaymentCoordinator extends DurableObject {
+export class PaymentCoordinator extends PaymentObject {
   private finishedAt: number | undefined;
   private readonly waiting = new Set<() => void>();
+
+  protected override readonly keptAnswerSweepMs = SWEEP_MIN_AGE_MS;
+
+  protected override chainOutcome(transaction: NewTransaction, pending: PendingPayment, left: LeftByRequest) {
+    return sweptOutcome(this.env, { transaction, pending, ...left }, new Date());
+  }
 
   /** `true` once the owner finished (at once if it already has), `false` after `ms` without that. */
   wait(ms: number): Promise<boolean> {

@@ -1,10 +1,10 @@
 import { completePayment, failPayment, type PaymentRef } from "../core/ledger/ledger.ts";
-import { networkTable } from "../core/money/network-table.ts";
 import type { NetworkId } from "../core/money/networks.ts";
 import type { Outbox } from "../core/webhooks/outbox.ts";
 import { getDb } from "../db/client.ts";
-import { findPendingPayments, notePaymentsChecked } from "../db/ledger.ts";
-import { CHAIN_UNREACHABLE, type ChainOutcome, tempoChainOutcome, x402ChainOutcome } from "./chain-outcome.ts";
+import { findPendingPayments, notePaymentsChecked, type PendingPayment } from "../db/ledger.ts";
+import type { NewTransaction } from "../db/transactions.ts";
+import { CHAIN_UNREACHABLE, type ChainOutcome, paymentChainOutcome } from "./chain-outcome.ts";
 import { sendSweepSettlement } from "./x402/sweep-settlement.ts";
 
 /**
@@ -92,35 +92,28 @@ export async function sweepPendingPayments(
 
 type PendingRow = Awaited<ReturnType<typeof findPendingPayments>>[number];
 
+/** A PENDING payment as a sweep sees it: this Cron sweep's rows, or a payment's own object (./coordinator.ts). */
+export interface SweptPayment {
+  transaction: Pick<NewTransaction, "tenantId" | "network" | "protocol" | "payerAddress" | "amount">;
+  pending: PendingPayment;
+  /** The upstream's answer is kept for it. */
+  answerKept: boolean;
+  /** Its request recorded an outcome (the settlement's unknown one). */
+  requestFinished: boolean;
+}
+
 /**
  * Where a PENDING payment stands on chain. Its upstream answered and the answer is kept, its request died before
  * recording an outcome, and the buyer's authorization is unused and valid long enough to settle: the sweep settles
- * it, then reads the chain again.
+ * it, then reads the chain again. The Cron sweep and a payment's own object (its alarm) both decide here.
  */
-async function sweptOutcome(env: Env, { pending, transaction: t, answerKept, requestFinished }: PendingRow, now: Date) {
-  const entry = networkTable(env)[t.network as NetworkId];
-  if (!entry) return { status: "UNKNOWN", reason: "the network is not in the network table" } as const;
-  const x402Outcome = () =>
-    x402ChainOutcome(
-      entry.rpcUrl,
-      {
-        asset: pending.asset as `0x${string}`,
-        payer: (t.payerAddress ?? "") as `0x${string}`,
-        nonce: pending.reference as `0x${string}`,
-        validBefore: pending.validBefore,
-        payTo: pending.payTo as `0x${string}`,
-        amount: t.amount,
-      },
-      now,
-    );
-  const outcome: ChainOutcome =
-    t.protocol === "x402"
-      ? await x402Outcome()
-      : await tempoChainOutcome(
-          entry.rpcUrl,
-          { hash: pending.reference as `0x${string}`, validBefore: pending.validBefore },
-          now,
-        );
+export async function sweptOutcome(
+  env: Env,
+  { pending, transaction: t, answerKept, requestFinished }: SweptPayment,
+  now: Date,
+): Promise<ChainOutcome> {
+  const x402Outcome = () => paymentChainOutcome(env, t, pending, now);
+  const outcome = await x402Outcome();
   const settleable = outcome.status === "UNKNOWN" && outcome.unused && answerKept && !requestFinished;
   if (!settleable || !pending.settlement || pending.validBefore.getTime() - now.getTime() <= SWEEP_SETTLE_MARGIN_MS) {
     return outcome;

@@ -8,7 +8,8 @@ import { appendPaymentIdentifierToExtensions, generatePaymentId } from "@x402/ex
 import { describe, expect, it } from "vitest";
 import { createMppBuyer } from "../../src/cli/localnet/mpp-buyer.ts";
 import { paymentRecordIds } from "../../src/core/ledger/ids.ts";
-import { startPayment } from "../../src/core/ledger/ledger.ts";
+import { type PaymentStart, startPayment } from "../../src/core/ledger/ledger.ts";
+import * as recorded from "../../src/core/ledger/recorded.ts";
 import { getDb } from "../../src/db/client.ts";
 import { buyerProof, MAX_KEPT_ANSWER_BYTES, requestFingerprint } from "../../src/gateway/paid-answer.ts";
 import { x402CredentialDigest } from "../../src/gateway/x402/presented.ts";
@@ -20,8 +21,8 @@ import {
   GATEWAY_ENV,
   gatewayFetch,
   history,
+  keptAnswer,
   openShop,
-  paidAnswerRow,
   settlementsOf,
   signedPayment,
   upstreamRequests,
@@ -49,6 +50,10 @@ const answerOf = async (res: Response) => ({
   body: await res.text(),
   headers: Object.fromEntries([...res.headers].filter(([name]) => !["x-request-id", "date"].includes(name))),
 });
+
+/** A payment started where the gateway records it (`PAYMENT_RECORDS`): in D1, or in its object. */
+const startRecorded = (p: PaymentStart) =>
+  env.PAYMENT_RECORDS === "objects" ? recorded.startPayment(env, p) : startPayment(getDb(env.DB), p);
 
 describe("x402 payment-identifier", () => {
   it("is advertised in the 402, not required", async () => {
@@ -178,7 +183,7 @@ describe("kept answers", () => {
     expect(first.status).toBe(200);
     expect(((await first.json()) as { body: string }).body).toBe(body);
     const transactionId = first.headers.get("payment-transaction-id") as string;
-    expect(await paidAnswerRow(transactionId)).toMatchObject({ answer: null, answered_at: expect.any(Number) });
+    expect(await keptAnswer(transactionId)).toMatchObject({ answer: null, answeredAt: expect.any(Number) });
 
     const again = await payX402(shop.x402, header, init);
     expect(again.status).toBe(409);
@@ -199,7 +204,7 @@ describe("kept answers", () => {
     const { transactionId } = await paymentRecordIds("x402", "base-sepolia", authorization.from, authorization.nonce);
     const now = Date.now();
     expect(
-      await startPayment(getDb(env.DB), {
+      await startRecorded({
         transactionId,
         tenantId: shop.actor.tenant.id,
         paywallId: shop.paywallId,

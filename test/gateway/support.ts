@@ -1,5 +1,6 @@
 // Shared setup of the gateway's end-to-end tests: paywalls created through the management API, the Worker called
 // with the local facilitator as the testnet facilitator, buyers, the chain, and the upstream stub's records.
+import { listDurableObjectIds, runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { type Address, createPublicClient, erc20Abi, http } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
@@ -54,6 +55,16 @@ export const paidAnswerRow = (transactionId: string) =>
   env.DB.prepare("SELECT * FROM paid_answers WHERE transaction_id = ?")
     .bind(transactionId)
     .first<{ tenant_id: string; answer: string | null; answered_at: number | null; payment_key: string | null }>();
+
+/** The paid answer kept for a payment where the gateway records it: D1's `paid_answers`, or the payment's object. */
+export async function keptAnswer(transactionId: string) {
+  if (env.PAYMENT_RECORDS === "objects") {
+    const row = (await env.PAYMENT_COORDINATOR.getByName(transactionId).known(new Date(0)))?.row;
+    return row && { answer: row.answer, answeredAt: row.answeredAt?.getTime() ?? null };
+  }
+  const row = await paidAnswerRow(transactionId);
+  return row && { answer: row.answer, answeredAt: row.answered_at };
+}
 
 /** Every part of a stored `v1.<key>.<iv>.<ciphertext>` value, base64url-decoded, as text: what a reader of D1 could see. */
 export const sealedText = (stored: string) =>
@@ -168,7 +179,21 @@ export async function signedPayment(url: string, init?: RequestInit) {
   return { b, required, payload, header: header["PAYMENT-SIGNATURE"] as string, nonce };
 }
 
+/**
+ * Over payments recorded in their objects (`PAYMENT_RECORDS=objects`), D1 is their read model, a moment behind: runs
+ * every payment object's alarm until its records are in D1, as the lag would. Over D1 (the default) nothing waits.
+ */
+export async function recordsLanded(records = env.PAYMENT_RECORDS): Promise<void> {
+  if (records !== "objects") return;
+  for (const id of await listDurableObjectIds(env.PAYMENT_COORDINATOR)) {
+    const object = env.PAYMENT_COORDINATOR.get(id);
+    // Bounded: a batch D1 keeps refusing stays unsent (the object retries it; the test reads what landed).
+    for (let i = 0; i < 10 && (await object.unsentRecords()) > 0; i++) await runDurableObjectAlarm(object);
+  }
+}
+
 export async function history(shop: Shop) {
+  await recordsLanded();
   const [transactions, events] = await Promise.all([
     api(`/v1/transactions?paywallId=${shop.paywallId}`, { key: shop.actor.key }),
     api(`/v1/events?paywallId=${shop.paywallId}`, { key: shop.actor.key }),

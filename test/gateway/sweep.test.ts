@@ -2,7 +2,7 @@
 // a deleted paywall's payment is still settled, and a network whose RPC fails is not asked again in the same run.
 // Real parts: MPP payments left PENDING by the outbound router's `send-dropped.` fault (the transaction is not sent),
 // then sent by the buyer on the local Tempo chain; other PENDING payments are rows no chain knows of.
-import { createScheduledController } from "cloudflare:test";
+import { createScheduledController, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { Credential } from "mppx";
 import { createClient, http, keccak256, toHex } from "viem";
@@ -19,8 +19,21 @@ import {
 } from "../../src/gateway/sweep.ts";
 import worker from "../../src/index.ts";
 import { api, send } from "../support/client.ts";
+import { useTestClock } from "../support/clock.ts";
+import { faultyObjects } from "../support/fake-bindings.ts";
 import { insertHistoricTransactions } from "../support/ledger-fixture.ts";
-import { GATEWAY_ENV, gatewayFetch, net } from "./support.ts";
+import {
+  balanceOf,
+  GATEWAY_ENV,
+  gatewayFetch,
+  history,
+  net,
+  openShop,
+  recordsLanded,
+  settlementsOf,
+  signedPayment,
+  upstreamRequests,
+} from "./support.ts";
 import { mppShop } from "./tempo-support.ts";
 
 const RPC = "https://tempo-rpc.gateway.test";
@@ -30,18 +43,23 @@ const client = createClient({ chain, transport: http(RPC, { retryCount: 0 }) });
 // Buyers the MPP outcome tests do not use (they run in their own file; accounts are shared by the chain).
 let nextBuyer = tempo.buyers.length - 1;
 
-/** An MPP payment left PENDING (its transaction not sent), then sent by the buyer: on chain, not yet recorded. */
-async function pendingButPaid(shop: Awaited<ReturnType<typeof mppShop>>) {
+/**
+ * An MPP payment left PENDING (its transaction not sent), then sent by the buyer: on chain, not yet recorded. Recorded
+ * in D1 unless `overrides` say otherwise: the Cron sweep's rows (over objects, those of payments recorded before).
+ */
+async function pendingButPaid(shop: Awaited<ReturnType<typeof mppShop>>, overrides: Partial<Env> = {}) {
   const account = tempo.buyers[nextBuyer--]!;
   const buyer = createMppBuyer({ privateKey: account.privateKey, rpcUrl: RPC, chainId: tempo.chainId, fetch: gatewayFetch });
   const credential = await buyer.mppx.createCredential(await gatewayFetch(shop.mpp));
-  const overrides = {
+  const networkOverrides = {
     ...JSON.parse(net.networkOverrides),
     "tempo-testnet": { rpcUrl: `https://send-dropped.tempo-rpc.gateway.test` },
   };
   const res = await send(new Request(shop.mpp, { headers: { Authorization: credential } }), {
     ...GATEWAY_ENV,
-    NETWORK_OVERRIDES: JSON.stringify(overrides),
+    PAYMENT_RECORDS: "d1",
+    NETWORK_OVERRIDES: JSON.stringify(networkOverrides),
+    ...overrides,
   } as Partial<Env>);
   expect(res.status).toBe(502);
   const { details } = (await res.json()) as { details: { transactionId: string; txHash: string } };
@@ -151,4 +169,70 @@ describe("the sweep's queue", () => {
     expect(result.deferred).toBeGreaterThanOrEqual(3);
     expect(await attemptsOf(fillers)).toEqual([0, 0, 0]);
   });
+});
+
+describe("a payment recorded in its object (PAYMENT_RECORDS=objects)", () => {
+  it("left PENDING, is swept by its own object past its expiry: COMPLETED from the chain, no global scan", async () => {
+    const shop = await mppShop({ price: "9100" });
+    const paid = await pendingButPaid(shop, { PAYMENT_RECORDS: "objects" } as Partial<Env>);
+    const object = env.PAYMENT_COORDINATOR.getByName(paid.transactionId);
+    expect(await object.transaction()).toMatchObject({ status: "PENDING" });
+    // Nothing of it is in the Cron sweep's table: only its object settles it.
+    expect(await attemptsOf([paid.transactionId])).toEqual([undefined]);
+    // Its sweep is due past its expiry (minutes away): brought forward, then its alarm runs.
+    await runInDurableObject(object, (_, state) => void state.storage.sql.exec("UPDATE sweep SET at = 0"));
+    await runDurableObjectAlarm(object);
+    expect(await object.transaction()).toMatchObject({ status: "COMPLETED", txHash: paid.txHash });
+    await recordsLanded("objects");
+    expect(await transaction(shop, paid.transactionId)).toMatchObject({ status: "COMPLETED", txHash: paid.txHash });
+    const events = await api(`/v1/events?paywallId=${shop.paywallId}`, { key: shop.actor.key });
+    expect((events.body.data as { eventType: string }[]).map((e) => e.eventType).sort()).toEqual(["REQUEST", "SUCCESS"]);
+  }, 60_000);
+
+  it("its upstream answered, its request died before settling: its object settles it a minute later, charged once; the resend gets the kept answer", async () => {
+    const shop = await openShop({ price: "9300" });
+    const { header, nonce } = await signedPayment(`${shop.x402}?marker=dies`);
+    const pay = (overrides: Partial<Env> = {}) =>
+      send(new Request(`${shop.x402}?marker=dies`, { headers: { "PAYMENT-SIGNATURE": header } }), {
+        ...GATEWAY_ENV,
+        PAYMENT_RECORDS: "objects",
+        ...overrides,
+      } as Partial<Env>);
+    // The Worker dies once the upstream's answer is kept: nothing it calls afterwards reaches anything.
+    let dead = false;
+    const dying = faultyObjects(env.PAYMENT_COORDINATOR, ({ method }) => {
+      if (dead) return "before";
+      if (method !== "keepAnswer") return undefined;
+      dead = true;
+      return "after";
+    });
+    expect((await pay({ PAYMENT_COORDINATOR: dying.namespace })).status).not.toBe(200);
+    await recordsLanded("objects");
+    const [started] = (await history(shop)).transactions;
+    expect(started).toMatchObject({ status: "PENDING" });
+    expect(await settlementsOf(nonce)).toEqual([]);
+    expect(await balanceOf(shop.merchant)).toBe(0n);
+
+    // A minute later (as the Cron sweep would take it), its object's alarm settles it while its authorization is valid.
+    const object = env.PAYMENT_COORDINATOR.getByName(started!.id);
+    useTestClock().advance(SWEEP_MIN_AGE_MS + 1_000);
+    expect(await runDurableObjectAlarm(object)).toBe(true);
+    const settled = await object.transaction();
+    expect(settled).toMatchObject({ status: "COMPLETED", txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(await settlementsOf(nonce)).toHaveLength(1);
+    expect(await balanceOf(shop.merchant)).toBe(9300n);
+
+    const resend = await pay();
+    const text = await resend.text();
+    expect(resend.status, text).toBe(200);
+    expect(JSON.parse(text)).toMatchObject({ query: "marker=dies" });
+    expect(resend.headers.get("payment-reference")).toBe(settled?.txHash);
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
+    expect(await balanceOf(shop.merchant)).toBe(9300n);
+    await recordsLanded("objects");
+    const { transactions, events } = await history(shop);
+    expect(transactions).toEqual([expect.objectContaining({ status: "COMPLETED", txHash: settled?.txHash })]);
+    expect(events.map((e) => e.eventType).sort()).toEqual(["REQUEST", "SUCCESS"]);
+    expect(events.find((e) => e.eventType === "SUCCESS")).toMatchObject({ metadata: { settledBy: "sweep" } });
+  }, 60_000);
 });

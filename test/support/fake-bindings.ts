@@ -1,5 +1,6 @@
 // Stand-ins for the Worker's bindings, passed to the app through the client's `env` option (client.ts):
-// D1 bindings that fail, record, hold or sabotage calls, and a rate-limiter namespace with a chosen answer.
+// D1 bindings that fail, record, hold or sabotage calls, a rate-limiter namespace with a chosen answer, and a Durable
+// Object namespace whose calls fail where a test says.
 //
 import { env } from "cloudflare:workers";
 import type { AuthorizeAnswer, AuthorizeRequest, RateLimitDecision } from "../../src/core/keys/record.ts";
@@ -472,4 +473,51 @@ export function laggingReplicaD1(real: D1Database = env.DB): { db: D1Database; c
     },
   });
   return { db, constraints };
+}
+
+// faultyObjects: a Durable Object namespace that forwards to a real one and fails chosen calls on its stubs.
+
+/** One call on a stub of `faultyObjects`: the object's name (`getByName`), the method called and its arguments. */
+export interface ObjectCall {
+  object: string;
+  method: string;
+  args: unknown[];
+}
+
+/**
+ * Wraps `real`'s `getByName` stubs: every call passes through, except those `fault` places: `before` (the call never
+ * reaches the object) or `after` (the object ran it, and its caller never heard). Either way the caller gets the
+ * runtime's `Network connection lost.`, as when the object, or the Worker calling it, went away. `calls` lists every call.
+ */
+export function faultyObjects<T extends Rpc.DurableObjectBranded>(
+  real: DurableObjectNamespace<T>,
+  fault: (call: ObjectCall) => "before" | "after" | undefined,
+): { namespace: DurableObjectNamespace<T>; calls: ObjectCall[] } {
+  const calls: ObjectCall[] = [];
+  const lost = () => Object.assign(new Error("Network connection lost."), { retryable: true });
+  const stubOf = (object: string) => {
+    const stub = real.getByName(object) as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+    return new Proxy(stub, {
+      get(target, method) {
+        if (typeof method !== "string" || method === "then") return undefined;
+        return async (...args: unknown[]) => {
+          const call = { object, method, args };
+          calls.push(call);
+          const when = fault(call);
+          if (when === "before") throw lost();
+          const result = await target[method]!(...args);
+          if (when === "after") throw lost();
+          return result;
+        };
+      },
+    });
+  };
+  const namespace = new Proxy(real, {
+    get(target, prop) {
+      if (prop === "getByName") return stubOf;
+      const value = Reflect.get(target, prop);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { namespace, calls };
 }

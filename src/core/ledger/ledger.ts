@@ -131,7 +131,7 @@ const outcomeMetadata = (o: Outcome) => ({
 });
 
 /** The rows of a `start`: the PENDING transaction, its REQUEST event, and what settles it from the chain. */
-function startRows(p: PaymentStart) {
+export function startRows(p: PaymentStart) {
   const at = p.at ?? new Date();
   return [
     {
@@ -162,7 +162,7 @@ function startRows(p: PaymentStart) {
 }
 
 /** The change and event of a `complete`: COMPLETED with the transfer's hash, and its SUCCESS event. */
-function completeRows(p: PaymentRef, txHash: string, o: Outcome) {
+export function completeRows(p: PaymentRef, txHash: string, o: Outcome) {
   const at = o.at ?? new Date();
   return [
     { status: PAYMENT_MOVES.complete.to, txHash, settledAt: at, failureReason: null },
@@ -177,7 +177,7 @@ function completeRows(p: PaymentRef, txHash: string, o: Outcome) {
 }
 
 /** The change and event of a `fail`: FAILED with the reason, and its ERROR event. */
-function failRows(p: PaymentRef, reason: string, o: Outcome) {
+export function failRows(p: PaymentRef, reason: string, o: Outcome) {
   const at = o.at ?? new Date();
   return [
     { status: PAYMENT_MOVES.fail.to, txHash: null, settledAt: at, failureReason: reason },

@@ -1,6 +1,7 @@
 import { formatUnits } from "viem/utils";
 import { ApiError } from "../../core/http/errors.ts";
 import { paymentRetryKey } from "../../core/ledger/ids.ts";
+import { VALIDITY_WINDOW_SECONDS } from "../../core/payments.ts";
 import { encodeBase64Url } from "../../lib/base64.ts";
 import { buyerProof } from "../paid-answer.ts";
 import { fail, go, type PresentedPayment, refuse, type Step } from "../pipeline/method.ts";
@@ -342,9 +343,12 @@ export async function presentedMpp(authorization: string): Promise<PresentedPaym
   } catch {
     return undefined;
   }
+  const expires = credential.challenge.expires ? Date.parse(credential.challenge.expires) : Number.NaN;
   return {
     paymentKey: await mppRetryKey(credential.challenge.id),
     credential: hash.toLowerCase(),
+    // Its challenge (the retry key) was issued `VALIDITY_WINDOW_SECONDS` before it expires (./charge.ts).
+    ...(Number.isFinite(expires) ? { since: new Date(expires - VALIDITY_WINDOW_SECONDS * 1000) } : {}),
     // The challenge id is the gateway's HMAC, in the credential only: the chain shows a hash of it at most (the memo).
     proof: await buyerProof(credential.challenge.id, undefined),
     signedBy: async () => false,

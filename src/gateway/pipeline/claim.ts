@@ -1,5 +1,6 @@
 import { paymentRecordIds } from "../../core/ledger/ids.ts";
 import { networkTable } from "../../core/money/network-table.ts";
+import { PENDING_CLAIM_MS } from "../../core/payments.ts";
 import type { PaymentTarget } from "../../db/gateway.ts";
 import { answerKnown, type KnownContext, outcomeUnknown, type Presentation } from "./known.ts";
 import { go, type Outcome, refuse, type Step, stop, type VerifiedPayment } from "./method.ts";
@@ -9,11 +10,6 @@ import type { PaymentRef } from "./record.ts";
 const MIN_UPSTREAM_MS = 1_000;
 /** Copies of a payment wait this much longer than its owner's own bound (its upstream call and settlement). */
 const OWNER_SLACK_MS = 5_000;
-/**
- * How long a payment's claim on its answer is kept while its payment is PENDING (the sweep settles it within minutes,
- * or an hour for one the chain cannot tell): once COMPLETED, its answer is kept `PAID_ANSWER_KEEP_SECONDS` from then.
- */
-const PENDING_CLAIM_MS = 24 * 60 * 60 * 1000;
 
 /** A payment this request owns: recorded PENDING, with the time its upstream call may take. */
 export interface Claim {

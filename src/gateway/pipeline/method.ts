@@ -78,6 +78,13 @@ export interface PresentedPayment {
   /** What identifies the credential itself (SHA-256 of the x402 signature; the MPP transaction's hash). */
   credential: string;
   /**
+   * The earliest this credential, and any other under its retry key, can have been accepted (x402: its authorization's
+   * `validBefore` less the longest validity the gateway accepts; MPP: when its challenge was issued, its `expires` less
+   * the challenge's window). `undefined` when it cannot be told (an x402 `payment-identifier` may have been paid with an
+   * older authorization).
+   */
+  since?: Date;
+  /**
    * What only its buyer sent with it, never on chain (`buyerProof`): its answer is served again only to the same.
    * `undefined` when it carries no such secret.
    */

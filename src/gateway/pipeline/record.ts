@@ -10,18 +10,50 @@ import {
   type StoredAnswer,
   startPayment,
 } from "../../core/ledger/ledger.ts";
+import * as recorded from "../../core/ledger/recorded.ts";
 import { queueOutbox } from "../../core/webhooks/outbox.ts";
 import { getDb } from "../../db/client.ts";
 import { findKnownPayment, type KnownPayment } from "../../db/paid-answers.ts";
+import type { PresentedPayment } from "./method.ts";
 
 // The pipeline's one door to the ledger: every move of a payment it makes, and every read of a payment it knows,
-// goes through here. Below this file the ledger decides how (src/core/ledger/ledger.ts).
+// goes through here. Below this file the ledger decides how: over D1 (src/core/ledger/ledger.ts), or, when
+// `PAYMENT_RECORDS` is "objects", over the payments' Durable Objects (src/core/ledger/recorded.ts: the same moves, no D1
+// statement on the request path, D1 as their read model). "d1" stays the default until the objects sweep their own
+// unfinished payments (docs/gateway.md, "Payments recorded in their objects").
 
 export type { Outcome as UpstreamOutcome, PaymentRef } from "../../core/ledger/ledger.ts";
 export type { KnownPayment } from "../../db/paid-answers.ts";
 
 /** The ledger as one request's pipeline uses it: its webhook deliveries queued after the answer (`defer`). */
-export function ledgerFor(env: Env, defer: (work: Promise<unknown>) => void) {
+export function ledgerFor(env: Env, defer: (work: Promise<unknown>) => void): Ledger {
+  return env.PAYMENT_RECORDS === "objects" ? objectLedger(env) : d1Ledger(env, defer);
+}
+
+/**
+ * The ledger over payments recorded in their objects: their webhook deliveries leave with their records. A payment
+ * presented again that no object knows is looked for in D1 only where the D1 ledger may have recorded it before the
+ * switch (`recorded.mayBeRecordedInD1`): it is answered from there as before.
+ */
+function objectLedger(env: Env): Ledger {
+  const known = async (keys: PaymentKeys) => {
+    const now = new Date();
+    const found = await recorded.findKnownPayment(env, keys, now);
+    if (found || !recorded.mayBeRecordedInD1(env.PAYMENT_RECORDS_SINCE, keys.since, now)) return found;
+    return findKnownPayment(getDb(env.DB), keys, now);
+  };
+  return {
+    start: (p) => recorded.startPayment(env, p),
+    complete: (p, txHash, o, answer) => recorded.completePayment(env, p, txHash, o, answer),
+    fail: (p, reason, o) => recorded.failPayment(env, p, reason, o),
+    leaveUnknown: (p, txHash, answer) => recorded.leavePaymentUnknown(env, p, txHash, answer),
+    keepBeforeSettling: (p, answer) => recorded.keepAnswerBeforeSettlement(env, p, answer),
+    status: (transactionId) => recorded.paymentStatus(env, transactionId),
+    known,
+  };
+}
+
+function d1Ledger(env: Env, defer: (work: Promise<unknown>) => void) {
   const db = getDb(env.DB);
   // The webhook deliveries each move records go to the queue after its batch, never delaying the buyer's answer.
   const outbox = queueOutbox(env, { waitUntil: defer });
@@ -40,9 +72,11 @@ export function ledgerFor(env: Env, defer: (work: Promise<unknown>) => void) {
     keepBeforeSettling: (p: PaymentRef, answer: StoredAnswer) => keepAnswerBeforeSettlement(db, p, answer),
     status: (transactionId: string) => paymentStatus(db, transactionId),
     /** The unexpired answer of a payment the gateway knows, by its transaction id or its retry key. */
-    known: (keys: { transactionId?: string; paymentKey?: string }): Promise<KnownPayment | undefined> =>
-      findKnownPayment(db, keys, new Date()),
+    known: (keys: PaymentKeys): Promise<KnownPayment | undefined> => findKnownPayment(db, keys, new Date()),
   };
 }
 
-export type Ledger = ReturnType<typeof ledgerFor>;
+export type Ledger = ReturnType<typeof d1Ledger>;
+
+/** A payment presented again: its transaction id, its retry key, and since when it can have been accepted. */
+type PaymentKeys = Pick<PresentedPayment, "transactionId" | "paymentKey" | "since">;

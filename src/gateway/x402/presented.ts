@@ -6,10 +6,11 @@ import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { paymentRecordIds, paymentRetryKey } from "../../core/ledger/ids.ts";
 import { type NetworkEntry, networkOfCaip2 } from "../../core/money/network-table.ts";
 import type { NetworkId } from "../../core/money/networks.ts";
+import { VALIDITY_WINDOW_SECONDS } from "../../core/payments.ts";
 import { sha256Hex } from "../../lib/ids.ts";
 import { buyerProof } from "../paid-answer.ts";
 import type { PresentedPayment } from "../pipeline/method.ts";
-import { challengeNonceOf, x402Lib } from "./sdk.ts";
+import { challengeNonceOf, VALID_BEFORE_SKEW_SECONDS, x402Lib } from "./sdk.ts";
 
 /** EIP-3009's `TransferWithAuthorization`, the typed data an `exact` EVM payment signs. */
 const TRANSFER_WITH_AUTHORIZATION = {
@@ -65,6 +66,10 @@ export async function presentedX402(
     transactionId: (await paymentRecordIds("x402", network, authorization.from, authorization.nonce)).transactionId,
     ...(paymentId ? { paymentKey: await paymentRetryKey({ protocol: "x402", payer: authorization.from, paymentId }) } : {}),
     credential: await x402CredentialDigest(signature),
+    // Accepted only while `validBefore` ≤ now + the window + the skew (./sdk.ts `validBeforeCutoff`).
+    ...(paymentId
+      ? {}
+      : { since: new Date((Number(authorization.validBefore) - VALIDITY_WINDOW_SECONDS - VALID_BEFORE_SKEW_SECONDS) * 1000) }),
     proof: await buyerProof(paymentId ?? challengeNonceOf(payload), authorizationHeader),
     async signedBy(payer) {
       const extra = (accepted?.extra ?? {}) as { name?: unknown; version?: unknown };

@@ -1,0 +1,326 @@
+// A payment recorded where it is coordinated: the per-payment Durable Object (named by the transaction id) keeps the
+// payment's transaction and events in its own SQLite storage, moves it only along the ledger's move table, and hands
+// its records to D1 (the read model) from its alarm, in batches idempotent by the records' ids, retried until they
+// land. A move costs the request one call to the object and no D1 statement. The gateway's coordinator extends this
+// class, so one object per payment both records it and wakes the copies waiting for it. A payment left PENDING is
+// swept by its own object: its alarm, past the payment's expiry, asks the chain (through `chainOutcome`, which the
+// gateway's coordinator answers) and makes the ledger's move; no global table is scanned. An x402 payment whose
+// upstream's answer is kept and whose request never recorded an outcome is swept sooner, as the Cron sweep would: the
+// coordinator settles it while its authorization is valid (src/gateway/sweep.ts `sweptOutcome`).
+import { DurableObject } from "cloudflare:workers";
+import { getDb } from "../../db/client.ts";
+import type { NewEvent } from "../../db/events.ts";
+import { applyPaymentRecords, type PaymentRecord, type PendingPayment } from "../../db/ledger.ts";
+import type { PaidAnswerRow, TransactionStatus } from "../../db/schema.ts";
+import type { NewTransaction } from "../../db/transactions.ts";
+import { PAID_ANSWER_KEEP_SECONDS } from "../payments.ts";
+import { transactionDeliveryIdPrefix } from "../webhooks/events.ts";
+import { enqueueDeliveries } from "../webhooks/outbox.ts";
+import { completeRows, failRows, type Outcome, PAYMENT_MOVES, type PaymentMove, type PaymentRef } from "./ledger.ts";
+
+/** How long after a move its records wait for more before their batch is sent to D1 (the read model's lag). */
+export const RECORD_FLUSH_MS = 1_000;
+/** A batch that failed is sent again after 1 s, 2 s, 4 s, … at most this long apart, until it lands. */
+export const RECORD_RETRY_MAX_MS = 60_000;
+/**
+ * A PENDING payment is swept this long after its `validBefore`: past the chain's own expiry margin
+ * (src/gateway/chain-outcome.ts), so the chain's answer is final (used, or expired unused).
+ */
+export const SWEEP_AFTER_EXPIRY_MS = 120_000;
+/** A sweep the chain did not answer (or answered "not yet") is tried again this much later. */
+export const SWEEP_RETRY_MS = 5 * 60_000;
+
+/** Where a PENDING payment's request left it, as its sweep is told: the Cron sweep's `answerKept`, `requestFinished`. */
+export interface LeftByRequest {
+  /** The upstream's answer is kept (before its settlement was sent, or with an unknown outcome). */
+  answerKept: boolean;
+  /** Its request recorded an outcome (`leaveUnknown`): it did not die before settling. */
+  requestFinished: boolean;
+}
+
+/** Where a PENDING payment stands on chain, as its sweep reads it (the gateway's `ChainOutcome` fits). */
+export type SweptOutcome =
+  | { status: "COMPLETED"; txHash: string }
+  | { status: "FAILED"; reason: string }
+  | { status: "UNKNOWN"; reason: string };
+
+/** Records sent in one D1 batch (each a statement). */
+const RECORDS_PER_BATCH = 50;
+
+/** The moves of the table as `[from, to]` pairs a stored transaction may take in the read model. */
+export const READ_MODEL_MOVES = Object.values(PAYMENT_MOVES).flatMap((m) =>
+  m.from === null ? [] : [[m.from, m.to] as const],
+) satisfies (readonly [TransactionStatus, TransactionStatus])[];
+
+/**
+ * What a move asks of the object: the transaction's new values (the whole row for `start`), its events, and its paid
+ * answer: `start`'s claim (the whole row), values merged onto a claim (`complete`'s keep, `leaveUnknown`'s hold), or
+ * `null` (`fail`: the answer and its claim gone).
+ */
+export interface MoveRecord {
+  transaction: Partial<NewTransaction>;
+  events: NewEvent[];
+  answer?: Partial<PaidAnswerRow> | null;
+  /** `start`'s: what settles the payment from the chain if its request cannot (its object sweeps it past expiry). */
+  pending?: PendingPayment;
+}
+
+/** A payment presented again, as its object knows it: its claim and answer, and where it stands. */
+export interface KnownPayment {
+  row: PaidAnswerRow;
+  status: TransactionStatus;
+  txHash: string | null;
+  payer: string | null;
+  network: string;
+}
+
+const DATE_KEYS = new Set(["createdAt", "settledAt", "answeredAt", "ownerUntil", "expiresAt", "at", "validBefore"]);
+const revive = (_key: string, value: unknown) =>
+  typeof value === "object" && value !== null && "$date" in value ? new Date((value as { $date: number }).$date) : value;
+const store = (row: object) =>
+  JSON.stringify(row, function (this: Record<string, unknown>, key, value) {
+    const raw = this[key];
+    return DATE_KEYS.has(key) && raw instanceof Date ? { $date: raw.getTime() } : value;
+  });
+
+export class PaymentObject extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS payment (id TEXT PRIMARY KEY, status TEXT NOT NULL, row TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS unsent (seq INTEGER PRIMARY KEY AUTOINCREMENT, record TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS sending (id INTEGER PRIMARY KEY CHECK (id = 1), failures INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS answer (id INTEGER PRIMARY KEY CHECK (id = 1), row TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS sweep (id INTEGER PRIMARY KEY CHECK (id = 1), pending TEXT NOT NULL, at INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS key_holder (id INTEGER PRIMARY KEY CHECK (id = 1), transaction_id TEXT NOT NULL,
+        expires_at INTEGER NOT NULL);`);
+  }
+
+  /** The payment's paid answer (its claim, and the answer once stored), or `undefined`. */
+  private answer(): PaidAnswerRow | undefined {
+    const [stored] = this.sql.exec<{ row: string }>("SELECT row FROM answer").toArray();
+    return stored ? (JSON.parse(stored.row, revive) as PaidAnswerRow) : undefined;
+  }
+
+  /**
+   * Of an object named by a retry key (`key:<paymentKey>`): claims the key for `transactionId` until `expiresAt`.
+   * `false` when another payment holds it: its claim unexpired (or expired, unless `replaceExpired`) and not given up
+   * (a FAILED payment's claim is gone, and its key free again). A holder not recorded yet (its start still on its
+   * way) holds the key: two payments racing for one key, one claims it.
+   */
+  async claimKey(transactionId: string, expiresAt: Date, now: Date, replaceExpired: boolean): Promise<boolean> {
+    const holder = this.holder();
+    if (holder && holder.transaction_id !== transactionId && !(replaceExpired && holder.expires_at <= now.getTime())) {
+      const held = await this.env.PAYMENT_COORDINATOR.getByName(holder.transaction_id).transaction();
+      // Another claim may have landed while the holder was asked: only the holder seen decides.
+      if (held?.status !== "FAILED" || this.holder()?.transaction_id !== holder.transaction_id) return false;
+    }
+    this.sql.exec(
+      "INSERT OR REPLACE INTO key_holder (id, transaction_id, expires_at) VALUES (1, ?, ?)",
+      transactionId,
+      expiresAt.getTime(),
+    );
+    return true;
+  }
+
+  private holder() {
+    return this.sql
+      .exec<{ transaction_id: string; expires_at: number }>("SELECT transaction_id, expires_at FROM key_holder")
+      .toArray()[0];
+  }
+
+  /** Of an object named by a retry key: the payment holding it, if any. */
+  keyHolder(): string | undefined {
+    return this.sql.exec<{ transaction_id: string }>("SELECT transaction_id FROM key_holder").toArray()[0]?.transaction_id;
+  }
+
+  /** The payment with its unexpired paid answer (the resend lookup), or `undefined`. */
+  known(now: Date): KnownPayment | undefined {
+    const row = this.answer();
+    const transaction = this.transaction();
+    if (!row || !transaction || row.expiresAt.getTime() <= now.getTime()) return undefined;
+    return {
+      row,
+      status: transaction.status,
+      txHash: transaction.txHash ?? null,
+      payer: transaction.payerAddress ?? null,
+      network: transaction.network,
+    };
+  }
+
+  /**
+   * Not a move: the upstream's answer kept on the claim of a payment standing at `pending` (before its settlement is
+   * sent; unservable until `complete`). `false`, nothing stored, otherwise. Its sweep is brought forward to
+   * `keptAnswerSweepMs` from now: if its request dies before recording an outcome, the sweep settles it.
+   */
+  async keepAnswer(pending: TransactionStatus, sealed: string | null): Promise<boolean> {
+    const sweepAt = this.keptAnswerSweepMs === undefined ? undefined : Date.now() + this.keptAnswerSweepMs;
+    const kept = this.ctx.storage.transactionSync(() => {
+      const row = this.answer();
+      if (!row || this.transaction()?.status !== pending) return false;
+      this.sql.exec("UPDATE answer SET row = ?", store({ ...row, answer: sealed }));
+      if (sweepAt !== undefined) this.sql.exec("UPDATE sweep SET at = min(at, ?)", sweepAt);
+      return true;
+    });
+    const due = this.sweepDue();
+    if (kept && due) await this.wakeBy(due.at);
+    return kept;
+  }
+
+  /**
+   * How long after its answer is kept a PENDING payment is swept (left to its request until then); `undefined`: only
+   * past its expiry. This base class knows no chain to settle on: the gateway's coordinator sets it.
+   */
+  protected readonly keptAnswerSweepMs: number | undefined = undefined;
+
+  /** The payment's transaction as this object last moved it, or `undefined` before `start`. */
+  transaction(): NewTransaction | undefined {
+    const [stored] = this.sql.exec<{ row: string }>("SELECT row FROM payment").toArray();
+    return stored ? (JSON.parse(stored.row, revive) as NewTransaction) : undefined;
+  }
+
+  /**
+   * `move` of the payment, if it stands at the move's `from` (the table's guard; `null`: not recorded yet): its
+   * transaction and events stored and queued for the read model in one storage transaction. `false`: refused,
+   * nothing stored.
+   */
+  async move(move: PaymentMove, record: MoveRecord): Promise<boolean> {
+    const { from, to } = PAYMENT_MOVES[move];
+    const moved = this.ctx.storage.transactionSync(() => {
+      const current = this.transaction();
+      if ((current?.status ?? null) !== from) return false;
+      const row = { ...current, ...record.transaction, status: to } as NewTransaction;
+      this.sql.exec(
+        "INSERT INTO payment (id, status, row) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET status = excluded.status, row = excluded.row",
+        row.id,
+        to,
+        store(row),
+      );
+      const type = PAYMENT_MOVES[move].webhook;
+      const at = row.settledAt ?? new Date();
+      const webhook = type ? { type, idPrefix: transactionDeliveryIdPrefix(row.id, type), at } : undefined;
+      const records: PaymentRecord[] = [
+        { kind: "transaction", row, ...(webhook ? { webhook } : {}) },
+        ...record.events.map((e) => ({ kind: "event" as const, row: e })),
+      ];
+      for (const r of records) this.sql.exec("INSERT INTO unsent (record) VALUES (?)", store(r));
+      if (record.pending) {
+        const at = record.pending.validBefore.getTime() + SWEEP_AFTER_EXPIRY_MS;
+        this.sql.exec("INSERT OR REPLACE INTO sweep (id, pending, at) VALUES (1, ?, ?)", store(record.pending), at);
+      }
+      if (to !== "PENDING") this.sql.exec("DELETE FROM sweep");
+      if (record.answer === null) this.sql.exec("DELETE FROM answer");
+      else if (record.answer && (move === "start" || this.answer())) {
+        this.sql.exec("INSERT OR REPLACE INTO answer (id, row) VALUES (1, ?)", store({ ...this.answer(), ...record.answer }));
+      }
+      return true;
+    });
+    if (moved) await this.wakeBy(Date.now() + RECORD_FLUSH_MS);
+    return moved;
+  }
+
+  /** Records not yet in D1 (0 once the read model has them all). */
+  unsentRecords(): number {
+    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM unsent").one().n;
+  }
+
+  /** The alarm set for `at` at the latest (an earlier one stays). */
+  private async wakeBy(at: number) {
+    const set = await this.ctx.storage.getAlarm();
+    if (set === null || set > at) await this.ctx.storage.setAlarm(at);
+  }
+
+  /** The payment's sweep, while it stands PENDING: what settles it, and when it is due. */
+  private sweepDue() {
+    const [row] = this.sql.exec<{ pending: string; at: number }>("SELECT pending, at FROM sweep").toArray();
+    return row ? { pending: JSON.parse(row.pending, revive) as PendingPayment, at: row.at } : undefined;
+  }
+
+  /**
+   * The alarm: a PENDING payment's sweep when due (its chain outcome as the ledger's move), then the oldest unsent
+   * records to D1; the alarm is set again for what is left (records, or the next sweep).
+   */
+  override async alarm(): Promise<void> {
+    await this.sweep();
+    await this.sendRecords();
+    const due = this.sweepDue();
+    if (due) await this.wakeBy(due.at);
+  }
+
+  /**
+   * Where a PENDING payment stands on chain. This base class knows no chain: the gateway's coordinator answers
+   * (src/gateway/coordinator.ts), so the object never imports the gateway.
+   */
+  protected chainOutcome(_transaction: NewTransaction, _pending: PendingPayment, _left: LeftByRequest): Promise<SweptOutcome> {
+    return Promise.resolve({ status: "UNKNOWN", reason: "no chain to ask" });
+  }
+
+  /**
+   * A due sweep: the chain's outcome (the coordinator may settle first: see `keptAnswerSweepMs`) recorded as `complete`
+   * or `fail`; not known yet, asked again later (by its expiry's sweep at the latest).
+   */
+  private async sweep(): Promise<void> {
+    const due = this.sweepDue();
+    const t = this.transaction();
+    if (!due || !t || due.at > Date.now()) return;
+    const answer = this.answer();
+    const left = { answerKept: !!answer?.answer, requestFinished: !!answer?.answeredAt };
+    const outcome = await this.chainOutcome(t, due.pending, left).catch(() => ({ status: "UNKNOWN" }) as const);
+    if (outcome.status === "UNKNOWN") {
+      const pastExpiry = due.pending.validBefore.getTime() + SWEEP_AFTER_EXPIRY_MS;
+      const now = Date.now();
+      this.sql.exec(
+        "UPDATE sweep SET at = ?",
+        now < pastExpiry ? Math.min(pastExpiry, now + SWEEP_RETRY_MS) : now + SWEEP_RETRY_MS,
+      );
+      return;
+    }
+    const ref: PaymentRef = {
+      transactionId: t.id,
+      tenantId: t.tenantId,
+      paywallId: t.paywallId,
+      serviceId: t.serviceId ?? null,
+      protocol: t.protocol,
+      network: t.network as PaymentRef["network"],
+      amount: t.amount,
+    };
+    const bySweep: Outcome = { statusCode: null, responseTime: null, settledBy: "sweep" };
+    if (outcome.status === "COMPLETED") {
+      const [change, event] = completeRows(ref, outcome.txHash, bySweep);
+      const expiresAt = new Date(Date.now() + PAID_ANSWER_KEEP_SECONDS * 1000);
+      await this.move("complete", { transaction: change, events: [event], answer: { expiresAt } });
+    } else {
+      const [change, event] = failRows(ref, outcome.reason, bySweep);
+      await this.move("fail", { transaction: change, events: [event], answer: null });
+    }
+  }
+
+  /** Sends the oldest unsent records to D1 in one batch; a failure is sent again later (backing off), until it lands. */
+  private async sendRecords(): Promise<void> {
+    const batch = this.sql
+      .exec<{ seq: number; record: string }>("SELECT seq, record FROM unsent ORDER BY seq LIMIT ?", RECORDS_PER_BATCH)
+      .toArray();
+    if (batch.length === 0) return;
+    let deliveries: string[];
+    try {
+      deliveries = await this.send(batch.map((b) => JSON.parse(b.record, revive) as PaymentRecord));
+    } catch {
+      const failures = (this.sql.exec<{ failures: number }>("SELECT failures FROM sending").toArray()[0]?.failures ?? 0) + 1;
+      this.sql.exec("INSERT OR REPLACE INTO sending (id, failures) VALUES (1, ?)", failures);
+      await this.ctx.storage.setAlarm(Date.now() + Math.min(RECORD_RETRY_MAX_MS, 1_000 * 2 ** (failures - 1)));
+      return;
+    }
+    this.sql.exec("DELETE FROM unsent WHERE seq <= ?", batch.at(-1)!.seq);
+    this.sql.exec("DELETE FROM sending");
+    // The deliveries the batch wrote go to the webhooks queue; a send lost here is resent by the webhook sweep.
+    await enqueueDeliveries(this.env.WEBHOOKS_QUEUE, deliveries).catch(() => {});
+    if (this.unsentRecords() > 0) await this.ctx.storage.setAlarm(Date.now());
+  }
+
+  /** One batch of records into the read model (idempotent: sent twice, it records nothing twice). */
+  protected send(records: PaymentRecord[]): Promise<string[]> {
+    return applyPaymentRecords(getDb(this.env.DB), records, READ_MODEL_MOVES);
+  }
+}
