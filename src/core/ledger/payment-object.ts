@@ -92,7 +92,8 @@ const store = (row: object) =>
     return DATE_KEYS.has(key) && raw instanceof Date ? { $date: raw.getTime() } : value;
   });
 
-/** A record as the object stores and sends it, read back (its dates as dates). */
+/** A record as the object stores and sends it (JSON, its dates marked), and read back (its dates as dates). */
+export const storeRecord = (record: PaymentRecord) => store(record);
 export const parseRecord = (stored: string) => JSON.parse(stored, revive) as PaymentRecord;
 
 export class PaymentObject extends DurableObject<Env> {
@@ -205,7 +206,7 @@ export class PaymentObject extends DurableObject<Env> {
         { kind: "transaction", row, ...(webhook ? { webhook } : {}) },
         ...record.events.map((e) => ({ kind: "event" as const, row: e })),
       ];
-      for (const r of records) this.sql.exec("INSERT INTO unsent (record) VALUES (?)", store(r));
+      for (const r of records) this.sql.exec("INSERT INTO unsent (record) VALUES (?)", storeRecord(r));
       if (record.pending) {
         const at = record.pending.validBefore.getTime() + SWEEP_AFTER_EXPIRY_MS;
         this.sql.exec("INSERT OR REPLACE INTO sweep (id, pending, at) VALUES (1, ?, ?)", store(record.pending), at);
