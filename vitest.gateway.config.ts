@@ -69,7 +69,8 @@ export default defineConfig(async () => {
                     // Every request reads its paywall's state, so a change is the next request's; test/gateway/paywall-state.test.ts
                     // holds the kept state (production: 2 s) to its bound.
                     PAYWALL_STATE_TTL_MS: "0",
-                    // `PAYMENT_RECORDS=objects npx vitest …` runs the files over payments recorded in their objects.
+                    // Payments are recorded in their objects (wrangler.toml's default); `PAYMENT_RECORDS=d1 npx vitest …`
+                    // runs the files over the D1 ledger.
                     ...(process.env.PAYMENT_RECORDS ? { PAYMENT_RECORDS: process.env.PAYMENT_RECORDS } : {}),
                   },
                   d1Databases: ["MIGRATION_DB"],

@@ -8,6 +8,7 @@ import type { Db } from "./client.ts";
 import { isUniqueViolation } from "./errors.ts";
 import type { NewEvent } from "./events.ts";
 import {
+  type DiscoveryListingRow,
   events,
   paidAnswers,
   pendingPayments,
@@ -279,17 +280,26 @@ function jsonRow(row: object, columns: Record<string, string>, jsonKeys: readonl
  * `INSERT INTO <table> (…) SELECT …` of every row of the JSON array parameter `?1` (`json_each`, in array order), for a
  * tenant that still exists: D1 binds at most 100 parameters per statement, so a whole batch's rows travel as one.
  */
-function insertFromJson(table: string, columns: Record<string, string>) {
+function insertFromJson(table: string, columns: Record<string, string>, andWhere = "") {
   const values = Object.keys(columns).map((k) => `json_extract(value, '$.${k}')`);
   return `INSERT INTO ${table} (${Object.values(columns).join(", ")}) SELECT ${values.join(", ")} FROM json_each(?1)
-    WHERE EXISTS (SELECT 1 FROM tenants WHERE tenants.id = json_extract(value, '$.tenantId')) ORDER BY key`;
+    WHERE EXISTS (SELECT 1 FROM tenants WHERE tenants.id = json_extract(value, '$.tenantId')) ${andWhere} ORDER BY key`;
 }
+
+const LISTING_COLUMNS = {
+  paywallId: "paywall_id",
+  tenantId: "tenant_id",
+  status: "status",
+  reason: "reason",
+  facilitatorUrl: "facilitator_url",
+  updatedAt: "updated_at",
+} as const;
 
 /**
  * The read model of payments recorded in their Durable Objects (src/core/ledger/payment-object.ts): each record is a
  * transaction as its object last moved it (with the webhook event of that move), or an event. However many records
- * (of however many payments), one D1 batch of at most three statements writes them: the transactions, the events,
- * the webhook deliveries, each statement's rows one JSON parameter (sent as written: drizzle's batch does not bind a
+ * (of however many payments), one D1 batch of at most four statements writes them: the transactions, the events,
+ * the webhook deliveries, the discovery listings, each statement's rows one JSON parameter (sent as written: drizzle's batch does not bind a
  * raw statement's parameters). Idempotent by the records' own ids: an event or a delivery already stored is left as
  * it is, and a stored transaction takes a record's status only along one of `moves` (`[from, to]` pairs, the ledger's
  * move table; records apply in their order), so a batch applied twice, or an older one applied after a newer one,
@@ -311,6 +321,7 @@ export async function applyPaymentRecords(
       ? [{ ...r.webhook, at: r.webhook.at.getTime(), transactionId: r.row.id, status: r.row.status }]
       : [],
   );
+  const listings = records.flatMap((r) => (r.kind === "listing" ? [jsonRow(r.row, LISTING_COLUMNS)] : []));
   const d1 = db.$client;
   const statements: D1PreparedStatement[] = [];
   if (moved.length > 0) {
@@ -337,15 +348,25 @@ export async function applyPaymentRecords(
       ON CONFLICT (id) DO NOTHING RETURNING id`;
     statements.push(d1.prepare(fanOut).bind(JSON.stringify(webhooks)));
   }
+  if (listings.length > 0) {
+    const paywallExists = "AND EXISTS (SELECT 1 FROM paywalls WHERE paywalls.id = json_extract(value, '$.paywallId'))";
+    const upsert = `${insertFromJson("discovery_listings", LISTING_COLUMNS, paywallExists)}
+      ON CONFLICT (paywall_id) DO UPDATE SET status = excluded.status, reason = excluded.reason,
+        facilitator_url = excluded.facilitator_url, updated_at = excluded.updated_at
+      WHERE excluded.updated_at >= discovery_listings.updated_at`;
+    statements.push(d1.prepare(upsert).bind(JSON.stringify(listings)));
+  }
   if (statements.length === 0) return [];
   const results = await d1.batch<{ id: string }>(statements);
-  return webhooks.length > 0 ? results.at(-1)!.results.map((d) => d.id) : [];
+  return webhooks.length > 0 ? results[statements.length - 1 - (listings.length > 0 ? 1 : 0)]!.results.map((d) => d.id) : [];
 }
 
 /**
  * One record of a payment for the read model: its transaction as last moved (with the webhook event of that move, its
- * deliveries written along, ids derived from `idPrefix`), or one of its events.
+ * deliveries written along, ids derived from `idPrefix`), one of its events, or the discovery listing its settlement
+ * reported for its paywall (the latest wins; src/gateway/discovery/listing.ts).
  */
 export type PaymentRecord =
   | { kind: "transaction"; row: NewTransaction; webhook?: { type: WebhookEventType; idPrefix: string; at: Date } }
-  | { kind: "event"; row: NewEvent };
+  | { kind: "event"; row: NewEvent }
+  | { kind: "listing"; row: DiscoveryListingRow };

@@ -66,7 +66,8 @@ export interface MoveRecord {
 
 /**
  * One payment's records as its object sends them to the payment-records queue: each as the object stores it (JSON,
- * its dates marked: `parseRecord`), with its number there (`seqs`), to report it landed.
+ * its dates marked: `parseRecord`), with its number there (`seqs`), to report it landed. A record sent by the gateway
+ * itself (a discovery listing) has no object to report to: no `seqs`.
  */
 export interface RecordsMessage {
   transactionId: string;
@@ -83,7 +84,7 @@ export interface KnownPayment {
   network: string;
 }
 
-const DATE_KEYS = new Set(["createdAt", "settledAt", "answeredAt", "ownerUntil", "expiresAt", "at", "validBefore"]);
+const DATE_KEYS = new Set(["createdAt", "settledAt", "answeredAt", "ownerUntil", "expiresAt", "at", "validBefore", "updatedAt"]);
 const revive = (_key: string, value: unknown) =>
   typeof value === "object" && value !== null && "$date" in value ? new Date((value as { $date: number }).$date) : value;
 const store = (row: object) =>

@@ -47,11 +47,13 @@ export async function handlePaymentRecordsBatch(
     return;
   }
   await Promise.all(
-    batch.messages.map((m) =>
-      env.PAYMENT_COORDINATOR.getByName(m.body.transactionId)
-        .recordsLanded(m.body.seqs)
-        .catch(() => {}),
-    ),
+    batch.messages
+      .filter((m) => m.body.seqs.length > 0)
+      .map((m) =>
+        env.PAYMENT_COORDINATOR.getByName(m.body.transactionId)
+          .recordsLanded(m.body.seqs)
+          .catch(() => {}),
+      ),
   );
   // A send lost here is resent by the webhook sweep (the rows are pending either way).
   await enqueueDeliveries(env.WEBHOOKS_QUEUE, deliveries).catch(() => {});
