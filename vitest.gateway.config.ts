@@ -96,6 +96,9 @@ export default defineConfig(async () => {
             // The main suite's setup files (vitest.config.ts): migrations, the console capture, the canary scan.
             setupFiles: ["./test/support/setup.ts", "./test/support/canary-scan.ts"],
             include: ["test/gateway/**/*.test.ts", "test/localnet/workerd/**/*.test.ts"],
+            // A payment's records reach D1 (what the tests read back through the API) through the payment-records
+            // queue's batch, up to about 2 s after its outcome: past the default 5 s for a test that reads them twice.
+            testTimeout: 20_000,
           },
         },
         {

@@ -30,8 +30,14 @@ const client = createClient({ chain, transport: http(RPC, { retryCount: 0 }) });
 // Buyers the MPP outcome tests do not use (they run in their own file; accounts are shared by the chain).
 let nextBuyer = tempo.buyers.length - 1;
 
-/** An MPP payment left PENDING (its transaction not sent), then sent by the buyer: on chain, not yet recorded. */
-async function pendingButPaid(shop: Awaited<ReturnType<typeof mppShop>>, overrides: Partial<Env> = {}) {
+/**
+ * An MPP payment left PENDING (its transaction not sent), then sent by the buyer: on chain, not yet recorded. Recorded
+ * by the D1 ledger (the Cron sweep's payments, recorded before the objects), unless `overrides` say otherwise.
+ */
+async function pendingButPaid(
+  shop: Awaited<ReturnType<typeof mppShop>>,
+  overrides: Partial<Env> = { PAYMENT_RECORDS: "d1" } as Partial<Env>,
+) {
   const account = tempo.buyers[nextBuyer--]!;
   const buyer = createMppBuyer({ privateKey: account.privateKey, rpcUrl: RPC, chainId: tempo.chainId, fetch: gatewayFetch });
   const credential = await buyer.mppx.createCredential(await gatewayFetch(shop.mpp));
