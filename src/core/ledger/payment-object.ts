@@ -330,10 +330,12 @@ export class PaymentObject extends DurableObject<Env> {
     if (next?.at != null) await this.ctx.storage.setAlarm(Math.max(next.at, Date.now()));
   }
 
-  /** Of the queue's consumer: these records are in D1; the object forgets them. */
-  recordsLanded(seqs: number[]): void {
+  /** Of the queue's consumer: these records are in D1; the object forgets them (and, with nothing left, its alarm). */
+  async recordsLanded(seqs: number[]): Promise<void> {
     this.sql.exec("DELETE FROM unsent WHERE seq IN (SELECT value FROM json_each(?))", JSON.stringify(seqs));
-    if (this.unsentRecords() === 0) this.sql.exec("DELETE FROM sending");
+    if (this.unsentRecords() > 0) return;
+    this.sql.exec("DELETE FROM sending");
+    if (!this.sweepDue()) await this.ctx.storage.deleteAlarm();
   }
 
   /** One message of records to the payment-records queue (its consumer: src/core/ledger/records-queue.ts). */

@@ -1,6 +1,6 @@
 // The payment-records queue (wrangler.toml): each payment's object sends its records as one message
 // (src/core/ledger/payment-object.ts); the consumer writes a whole batch of messages, many payments, to D1 in one
-// batch of at most three statements (`applyPaymentRecords`), tells each payment's object its records landed, and
+// batch of at most four statements (`applyPaymentRecords`), tells each payment's object its records landed, and
 // hands the webhook deliveries the batch wrote to the webhooks queue. A batch that fails is retried by the queue,
 // backing off, then goes to the dead-letter queue, whose consumer applies it the same way; the objects keep their
 // records until told they landed and send them again otherwise, so a record is never lost, only later.
