@@ -69,7 +69,8 @@ export default defineConfig(async () => {
                     // Every request reads its paywall's state, so a change is the next request's; test/gateway/paywall-state.test.ts
                     // holds the kept state (production: 2 s) to its bound.
                     PAYWALL_STATE_TTL_MS: "0",
-                    // `PAYMENT_RECORDS=objects npx vitest …` runs the files over payments recorded in their objects.
+                    // Payments are recorded in their objects (wrangler.toml's default); `PAYMENT_RECORDS=d1 npx vitest …`
+                    // runs the files over the D1 ledger.
                     ...(process.env.PAYMENT_RECORDS ? { PAYMENT_RECORDS: process.env.PAYMENT_RECORDS } : {}),
                   },
                   d1Databases: ["MIGRATION_DB"],
@@ -95,6 +96,9 @@ export default defineConfig(async () => {
             // The main suite's setup files (vitest.config.ts): migrations, the console capture, the canary scan.
             setupFiles: ["./test/support/setup.ts", "./test/support/canary-scan.ts"],
             include: ["test/gateway/**/*.test.ts", "test/localnet/workerd/**/*.test.ts"],
+            // A payment's records reach D1 (what the tests read back through the API) through the payment-records
+            // queue's batch, up to about 2 s after its outcome: past the default 5 s for a test that reads them twice.
+            testTimeout: 20_000,
           },
         },
         {

@@ -1,3 +1,5 @@
+import type { RecordsMessage } from "./core/ledger/payment-object.ts";
+import { handlePaymentRecordsBatch, RECORDS_QUEUE_PREFIX } from "./core/ledger/records-queue.ts";
 import { handleWebhookBatch } from "./core/webhooks/deliver.ts";
 import { queueOutbox, resendOverdueDeliveries, type WebhookMessage } from "./core/webhooks/outbox.ts";
 import { SESSION_IDLE_MS } from "./dashboard/session.ts";
@@ -43,8 +45,13 @@ export default {
     const answers = await deleteExpiredPaidAnswers(db, now);
     console.log(JSON.stringify({ cron: controller.cron, task: "paid-answer-cleanup", deleted: answers }));
   },
-  /** The webhooks queue and its dead-letter queue (wrangler.toml): src/core/webhooks/deliver.ts. */
+  /**
+   * The queues of wrangler.toml, each with its dead-letter queue: payment records (src/core/ledger/records-queue.ts)
+   * and webhook deliveries (src/core/webhooks/deliver.ts).
+   */
   async queue(batch, env) {
-    await handleWebhookBatch(batch, env);
+    if (batch.queue.startsWith(RECORDS_QUEUE_PREFIX))
+      return handlePaymentRecordsBatch(batch as MessageBatch<RecordsMessage>, env);
+    await handleWebhookBatch(batch as MessageBatch<WebhookMessage>, env);
   },
-} satisfies ExportedHandler<Env, WebhookMessage>;
+} satisfies ExportedHandler<Env, WebhookMessage | RecordsMessage>;

@@ -8,6 +8,7 @@ import type { Db } from "./client.ts";
 import { isUniqueViolation } from "./errors.ts";
 import type { NewEvent } from "./events.ts";
 import {
+  type DiscoveryListingRow,
   events,
   paidAnswers,
   pendingPayments,
@@ -17,7 +18,7 @@ import {
   type WebhookEventType,
 } from "./schema.ts";
 import type { NewTransaction } from "./transactions.ts";
-import { webhookFanOutStatement } from "./webhooks.ts";
+import type { webhookFanOutStatement } from "./webhooks.ts";
 
 /** The transaction `id` stands at `status` (when the statement runs: later in a batch, after the move's update). */
 const standsAt = (id: string, status: TransactionStatus) => and(eq(transactions.id, id), eq(transactions.status, status));
@@ -234,61 +235,138 @@ export async function notePaymentsChecked(db: Db, transactionIds: string[], now:
   }
 }
 
+/** A transaction record's columns, as `json_each` rows carry them (dates as epoch milliseconds). */
+const TRANSACTION_COLUMNS = {
+  id: "id",
+  tenantId: "tenant_id",
+  paywallId: "paywall_id",
+  serviceId: "service_id",
+  protocol: "protocol",
+  network: "network",
+  amount: "amount",
+  currency: "currency",
+  status: "status",
+  payerAddress: "payer_address",
+  txHash: "tx_hash",
+  failureReason: "failure_reason",
+  createdAt: "created_at",
+  settledAt: "settled_at",
+} as const;
+
+const EVENT_COLUMNS = {
+  id: "id",
+  tenantId: "tenant_id",
+  paywallId: "paywall_id",
+  serviceId: "service_id",
+  eventType: "event_type",
+  statusCode: "status_code",
+  responseTime: "response_time",
+  amount: "amount",
+  metadata: "metadata",
+  createdAt: "created_at",
+} as const;
+
+/** A row as JSON for `json_each`: the columns' keys, dates as milliseconds, JSON columns as their text. */
+function jsonRow(row: object, columns: Record<string, string>, jsonKeys: readonly string[] = []) {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(columns)) {
+    const v = (row as Record<string, unknown>)[key];
+    out[key] = v instanceof Date ? v.getTime() : jsonKeys.includes(key) && v != null ? JSON.stringify(v) : (v ?? null);
+  }
+  return out;
+}
+
+/**
+ * `INSERT INTO <table> (…) SELECT …` of every row of the JSON array parameter `?1` (`json_each`, in array order), for a
+ * tenant that still exists: D1 binds at most 100 parameters per statement, so a whole batch's rows travel as one.
+ */
+function insertFromJson(table: string, columns: Record<string, string>, andWhere = "") {
+  const values = Object.keys(columns).map((k) => `json_extract(value, '$.${k}')`);
+  return `INSERT INTO ${table} (${Object.values(columns).join(", ")}) SELECT ${values.join(", ")} FROM json_each(?1)
+    WHERE EXISTS (SELECT 1 FROM tenants WHERE tenants.id = json_extract(value, '$.tenantId')) ${andWhere} ORDER BY key`;
+}
+
+const LISTING_COLUMNS = {
+  paywallId: "paywall_id",
+  tenantId: "tenant_id",
+  status: "status",
+  reason: "reason",
+  facilitatorUrl: "facilitator_url",
+  updatedAt: "updated_at",
+} as const;
+
 /**
  * The read model of payments recorded in their Durable Objects (src/core/ledger/payment-object.ts): each record is a
- * transaction as its object last moved it, or an event, written to D1 in one batch. Idempotent by the records' own
- * ids: an event already stored is left as it is, and a stored transaction takes a record's status only along one of
- * `moves` (`[from, to]` pairs, the ledger's move table), so a batch applied twice, or an older one applied after a
- * newer one, records nothing twice and never moves a payment back.
+ * transaction as its object last moved it (with the webhook event of that move), or an event. However many records
+ * (of however many payments), one D1 batch of at most four statements writes them: the transactions, the events,
+ * the webhook deliveries, the discovery listings, each statement's rows one JSON parameter (sent as written: drizzle's batch does not bind a
+ * raw statement's parameters). Idempotent by the records' own ids: an event or a delivery already stored is left as
+ * it is, and a stored transaction takes a record's status only along one of `moves` (`[from, to]` pairs, the ledger's
+ * move table; records apply in their order), so a batch applied twice, or an older one applied after a newer one,
+ * records nothing twice and never moves a payment back. A move's deliveries are written when its transaction stands
+ * at the move's status or has moved on from it. The daily roll-ups follow from the rows (triggers,
+ * migrations/0005), as on the D1 path. Records of a tenant deleted meanwhile are dropped. Returns the deliveries
+ * written.
  */
 export async function applyPaymentRecords(
   db: Db,
   records: readonly PaymentRecord[],
   moves: readonly (readonly [TransactionStatus, TransactionStatus])[],
 ): Promise<string[]> {
-  if (records.length === 0) return [];
-  const along = sql.join(
-    moves.map(([from, to]) => sql`(${from}, ${to})`),
-    sql`, `,
+  const along = `(VALUES ${moves.map(([from, to]) => `('${from}', '${to}')`).join(", ")})`;
+  const moved = records.flatMap((r) => (r.kind === "transaction" ? [jsonRow(r.row, TRANSACTION_COLUMNS)] : []));
+  const happened = records.flatMap((r) => (r.kind === "event" ? [jsonRow(r.row, EVENT_COLUMNS, ["metadata"])] : []));
+  const webhooks = records.flatMap((r) =>
+    r.kind === "transaction" && r.webhook
+      ? [{ ...r.webhook, at: r.webhook.at.getTime(), transactionId: r.row.id, status: r.row.status }]
+      : [],
   );
-  const statements: BatchItem<"sqlite">[] = [];
-  const fanOuts: number[] = [];
-  for (const r of records) {
-    if (r.kind === "event") {
-      statements.push(db.insert(events).values(r.row).onConflictDoNothing({ target: events.id }));
-      continue;
-    }
-    statements.push(
-      db
-        .insert(transactions)
-        .values(r.row)
-        .onConflictDoUpdate({
-          target: transactions.id,
-          set: {
-            status: sql`excluded.status`,
-            txHash: sql`coalesce(excluded.tx_hash, ${transactions.txHash})`,
-            failureReason: sql`excluded.failure_reason`,
-            settledAt: sql`excluded.settled_at`,
-          },
-          setWhere: sql`(${transactions.status}, excluded.status) IN (VALUES ${along})`,
-        }),
-    );
-    if (r.webhook) {
-      fanOuts.push(statements.length);
-      statements.push(
-        webhookFanOutStatement(db, { ...r.webhook, transactionId: r.row.id, tenantId: r.row.tenantId, status: r.row.status }),
-      );
-    }
+  const listings = records.flatMap((r) => (r.kind === "listing" ? [jsonRow(r.row, LISTING_COLUMNS)] : []));
+  const d1 = db.$client;
+  const statements: D1PreparedStatement[] = [];
+  if (moved.length > 0) {
+    const upsert = `${insertFromJson("transactions", TRANSACTION_COLUMNS)}
+      ON CONFLICT (id) DO UPDATE SET status = excluded.status, tx_hash = coalesce(excluded.tx_hash, transactions.tx_hash),
+        failure_reason = excluded.failure_reason, settled_at = excluded.settled_at
+      WHERE (transactions.status, excluded.status) IN ${along}`;
+    statements.push(d1.prepare(upsert).bind(JSON.stringify(moved)));
   }
-  const [first, ...rest] = statements;
-  const results = await db.batch([first!, ...rest]);
-  return fanOuts.flatMap((i) => (results[i] as { id: string }[]).map((d) => d.id));
+  if (happened.length > 0) {
+    const insert = `${insertFromJson("events", EVENT_COLUMNS)} ON CONFLICT (id) DO NOTHING`;
+    statements.push(d1.prepare(insert).bind(JSON.stringify(happened)));
+  }
+  if (webhooks.length > 0) {
+    const fanOut = `INSERT INTO webhook_deliveries
+        (id, tenant_id, endpoint_id, event_type, transaction_id, status, attempts, created_at)
+      SELECT json_extract(r.value, '$.idPrefix') || e.id, e.tenant_id, e.id, json_extract(r.value, '$.type'), t.id,
+        'pending', 0, json_extract(r.value, '$.at')
+      FROM json_each(?1) AS r
+      JOIN transactions AS t ON t.id = json_extract(r.value, '$.transactionId')
+      JOIN webhook_endpoints AS e ON e.tenant_id = t.tenant_id AND e.enabled = 1
+      WHERE (t.status = json_extract(r.value, '$.status') OR (json_extract(r.value, '$.status'), t.status) IN ${along})
+        AND EXISTS (SELECT 1 FROM json_each(e.events) WHERE value = json_extract(r.value, '$.type'))
+      ON CONFLICT (id) DO NOTHING RETURNING id`;
+    statements.push(d1.prepare(fanOut).bind(JSON.stringify(webhooks)));
+  }
+  if (listings.length > 0) {
+    const paywallExists = "AND EXISTS (SELECT 1 FROM paywalls WHERE paywalls.id = json_extract(value, '$.paywallId'))";
+    const upsert = `${insertFromJson("discovery_listings", LISTING_COLUMNS, paywallExists)}
+      ON CONFLICT (paywall_id) DO UPDATE SET status = excluded.status, reason = excluded.reason,
+        facilitator_url = excluded.facilitator_url, updated_at = excluded.updated_at
+      WHERE excluded.updated_at >= discovery_listings.updated_at`;
+    statements.push(d1.prepare(upsert).bind(JSON.stringify(listings)));
+  }
+  if (statements.length === 0) return [];
+  const results = await d1.batch<{ id: string }>(statements);
+  return webhooks.length > 0 ? results[statements.length - 1 - (listings.length > 0 ? 1 : 0)]!.results.map((d) => d.id) : [];
 }
 
 /**
  * One record of a payment for the read model: its transaction as last moved (with the webhook event of that move, its
- * deliveries written along, ids derived from `idPrefix`), or one of its events.
+ * deliveries written along, ids derived from `idPrefix`), one of its events, or the discovery listing its settlement
+ * reported for its paywall (the latest wins; src/gateway/discovery/listing.ts).
  */
 export type PaymentRecord =
   | { kind: "transaction"; row: NewTransaction; webhook?: { type: WebhookEventType; idPrefix: string; at: Date } }
-  | { kind: "event"; row: NewEvent };
+  | { kind: "event"; row: NewEvent }
+  | { kind: "listing"; row: DiscoveryListingRow };

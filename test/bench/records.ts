@@ -2,9 +2,9 @@
 // from Durable Objects, alarms, queue consumers: the `app-count` worker counts every statement the bundle issues,
 // fixtures/d1-count.ts) and how long after each request's answer its transaction is visible in D1 as COMPLETED
 // (polled every 50 ms while the requests run, and after; each poll is one query, so a delay is known to within a
-// poll's period and its query's time). It measures whatever the code does: today each request
-// writes its own statements before it answers, so the delay is about the poll's period and the statements are the
-// request's own.
+// poll's period and its query's time). It measures whatever the code does: the statements are reported apart by where
+// they were issued (the requests, e.g. their paywall's state read; the payment objects; the queue consumers writing
+// the records in batches; crons).
 import type { Seeded, Vars } from "./scenarios.ts";
 
 export const RECORDS = "paid records reaching D1";
@@ -16,6 +16,8 @@ export interface RecordsReport {
   paid: number;
   /** Statements the app-count worker issued from the first request until the last record was visible (+ 1 s). */
   statements: number;
+  /** Of them, by where they were issued (requests, objects, queues, crons). */
+  by?: Record<string, number>;
   statementsPer1000: number;
   /** Of the paid requests, how many were seen COMPLETED in D1 before the wait ended. */
   visible: number;
@@ -45,7 +47,10 @@ export async function measureRecords(options: {
 }): Promise<RecordsReport> {
   const step = options.seeded.steps![0]!;
   const count = async (reset: boolean) =>
-    ((await (await fetch(`${options.countUrl}/__d1-count${reset ? "?reset" : ""}`)).json()) as { statements: number }).statements;
+    (await (await fetch(`${options.countUrl}/__d1-count${reset ? "?reset" : ""}`)).json()) as {
+      statements: number;
+      by: Record<string, number>;
+    };
   await count(true);
   const since = Date.now() - 1000;
   const answered = new Map<string, number>();
@@ -88,20 +93,23 @@ export async function measureRecords(options: {
   sending = false;
   await poller;
   await new Promise((r) => setTimeout(r, 1000)); // a batch still in flight after the last record counts too
-  const statements = await count(false);
+  const { statements, by } = await count(false);
   const delays = [...answered].filter(([h]) => seen.has(h)).map(([h, at]) => Math.max(0, seen.get(h)! - at));
   delays.sort((a, b) => a - b);
   const report: RecordsReport = {
     requests: next,
     paid: answered.size,
     statements,
+    by,
     statementsPer1000: Math.round((statements / Math.max(1, answered.size)) * 1000 * 100) / 100,
     visible: delays.length,
     delay: { p50: quantile(delays, 0.5), p99: quantile(delays, 0.99), max: delays.at(-1) ?? Number.NaN },
   };
   options.log(
     `  ${report.paid}/${report.requests} paid, ${report.visible} visible; ${statements} D1 statements ` +
-      `(${report.statementsPer1000} per 1,000); answer → visible p50 ${report.delay.p50} ms, p99 ${report.delay.p99} ms`,
+      `(${report.statementsPer1000} per 1,000; ${Object.entries(by)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(", ")}); answer → visible p50 ${report.delay.p50} ms, p99 ${report.delay.p99} ms`,
   );
   return report;
 }

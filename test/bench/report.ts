@@ -136,7 +136,11 @@ export function renderTable(report: BenchReport): string {
   if (r)
     out.push(
       `records of ${r.requests} paid requests reaching D1 (records.ts, every statement the bundle issued counted): ` +
-        `${r.paid} paid, ${r.visible} visible as COMPLETED; ${r.statements} D1 statements = ${num(r.statementsPer1000)} per 1,000; ` +
+        `${r.paid} paid, ${r.visible} visible as COMPLETED; ${r.statements} D1 statements = ${num(r.statementsPer1000)} per 1,000 (${Object.entries(
+          r.by ?? {},
+        )
+          .map(([k, n]) => `${k} ${n}`)
+          .join(", ")}); ` +
         `answer → visible p50 ${num(r.delay.p50, 0)} ms, p99 ${num(r.delay.p99, 0)} ms, max ${num(r.delay.max, 0)} ms`,
     );
   const st = report.startup;

@@ -16,6 +16,16 @@ export const BENCH_ENCRYPTION_KEY = "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwd
 export const BENCH_CAPS = { MAX_SERVICES_PER_TENANT: "1000", MAX_PAYWALLS_PER_TENANT: "1000000" };
 export const COMPAT = { compatibilityDate: "2026-11-01", compatibilityFlags: ["nodejs_compat"] };
 const D1_ID = "bench-db";
+/**
+ * The payment-records queue's consumer as wrangler.toml configures it (the objects' records reach D1 through it). Each
+ * app whose objects record payments has a queue of its own (a queue has one consumer), named as the Worker's
+ * dispatch expects (`payment-records…`).
+ */
+const RECORDS_CONSUMER = { maxBatchSize: 100, maxBatchTimeout: 2, maxRetries: 10 };
+const recordsQueue = (queueName: string) => ({
+  queueProducers: { PAYMENT_RECORDS_QUEUE: { queueName } },
+  queueConsumers: { [queueName]: RECORDS_CONSUMER },
+});
 
 export type WorkerName =
   | "app"
@@ -122,6 +132,7 @@ export async function startWorkers(options: {
         FACILITATOR_HEALTH: { className: "FacilitatorHealthObject", useSQLite: true },
       },
       bindings: { ...appBindings, SERVER_TIMING: "off", PAYMENT_BASE_URL: paymentOrigin("app") },
+      ...recordsQueue("payment-records"),
       outboundService,
       ...appSocket("app"),
     },
@@ -186,6 +197,7 @@ export async function startWorkers(options: {
         FACILITATOR_HEALTH: { className: "FacilitatorHealthObject", useSQLite: true },
       },
       bindings: { ...appBindings, SERVER_TIMING: "off", PAYMENT_BASE_URL: paymentOrigin("app-count") },
+      ...recordsQueue("payment-records-count"),
       outboundService,
       ...appSocket("app-count"),
     },

@@ -11,7 +11,7 @@ import { tempoBalanceOf as balanceOf, TEMPO_RPC as RPC, setTempoWallet, tempo } 
 
 describe("a request cancelled after the payment was recorded", () => {
   it("still settles and records its outcome: COMPLETED with the hash, the recipient paid once", async () => {
-    const shop = await openShop({ networks: ["tempo-testnet"], price: "9100", route: "/hang/1500/echo" });
+    const shop = await openShop({ networks: ["tempo-testnet"], price: "9100", route: "/hang/4000/echo" });
     const recipient = await setTempoWallet(shop.actor.tenant.id);
     const buyer = createMppBuyer({
       privateKey: tempo.buyers[0]!.privateKey,

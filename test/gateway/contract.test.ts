@@ -47,6 +47,8 @@ interface SignedPayment {
     client?: { ip: string; refusalLimit: number };
     url?: string;
     query?: string;
+    /** `"d1"`: recorded by the D1 ledger, as payments recorded before the objects (the Cron sweep settles those). */
+    ledger?: "d1";
   }): Promise<Response>;
   /** Settlements of it the facilitator or chain made (x402: the facilitator's log; MPP: the recipient's balance). */
   settled(): Promise<number>;
@@ -88,7 +90,7 @@ const x402: Standard = {
       async pay() {
         const { header, nonce, payload } = await signedPayment(shop.x402);
         return {
-          send: ({ fault, client, url, query } = {}) =>
+          send: ({ fault, client, url, query, ledger } = {}) =>
             send(
               new Request(`${url ?? shop.x402}${query ?? ""}`, {
                 headers: { "PAYMENT-SIGNATURE": header, ...clientHeaders(client) },
@@ -97,6 +99,7 @@ const x402: Standard = {
                 ...GATEWAY_ENV,
                 ...(fault ? { FACILITATOR_URL_TESTNET: FACILITATOR.replace("https://", `https://${fault}.`) } : {}),
                 ...clientEnv(client),
+                ...(ledger ? { PAYMENT_RECORDS: ledger } : {}),
               } as Partial<Env>,
             ),
           settled: async () => (await settlementsOf(nonce)).length,
@@ -139,7 +142,7 @@ const mpp: Standard = {
         });
         const credential = await buyer.mppx.createCredential(await gatewayFetch(shop.mpp));
         return {
-          send: ({ fault, client, url, query } = {}) => {
+          send: ({ fault, client, url, query, ledger } = {}) => {
             const overrides = fault
               ? {
                   NETWORK_OVERRIDES: JSON.stringify({
@@ -152,7 +155,12 @@ const mpp: Standard = {
               new Request(`${url ?? shop.mpp}${query ?? ""}`, {
                 headers: { Authorization: credential, ...clientHeaders(client) },
               }),
-              { ...GATEWAY_ENV, ...overrides, ...clientEnv(client) } as Partial<Env>,
+              {
+                ...GATEWAY_ENV,
+                ...overrides,
+                ...clientEnv(client),
+                ...(ledger ? { PAYMENT_RECORDS: ledger } : {}),
+              } as Partial<Env>,
             );
           },
           settled: async () => ((await tempoBalanceOf(shop.recipient)) > 0n ? 1 : 0),
@@ -177,6 +185,13 @@ const paidHeaders = (headers: Record<string, string>) =>
   Object.fromEntries(Object.entries(headers).filter(([name]) => !["x-request-id", "date"].includes(name)));
 
 /** The Cron sweep as it runs a few minutes later (`later` ms past the minimum age). */
+/** The paid answer as stored where the payment is recorded: its tenant and its sealed text. */
+async function storedAnswer(transactionId: string) {
+  if (env.PAYMENT_RECORDS !== "objects") return paidAnswerRow(transactionId);
+  const known = await env.PAYMENT_COORDINATOR.getByName(transactionId).known(new Date(0));
+  return known && { tenant_id: known.row.tenantId, answer: known.row.answer };
+}
+
 const sweepLater = (later = 1_000) =>
   sweepPendingPayments({ ...env, ...GATEWAY_ENV } as Env, new Date(Date.now() + SWEEP_MIN_AGE_MS + later));
 
@@ -228,8 +243,9 @@ describe.each([x402, mpp])("$name: the buyer's contract", (standard) => {
       expect(transactions).toEqual([expect.objectContaining({ id: transactionId, status: "COMPLETED" })]);
       expect(transactions[0]?.txHash).toBe(first.headers["payment-reference"]);
 
-      // Kept as a secret: sealed with the key ring, bound to the tenant and the payment, nothing of it in clear.
-      const row = await paidAnswerRow(transactionId as string);
+      // Kept as a secret: sealed with the key ring, bound to the tenant and the payment, nothing of it in clear (in the
+      // payment's object, the default, or in D1's paid_answers).
+      const row = await storedAnswer(transactionId as string);
       expect(row).toMatchObject({ tenant_id: shop.actor.tenant.id, answer: expect.stringMatching(/^v1\.k1\./) });
       expect(sealedText(row?.answer as string)).not.toContain(marker);
       expect(row?.answer).not.toContain(marker);
@@ -398,17 +414,17 @@ describe.each([x402, mpp])("$name: the buyer's contract", (standard) => {
       const { shop, payee, pay } = await standard.shop({ price: "7100" });
       const payment = await pay();
       const marker = crypto.randomUUID();
-      const first = await payment.send({ fault: "send-dropped", query: `?marker=${marker}` });
+      const first = await payment.send({ fault: "send-dropped", query: `?marker=${marker}`, ledger: "d1" });
       expect(first.status).toBe(502);
       const { details } = (await first.json()) as { details: { transactionId: string } };
       // Kept, but not servable while PENDING: the same 502.
-      expect((await payment.send({ query: `?marker=${marker}` })).status).toBe(502);
+      expect((await payment.send({ query: `?marker=${marker}`, ledger: "d1" })).status).toBe(502);
 
       await payment.settleOutside();
       expect((await sweepLater()).completed).toBeGreaterThanOrEqual(1);
       expect((await history(shop)).transactions[0]).toMatchObject({ id: details.transactionId, status: "COMPLETED" });
 
-      const res = await payment.send({ query: `?marker=${marker}` });
+      const res = await payment.send({ query: `?marker=${marker}`, ledger: "d1" });
       const text = await res.text();
       expect(res.status, text).toBe(200);
       expect(JSON.parse(text)).toMatchObject({ query: `marker=${marker}` });
@@ -422,7 +438,7 @@ describe.each([x402, mpp])("$name: the buyer's contract", (standard) => {
     it("never settled (the sweep records FAILED): its kept answer is deleted and never served", async () => {
       const { shop, payee, pay } = await standard.shop({ price: "7200" });
       const payment = await pay();
-      const first = await payment.send({ fault: "send-dropped" });
+      const first = await payment.send({ fault: "send-dropped", ledger: "d1" });
       expect(first.status).toBe(502);
       const { details } = (await first.json()) as { details: { transactionId: string } };
       expect((await paidAnswerRow(details.transactionId))?.answer).toMatch(/^v1\./);
@@ -432,7 +448,7 @@ describe.each([x402, mpp])("$name: the buyer's contract", (standard) => {
       expect((await history(shop)).transactions[0]).toMatchObject({ id: details.transactionId, status: "FAILED" });
       expect(await paidAnswerRow(details.transactionId)).toBeNull();
 
-      const res = await payment.send();
+      const res = await payment.send({ ledger: "d1" });
       expect(res.status).toBe(402);
       expect(await res.text()).not.toContain(shop.prefix);
       expect(await upstreamRequests(shop.prefix)).toHaveLength(1);

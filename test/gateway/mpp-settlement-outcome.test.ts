@@ -67,6 +67,8 @@ function payThrough(
   const headers = { Authorization: credential, ...(client ? { "CF-Connecting-IP": client.ip } : {}) };
   return send(new Request(url, { headers }), {
     ...GATEWAY_ENV,
+    // Recorded by the D1 ledger, whose Cron sweep (`sweepAt`) settles it (payments recorded before the objects).
+    PAYMENT_RECORDS: "d1",
     NETWORK_OVERRIDES: JSON.stringify(overrides),
     ...(client ? { PAYMENT_REFUSAL_LIMIT: String(client.refusalLimit) } : {}),
   } as Partial<Env>);

@@ -88,7 +88,7 @@ describe("MPP: later challenges for the same terms", () => {
 
 describe("MPP: a broadcast that fails after the upstream answered", () => {
   it("is recorded FAILED and answered 402 with a fresh challenge and the problem, not the upstream body", async () => {
-    const shop = await mppShop({ price: "5000000", route: "/hang/1500/echo" });
+    const shop = await mppShop({ price: "5000000", route: "/hang/4000/echo" });
     const buyer = mppBuyer();
     const account = privateKeyToAccount(tempo.buyers[nextBuyer - 1]!.privateKey);
     const { credential } = await credentialFor(shop.mpp, buyer);

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { paymentResponseOf } from "../../src/cli/localnet/buyer.ts";
 import { MAX_BUYER_BODY_BYTES } from "../../src/gateway/app.ts";
 import { api } from "../support/client.ts";
-import { balanceOf, buyer, gatewayFetch, openShop, upstreamRequests } from "./support.ts";
+import { balanceOf, buyer, gatewayFetch, openShop, recordsLanded, upstreamRequests } from "./support.ts";
 
 describe("refusals before payment", () => {
   it("an unknown service or slug is a 404 in the error envelope", async () => {
@@ -107,6 +107,7 @@ describe("SIGNED_URL", () => {
 
     const again = await buyer().fetch(shop.x402);
     const { data: next } = (await again.json()) as { data: { url: string } };
+    await recordsLanded(); // the payments' transactions in D1 (the read model), which the expiry below selects by
     await env.DB.prepare(
       "UPDATE signed_urls SET expires_at = ? WHERE transaction_id IN (SELECT id FROM transactions WHERE paywall_id = ?)",
     )

@@ -34,6 +34,12 @@ import {
 } from "./support.ts";
 
 /**
+ * These payments are recorded by the D1 ledger, whose Cron sweep (`sweepAt`) settles them: payments recorded before
+ * the objects (the default) are swept so. A payment recorded in its object is swept by its object (sweep.test.ts).
+ */
+const D1_LEDGER = { ...GATEWAY_ENV, PAYMENT_RECORDS: "d1" } as Partial<Env>;
+
+/**
  * The gateway with its testnet facilitator behind a fault: of the outbound router (`answer-lost`, `send-dropped`), or
  * of the local facilitator itself (`settlement-pending…`: a 200 answer, src/cli/localnet/facilitator.ts).
  */
@@ -43,7 +49,7 @@ const payThrough = (
   header: string,
 ) =>
   send(new Request(url, { headers: { "PAYMENT-SIGNATURE": header } }), {
-    ...GATEWAY_ENV,
+    ...D1_LEDGER,
     FACILITATOR_URL_TESTNET: fault.startsWith("settlement-pending")
       ? `${FACILITATOR}/__fault/${fault}`
       : FACILITATOR.replace("https://", `https://${fault}.`),
@@ -330,10 +336,7 @@ describe("an authorization valid for longer than the requirement allows", () => 
     const yearLong = await resigned(payload, required.accepts[0]!, {
       validBefore: String(Math.floor(Date.now() / 1000) + 365 * 86_400),
     });
-    const res = await send(
-      new Request(shop.x402, { headers: b.http.encodePaymentSignatureHeader(yearLong.payload) }),
-      GATEWAY_ENV,
-    );
+    const res = await send(new Request(shop.x402, { headers: b.http.encodePaymentSignatureHeader(yearLong.payload) }), D1_LEDGER);
     expect(res.status).toBe(402);
     const challenge = b.http.getPaymentRequiredResponse((name) => res.headers.get(name), await res.json());
     // The refusal names the real cutoff: now + maxTimeoutSeconds + the allowed clock skew.
@@ -349,7 +352,7 @@ describe("an authorization valid for longer than the requirement allows", () => 
     const ok = await resigned(payload, required.accepts[0]!, {
       validBefore: String(Math.floor(Date.now() / 1000) + maxTimeout),
     });
-    const paid = await send(new Request(shop.x402, { headers: b.http.encodePaymentSignatureHeader(ok.payload) }), GATEWAY_ENV);
+    const paid = await send(new Request(shop.x402, { headers: b.http.encodePaymentSignatureHeader(ok.payload) }), D1_LEDGER);
     expect(paid.status, await paid.clone().text()).toBe(200);
   });
 });
@@ -376,7 +379,7 @@ async function payThenDrain(shop: Shop, rpcUrl?: string) {
   const required = b.http.getPaymentRequiredResponse((name) => challenge.headers.get(name), await challenge.json());
   const header = b.http.encodePaymentSignatureHeader(await b.http.createPaymentPayload(required));
   const paid = send(new Request(shop.x402, { headers: header }), {
-    ...GATEWAY_ENV,
+    ...D1_LEDGER,
     ...(rpcUrl ? { NETWORK_OVERRIDES: withRpcUrl(rpcUrl) } : {}),
   } as Partial<Env>);
   await waitFor(async () => (await history(shop)).transactions[0]);
@@ -386,7 +389,7 @@ async function payThenDrain(shop: Shop, rpcUrl?: string) {
 
 describe("a definite refusal by the facilitator (nothing sent)", () => {
   it("the buyer's funds left between verification and settlement: FAILED and a 402 with the refusal, as before", async () => {
-    const shop = await openShop({ price: "8100", route: "/hang/1500/echo" });
+    const shop = await openShop({ price: "8100", route: "/hang/4000/echo" });
     const res = await payThenDrain(shop);
     expect(res.status).toBe(402);
     expect(paymentResponseOf(res)).toMatchObject({ success: false, transaction: "" });
@@ -399,7 +402,7 @@ describe("a definite refusal by the facilitator (nothing sent)", () => {
   });
 
   it("the same refusal while the token cannot be read: 502 PAYMENT_OUTCOME_UNKNOWN and PENDING, never FAILED unseen", async () => {
-    const shop = await openShop({ price: "8100", route: "/hang/1500/echo" });
+    const shop = await openShop({ price: "8100", route: "/hang/4000/echo" });
     const res = await payThenDrain(shop, "https://unreachable.gateway.test");
     expect(res.status).toBe(502);
     expect(await res.json()).toMatchObject({ code: "PAYMENT_OUTCOME_UNKNOWN" });

@@ -180,15 +180,21 @@ export async function signedPayment(url: string, init?: RequestInit) {
 }
 
 /**
- * Over payments recorded in their objects (`PAYMENT_RECORDS=objects`), D1 is their read model, a moment behind: runs
- * every payment object's alarm until its records are in D1, as the lag would. Over D1 (the default) nothing waits.
+ * Over payments recorded in their objects (`PAYMENT_RECORDS=objects`, the default), D1 is their read model, a moment
+ * behind: runs every payment object's alarm that still holds records (it sends them to the payment-records queue at
+ * once), then waits until the queue's consumer reported them all landed in D1. Over D1 nothing waits.
  */
 export async function recordsLanded(records = env.PAYMENT_RECORDS): Promise<void> {
   if (records !== "objects") return;
-  for (const id of await listDurableObjectIds(env.PAYMENT_COORDINATOR)) {
-    const object = env.PAYMENT_COORDINATOR.get(id);
-    // Bounded: a batch D1 keeps refusing stays unsent (the object retries it; the test reads what landed).
-    for (let i = 0; i < 10 && (await object.unsentRecords()) > 0; i++) await runDurableObjectAlarm(object);
+  const holding = async () => {
+    const objects = (await listDurableObjectIds(env.PAYMENT_COORDINATOR)).map((id) => env.PAYMENT_COORDINATOR.get(id));
+    const unsent = await Promise.all(objects.map((o) => o.unsentRecords()));
+    return objects.filter((_, i) => unsent[i]! > 0);
+  };
+  for (const object of await holding()) await runDurableObjectAlarm(object);
+  // Bounded: records D1 keeps refusing stay in their objects (retried there; the test reads what landed).
+  for (const until = Date.now() + 10_000; Date.now() < until && (await holding()).length > 0; ) {
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 

@@ -55,7 +55,7 @@ describe("the x402 challenge", () => {
 
 describe("a paid call", () => {
   it("returns the upstream's answer, pays the merchant exactly the price, and records PENDING → COMPLETED with the real hash", async () => {
-    const shop = await openShop({ price: "1234", route: "/hang/1500/echo" });
+    const shop = await openShop({ price: "1234", route: "/hang/4000/echo" });
     const b = buyer();
     const before = await balanceOf(net.buyer.address);
     const pending = b.fetch(`${shop.x402}?city=Oslo`);
@@ -66,9 +66,9 @@ describe("a paid call", () => {
 
     const res = await pending;
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ hungMs: 1500 });
+    expect(await res.json()).toEqual({ hungMs: 4000 });
     const [received] = await upstreamRequests(shop.prefix);
-    expect(received).toMatchObject({ method: "GET", path: `${shop.prefix}/hang/1500/echo`, query: "city=Oslo" });
+    expect(received).toMatchObject({ method: "GET", path: `${shop.prefix}/hang/4000/echo`, query: "city=Oslo" });
     const settled = paymentResponseOf(res);
     expect(settled).toMatchObject({ success: true, network: net.network });
     expect((await receiptOf(settled!.transaction as `0x${string}`)).status).toBe("success");
@@ -194,7 +194,7 @@ describe("verification refuses a payment for other terms, and nothing is forward
 
 describe("a settlement that fails after the upstream answered", () => {
   it("the same authorization was submitted first, to this merchant: the token says used, COMPLETED with that transfer", async () => {
-    const shop = await openShop({ price: "900", route: "/hang/1500/echo" });
+    const shop = await openShop({ price: "900", route: "/hang/4000/echo" });
     const { header, payload, required } = await signedPayment(shop.x402);
     const paid = gatewayFetch(shop.x402, { headers: { "PAYMENT-SIGNATURE": header } });
     await waitFor(async () => (await history(shop)).transactions[0]);

@@ -79,7 +79,8 @@ async function until(key: string, ref: PaymentRef, done: (r: Awaited<ReturnType<
 
 const rowCount = async (sql: string, id: string) => (await env.DB.prepare(sql).bind(id).first<{ n: number }>())?.n ?? Number.NaN;
 
-describe("payments recorded in their objects", () => {
+// A record's way to D1 (the object's alarm, the queue's batch, the consumer) takes a few seconds: past the default 5 s.
+describe("payments recorded in their objects", { timeout: 15_000 }, () => {
   it("a move writes no D1 row on its caller's path; the records reach D1 within the bound, read through the API", async () => {
     const { key, ref, start } = await newPayment();
     const moved = Date.now();

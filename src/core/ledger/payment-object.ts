@@ -1,27 +1,36 @@
 // A payment recorded where it is coordinated: the per-payment Durable Object (named by the transaction id) keeps the
 // payment's transaction and events in its own SQLite storage, moves it only along the ledger's move table, and hands
-// its records to D1 (the read model) from its alarm, in batches idempotent by the records' ids, retried until they
-// land. A move costs the request one call to the object and no D1 statement. The gateway's coordinator extends this
+// its records, from its alarm, to the payment-records queue, whose consumer writes many payments' records to D1 (the
+// read model) in one batch (src/core/ledger/records-queue.ts) and tells the object they landed. The object keeps its
+// records until then, sending them again (backing off) while they do not land. A move costs the request one call to
+// the object and no D1 statement. The gateway's coordinator extends this
 // class, so one object per payment both records it and wakes the copies waiting for it. A payment left PENDING is
 // swept by its own object: its alarm, past the payment's expiry, asks the chain (through `chainOutcome`, which the
 // gateway's coordinator answers) and makes the ledger's move; no global table is scanned. An x402 payment whose
 // upstream's answer is kept and whose request never recorded an outcome is swept sooner, as the Cron sweep would: the
 // coordinator settles it while its authorization is valid (src/gateway/sweep.ts `sweptOutcome`).
 import { DurableObject } from "cloudflare:workers";
-import { getDb } from "../../db/client.ts";
 import type { NewEvent } from "../../db/events.ts";
-import { applyPaymentRecords, type PaymentRecord, type PendingPayment } from "../../db/ledger.ts";
+import type { PaymentRecord, PendingPayment } from "../../db/ledger.ts";
 import type { PaidAnswerRow, TransactionStatus } from "../../db/schema.ts";
 import type { NewTransaction } from "../../db/transactions.ts";
 import { PAID_ANSWER_KEEP_SECONDS } from "../payments.ts";
 import { transactionDeliveryIdPrefix } from "../webhooks/events.ts";
-import { enqueueDeliveries } from "../webhooks/outbox.ts";
 import { completeRows, failRows, type Outcome, PAYMENT_MOVES, type PaymentMove, type PaymentRef } from "./ledger.ts";
 
-/** How long after a move its records wait for more before their batch is sent to D1 (the read model's lag). */
+/**
+ * How long after a move that leaves the payment PENDING its records wait for more before they are sent (a payment's
+ * outcome sends its records at once, with its start's when they are still here).
+ */
 export const RECORD_FLUSH_MS = 1_000;
-/** A batch that failed is sent again after 1 s, 2 s, 4 s, … at most this long apart, until it lands. */
+/** A send to the queue that failed is tried again after 1 s, 2 s, 4 s, … at most this long apart, until it goes. */
 export const RECORD_RETRY_MAX_MS = 60_000;
+/**
+ * Records sent but not reported landed (the queue's consumer kept failing, its retries and its dead-letter queue's
+ * ran out) are sent again this long after, then twice as long after each time, at most `RECORD_RESEND_MAX_MS`.
+ */
+export const RECORD_RESEND_MS = 60_000;
+export const RECORD_RESEND_MAX_MS = 30 * 60_000;
 /**
  * A PENDING payment is swept this long after its `validBefore`: past the chain's own expiry margin
  * (src/gateway/chain-outcome.ts), so the chain's answer is final (used, or expired unused).
@@ -44,8 +53,8 @@ export type SweptOutcome =
   | { status: "FAILED"; reason: string }
   | { status: "UNKNOWN"; reason: string };
 
-/** Records sent in one D1 batch (each a statement). */
-const RECORDS_PER_BATCH = 50;
+/** Records sent in one queue message (a payment has 2 to 6: well under a message's 128 KB). */
+const RECORDS_PER_MESSAGE = 50;
 
 /** The moves of the table as `[from, to]` pairs a stored transaction may take in the read model. */
 export const READ_MODEL_MOVES = Object.values(PAYMENT_MOVES).flatMap((m) =>
@@ -65,6 +74,17 @@ export interface MoveRecord {
   pending?: PendingPayment;
 }
 
+/**
+ * One payment's records as its object sends them to the payment-records queue: each as the object stores it (JSON,
+ * its dates marked: `parseRecord`), with its number there (`seqs`), to report it landed. A record sent by the gateway
+ * itself (a discovery listing) has no object to report to: no `seqs`.
+ */
+export interface RecordsMessage {
+  transactionId: string;
+  seqs: number[];
+  records: string[];
+}
+
 /** A payment presented again, as its object knows it: its claim and answer, and where it stands. */
 export interface KnownPayment {
   row: PaidAnswerRow;
@@ -74,7 +94,7 @@ export interface KnownPayment {
   network: string;
 }
 
-const DATE_KEYS = new Set(["createdAt", "settledAt", "answeredAt", "ownerUntil", "expiresAt", "at", "validBefore"]);
+const DATE_KEYS = new Set(["createdAt", "settledAt", "answeredAt", "ownerUntil", "expiresAt", "at", "validBefore", "updatedAt"]);
 const revive = (_key: string, value: unknown) =>
   typeof value === "object" && value !== null && "$date" in value ? new Date((value as { $date: number }).$date) : value;
 const store = (row: object) =>
@@ -83,6 +103,10 @@ const store = (row: object) =>
     return DATE_KEYS.has(key) && raw instanceof Date ? { $date: raw.getTime() } : value;
   });
 
+/** A record as the object stores and sends it (JSON, its dates marked), and read back (its dates as dates). */
+export const storeRecord = (record: PaymentRecord) => store(record);
+export const parseRecord = (stored: string) => JSON.parse(stored, revive) as PaymentRecord;
+
 export class PaymentObject extends DurableObject<Env> {
   private readonly sql: SqlStorage;
 
@@ -90,7 +114,7 @@ export class PaymentObject extends DurableObject<Env> {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     this.sql.exec(`CREATE TABLE IF NOT EXISTS payment (id TEXT PRIMARY KEY, status TEXT NOT NULL, row TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS unsent (seq INTEGER PRIMARY KEY AUTOINCREMENT, record TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS unsent (seq INTEGER PRIMARY KEY AUTOINCREMENT, record TEXT NOT NULL, resend_at INTEGER);
       CREATE TABLE IF NOT EXISTS sending (id INTEGER PRIMARY KEY CHECK (id = 1), failures INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS answer (id INTEGER PRIMARY KEY CHECK (id = 1), row TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS sweep (id INTEGER PRIMARY KEY CHECK (id = 1), pending TEXT NOT NULL, at INTEGER NOT NULL);
@@ -205,7 +229,7 @@ export class PaymentObject extends DurableObject<Env> {
         { kind: "transaction", row, ...(webhook ? { webhook } : {}) },
         ...record.events.map((e) => ({ kind: "event" as const, row: e })),
       ];
-      for (const r of records) this.sql.exec("INSERT INTO unsent (record) VALUES (?)", store(r));
+      for (const r of records) this.sql.exec("INSERT INTO unsent (record) VALUES (?)", storeRecord(r));
       if (record.pending) {
         const at = record.pending.validBefore.getTime() + SWEEP_AFTER_EXPIRY_MS;
         this.sql.exec("INSERT OR REPLACE INTO sweep (id, pending, at) VALUES (1, ?, ?)", store(record.pending), at);
@@ -217,11 +241,11 @@ export class PaymentObject extends DurableObject<Env> {
       }
       return true;
     });
-    if (moved) await this.wakeBy(Date.now() + RECORD_FLUSH_MS);
+    if (moved) await this.wakeBy(to === "PENDING" ? Date.now() + RECORD_FLUSH_MS : Date.now());
     return moved;
   }
 
-  /** Records not yet in D1 (0 once the read model has them all). */
+  /** Records not yet in D1 (0 once the queue's consumer reported them all landed). */
   unsentRecords(): number {
     return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM unsent").one().n;
   }
@@ -297,30 +321,59 @@ export class PaymentObject extends DurableObject<Env> {
     }
   }
 
-  /** Sends the oldest unsent records to D1 in one batch; a failure is sent again later (backing off), until it lands. */
+  /**
+   * Sends the oldest records not sent yet (or sent long enough ago without landing) to the queue as one message; they
+   * stay here until the consumer reports them landed (`recordsLanded`). A send that fails is tried again later,
+   * backing off; the alarm comes back to send what is left, or to send again what has not landed.
+   */
   private async sendRecords(): Promise<void> {
+    const now = Date.now();
     const batch = this.sql
-      .exec<{ seq: number; record: string }>("SELECT seq, record FROM unsent ORDER BY seq LIMIT ?", RECORDS_PER_BATCH)
+      .exec<{ seq: number; record: string; resend_at: number | null }>(
+        "SELECT seq, record, resend_at FROM unsent WHERE resend_at IS NULL OR resend_at <= ? ORDER BY seq LIMIT ?",
+        now,
+        RECORDS_PER_MESSAGE,
+      )
       .toArray();
-    if (batch.length === 0) return;
-    let deliveries: string[];
-    try {
-      deliveries = await this.send(batch.map((b) => JSON.parse(b.record, revive) as PaymentRecord));
-    } catch {
-      const failures = (this.sql.exec<{ failures: number }>("SELECT failures FROM sending").toArray()[0]?.failures ?? 0) + 1;
-      this.sql.exec("INSERT OR REPLACE INTO sending (id, failures) VALUES (1, ?)", failures);
-      await this.ctx.storage.setAlarm(Date.now() + Math.min(RECORD_RETRY_MAX_MS, 1_000 * 2 ** (failures - 1)));
-      return;
+    if (batch.length > 0) {
+      const failures = this.sql.exec<{ failures: number }>("SELECT failures FROM sending").toArray()[0]?.failures ?? 0;
+      try {
+        await this.send(
+          batch.map((b) => b.seq),
+          batch.map((b) => b.record),
+        );
+      } catch {
+        this.sql.exec("INSERT OR REPLACE INTO sending (id, failures) VALUES (1, ?)", failures + 1);
+        await this.ctx.storage.setAlarm(now + Math.min(RECORD_RETRY_MAX_MS, 1_000 * 2 ** failures));
+        return;
+      }
+      // Sent again, these waited past `RECORD_RESEND_MS`: each time twice as long before the next.
+      const resent = batch.some((b) => b.resend_at !== null);
+      const wait = resent ? Math.min(RECORD_RESEND_MAX_MS, RECORD_RESEND_MS * 2 ** failures) : RECORD_RESEND_MS;
+      this.sql.exec(
+        "UPDATE unsent SET resend_at = ? WHERE seq IN (SELECT value FROM json_each(?))",
+        now + wait,
+        JSON.stringify(batch.map((b) => b.seq)),
+      );
+      if (resent) this.sql.exec("INSERT OR REPLACE INTO sending (id, failures) VALUES (1, ?)", failures + 1);
+      else this.sql.exec("DELETE FROM sending");
     }
-    this.sql.exec("DELETE FROM unsent WHERE seq <= ?", batch.at(-1)!.seq);
-    this.sql.exec("DELETE FROM sending");
-    // The deliveries the batch wrote go to the webhooks queue; a send lost here is resent by the webhook sweep.
-    await enqueueDeliveries(this.env.WEBHOOKS_QUEUE, deliveries).catch(() => {});
-    if (this.unsentRecords() > 0) await this.ctx.storage.setAlarm(Date.now());
+    const [next] = this.sql.exec<{ at: number | null }>("SELECT min(coalesce(resend_at, 0)) AS at FROM unsent").toArray();
+    if (next?.at != null) await this.ctx.storage.setAlarm(Math.max(next.at, Date.now()));
   }
 
-  /** One batch of records into the read model (idempotent: sent twice, it records nothing twice). */
-  protected send(records: PaymentRecord[]): Promise<string[]> {
-    return applyPaymentRecords(getDb(this.env.DB), records, READ_MODEL_MOVES);
+  /** Of the queue's consumer: these records are in D1; the object forgets them (and, with nothing left, its alarm). */
+  async recordsLanded(seqs: number[]): Promise<void> {
+    this.sql.exec("DELETE FROM unsent WHERE seq IN (SELECT value FROM json_each(?))", JSON.stringify(seqs));
+    if (this.unsentRecords() > 0) return;
+    this.sql.exec("DELETE FROM sending");
+    if (!this.sweepDue()) await this.ctx.storage.deleteAlarm();
+  }
+
+  /** One message of records to the payment-records queue (its consumer: src/core/ledger/records-queue.ts). */
+  protected async send(seqs: number[], records: string[]): Promise<void> {
+    // Records exist only after a move, which stored the transaction (this object's name).
+    const transactionId = this.transaction()!.id;
+    await this.env.PAYMENT_RECORDS_QUEUE.send({ transactionId, seqs, records } satisfies RecordsMessage);
   }
 }

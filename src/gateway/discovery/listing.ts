@@ -1,3 +1,4 @@
+import { type RecordsMessage, storeRecord } from "../../core/ledger/payment-object.ts";
 import { getDb } from "../../db/client.ts";
 import { recordListing } from "../../db/discovery.ts";
 import type { PaymentTarget } from "../../db/gateway.ts";
@@ -18,13 +19,23 @@ export function noteListing(
   const bazaar = result.extensionResponses?.bazaar as { status?: unknown; rejectedReason?: unknown } | undefined;
   if (!bazaar || typeof bazaar.status !== "string") return;
   const reason = typeof bazaar.rejectedReason === "string" ? bazaar.rejectedReason.slice(0, 500) : null;
-  const write = recordListing(getDb(env.DB), {
+  const row = {
     paywallId: target.paywall.id,
     tenantId: target.paywall.tenantId,
     status: bazaar.status.slice(0, 32),
     reason,
     facilitatorUrl,
     updatedAt: new Date(),
-  }).catch(() => {});
-  defer(write);
+  };
+  // Payments recorded in their objects: the paid path writes nothing to D1, the listing goes with the payments'
+  // records through their queue (src/core/ledger/records-queue.ts).
+  const write =
+    env.PAYMENT_RECORDS === "objects"
+      ? env.PAYMENT_RECORDS_QUEUE.send({
+          transactionId: target.paywall.id,
+          seqs: [],
+          records: [storeRecord({ kind: "listing", row })],
+        } satisfies RecordsMessage)
+      : recordListing(getDb(env.DB), row);
+  defer(write.catch(() => {}));
 }

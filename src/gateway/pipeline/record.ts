@@ -17,10 +17,11 @@ import { findKnownPayment, type KnownPayment } from "../../db/paid-answers.ts";
 import type { PresentedPayment } from "./method.ts";
 
 // The pipeline's one door to the ledger: every move of a payment it makes, and every read of a payment it knows,
-// goes through here. Below this file the ledger decides how: over D1 (src/core/ledger/ledger.ts), or, when
-// `PAYMENT_RECORDS` is "objects", over the payments' Durable Objects (src/core/ledger/recorded.ts: the same moves, no D1
-// statement on the request path, D1 as their read model). "d1" stays the default until the objects sweep their own
-// unfinished payments (docs/gateway.md, "Payments recorded in their objects").
+// goes through here. Below this file the ledger decides how: over the payments' Durable Objects when `PAYMENT_RECORDS`
+// is "objects", the default (src/core/ledger/recorded.ts: the same moves, no D1 statement on the request path, D1 as
+// their read model, written in batches through the payment-records queue), or over D1 when it is "d1"
+// (src/core/ledger/ledger.ts, each move a D1 batch on the request path; docs/gateway.md, "Payments recorded in their
+// objects").
 
 export type { Outcome as UpstreamOutcome, PaymentRef } from "../../core/ledger/ledger.ts";
 export type { KnownPayment } from "../../db/paid-answers.ts";
