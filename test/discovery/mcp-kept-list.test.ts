@@ -185,10 +185,27 @@ describe("kept-list.ts", () => {
     const body = '{"result":{"tools":[]},"jsonrpc":"2.0","id":"a"}';
     const kept = keepList(200, headers, body, "a");
     expect(kept).toBeDefined();
-    expect(await keptAnswer(kept!, 7).text()).toBe('{"result":{"tools":[]},"jsonrpc":"2.0","id":7}');
+    const plain = new Request("https://pay.example.com/api/mcp/svc", { method: "POST" });
+    expect(await keptAnswer(kept!, 7, plain).text()).toBe('{"result":{"tools":[]},"jsonrpc":"2.0","id":7}');
     expect(keepList(400, headers, body, "a")).toBeUndefined();
     expect(keepList(200, headers, body, "b")).toBeUndefined();
     expect(keepList(200, headers, '{"jsonrpc":"2.0","id":"a","result":{"tools":[]}}', "a")).toBeUndefined();
     expect(keepList(200, headers, '{"jsonrpc":"2.0","id":"a","error":{"code":-1,"message":"x"}}', "a")).toBeUndefined();
+  });
+
+  it("keptAnswer sends a client that accepts gzip the same answer compressed, its id in the same gzip member", async () => {
+    const tools = Array.from({ length: 50 }, (_, i) => ({ name: `tool${i}`, description: "é ".repeat(40) }));
+    const body = `{"result":${JSON.stringify({ tools })},"jsonrpc":"2.0","id":1}`;
+    const kept = keepList(200, new Headers({ "content-type": "application/json" }), body, 1)!;
+    const gzipped = new Request("https://pay.example.com/api/mcp/svc", {
+      method: "POST",
+      headers: { "Accept-Encoding": "gzip, deflate, br" },
+    });
+    const res = keptAnswer(kept, "req-2", gzipped);
+    expect(res.headers.get("content-encoding")).toBe("gzip");
+    const sent = new Uint8Array(await res.arrayBuffer());
+    expect(sent.byteLength).toBeLessThan(body.length / 4);
+    const text = await new Response(new Blob([sent]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
+    expect(text).toBe(body.replace('"id":1}', '"id":"req-2"}'));
   });
 });

@@ -86,7 +86,7 @@ async function answer(c: Ctx): Promise<Response> {
   if (listId === undefined) return await sdkAnswer(c, lib, built, parsedBody);
   const listKey = `${built.key}\n${checkedHeaders(c.req.raw.headers)}`;
   const kept = keptLists.get(listKey);
-  if (kept) return keptAnswer(kept, listId);
+  if (kept) return keptAnswer(kept, listId, c.req.raw);
   const res = await sdkAnswer(c, lib, built, parsedBody);
   const body = await res.text();
   const fresh = keepList(res.status, res.headers, body, listId);
@@ -134,7 +134,7 @@ const keptTools = new BoundedCache<Built>(256, () => 1);
  * a new state is a new key, so a disabled paywall or a new price shows at once. At most 8 MiB in all (a list of 100
  * tools is about 96 KiB).
  */
-const keptLists = new BoundedCache<KeptList>(8 * 1024 * 1024, (kept) => kept.head.byteLength);
+const keptLists = new BoundedCache<KeptList>(8 * 1024 * 1024, (kept) => kept.head.byteLength + kept.gzip.deflated.byteLength);
 
 /**
  * A service's tools: built from its rows, or as this isolate built them at the same catalog version and wallets (one

@@ -7,12 +7,16 @@
  * goes to the SDK.
  */
 
+import { acceptsGzip, clientAcceptEncoding, type GzipHead, gzipAnswer, gzipHead } from "../../lib/gzip-kept.ts";
+
 /** A JSON-RPC request id, as the SDK's schema takes it (a string or an integer). */
 export type RequestId = string | number;
 
 /** The SDK's answer to a plain list, kept without its id: `head` + the id as JSON + `}` is the answer (UTF-8). */
 export interface KeptList {
   head: Uint8Array;
+  /** The same, compressed once for clients that accept gzip (src/lib/gzip-kept.ts). */
+  gzip: GzipHead;
   status: number;
   headers: [string, string][];
 }
@@ -38,16 +42,25 @@ export function keepList(status: number, headers: Headers, body: string, id: Req
   const tail = `,"jsonrpc":"2.0","id":${JSON.stringify(id)}}`;
   if (status !== 200 || !body.startsWith('{"result":') || !body.endsWith(tail)) return undefined;
   const head = utf8.encode(body.slice(0, body.length - JSON.stringify(id).length - 1));
-  return { head, status, headers: [...headers] };
+  return { head, gzip: gzipHead(head), status, headers: [...headers] };
 }
 
-/** The kept answer with the request's own id (its bytes copied, never encoded again). */
-export function keptAnswer(kept: KeptList, id: RequestId): Response {
+/**
+ * The kept answer to `request` with its own id (its bytes copied, never encoded again); to a client that accepts gzip,
+ * compressed once with the id appended to the same gzip member (`encodeBody: "manual"`: the runtime would otherwise
+ * compress it again for its Content-Encoding). No `Vary`: a POST's answer is never kept by a shared cache.
+ */
+export function keptAnswer(kept: KeptList, id: RequestId, request: Request): Response {
   const end = utf8.encode(`${JSON.stringify(id)}}`);
+  const headers = new Headers(kept.headers);
+  if (acceptsGzip(clientAcceptEncoding(request))) {
+    headers.set("Content-Encoding", "gzip");
+    return new Response(gzipAnswer(kept.gzip, end), { status: kept.status, headers, encodeBody: "manual" });
+  }
   const body = new Uint8Array(kept.head.byteLength + end.byteLength);
   body.set(kept.head);
   body.set(end, kept.head.byteLength);
-  return new Response(body, { status: kept.status, headers: kept.headers });
+  return new Response(body, { status: kept.status, headers });
 }
 
 const utf8 = new TextEncoder();
