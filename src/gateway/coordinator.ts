@@ -45,6 +45,11 @@ export class PaymentCoordinator extends PaymentObject {
     });
   }
 
+  /** A move recorded the request's outcome here: the copies waiting read it now, with no call of its own. */
+  protected override moved(): void {
+    this.finished();
+  }
+
   /** The owner recorded the payment's outcome: every copy waiting reads it now. */
   finished(): void {
     this.finishedAt = Date.now();

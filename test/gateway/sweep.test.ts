@@ -180,7 +180,7 @@ describe("a payment recorded in its object (PAYMENT_RECORDS=objects)", () => {
     // Nothing of it is in the Cron sweep's table: only its object settles it.
     expect(await attemptsOf([paid.transactionId])).toEqual([undefined]);
     // Its sweep is due past its expiry (minutes away): brought forward, then its alarm runs.
-    await runInDurableObject(object, (_, state) => void state.storage.sql.exec("UPDATE sweep SET at = 0"));
+    await runInDurableObject(object, (_, { storage }) => storage.kv.put("sweep", { ...storage.kv.get<object>("sweep"), at: 0 }));
     await runDurableObjectAlarm(object);
     expect(await object.transaction()).toMatchObject({ status: "COMPLETED", txHash: paid.txHash });
     await recordsLanded("objects");

@@ -107,25 +107,56 @@ const store = (row: object) =>
 export const storeRecord = (record: PaymentRecord) => store(record);
 export const parseRecord = (stored: string) => JSON.parse(stored, revive) as PaymentRecord;
 
+/** A PENDING payment's sweep as the object keeps it: what settles it from the chain, and when it is due. */
+interface SweepDue {
+  pending: PendingPayment;
+  at: number;
+}
+
+/** A record kept until the queue's consumer reports it landed: its number, itself, when it may be sent again. */
+interface Unsent {
+  seq: number;
+  record: string;
+  resendAt: number | null;
+}
+
+/** What the object keeps, each under its own key of its storage (values structured-cloned: dates stay dates). */
+interface Stored {
+  payment: NewTransaction;
+  answer: PaidAnswerRow;
+  sweep: SweepDue;
+  /** Of an object named by a retry key: the payment holding it. */
+  key: { transactionId: string; expiresAt: number };
+  unsent: Unsent[];
+  /** The next record's number. */
+  seq: number;
+  /** Sends of records in a row that failed (or went unreported), for backing off. */
+  failures: number;
+}
+
 export class PaymentObject extends DurableObject<Env> {
-  private readonly sql: SqlStorage;
+  /**
+   * The object's storage as keys and values (the storage's synchronous key-value API): no schema to create for each
+   * new payment, and a move reads and writes a few keys in one storage transaction.
+   */
+  private readonly kv: SyncKvStorage;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.sql = ctx.storage.sql;
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS payment (id TEXT PRIMARY KEY, status TEXT NOT NULL, row TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS unsent (seq INTEGER PRIMARY KEY AUTOINCREMENT, record TEXT NOT NULL, resend_at INTEGER);
-      CREATE TABLE IF NOT EXISTS sending (id INTEGER PRIMARY KEY CHECK (id = 1), failures INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS answer (id INTEGER PRIMARY KEY CHECK (id = 1), row TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS sweep (id INTEGER PRIMARY KEY CHECK (id = 1), pending TEXT NOT NULL, at INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS key_holder (id INTEGER PRIMARY KEY CHECK (id = 1), transaction_id TEXT NOT NULL,
-        expires_at INTEGER NOT NULL);`);
+    this.kv = ctx.storage.kv;
+  }
+
+  private get<K extends keyof Stored>(key: K): Stored[K] | undefined {
+    return this.kv.get<Stored[K]>(key);
+  }
+
+  private put<K extends keyof Stored>(key: K, value: Stored[K]): void {
+    this.kv.put(key, value);
   }
 
   /** The payment's paid answer (its claim, and the answer once stored), or `undefined`. */
   private answer(): PaidAnswerRow | undefined {
-    const [stored] = this.sql.exec<{ row: string }>("SELECT row FROM answer").toArray();
-    return stored ? (JSON.parse(stored.row, revive) as PaidAnswerRow) : undefined;
+    return this.get("answer");
   }
 
   /**
@@ -135,36 +166,27 @@ export class PaymentObject extends DurableObject<Env> {
    * way) holds the key: two payments racing for one key, one claims it.
    */
   async claimKey(transactionId: string, expiresAt: Date, now: Date, replaceExpired: boolean): Promise<boolean> {
-    const holder = this.holder();
-    if (holder && holder.transaction_id !== transactionId && !(replaceExpired && holder.expires_at <= now.getTime())) {
-      const held = await this.env.PAYMENT_COORDINATOR.getByName(holder.transaction_id).transaction();
+    const holder = this.get("key");
+    if (holder && holder.transactionId !== transactionId && !(replaceExpired && holder.expiresAt <= now.getTime())) {
+      const held = await this.env.PAYMENT_COORDINATOR.getByName(holder.transactionId).transaction();
       // Another claim may have landed while the holder was asked: only the holder seen decides.
-      if (held?.status !== "FAILED" || this.holder()?.transaction_id !== holder.transaction_id) return false;
+      if (held?.status !== "FAILED" || this.get("key")?.transactionId !== holder.transactionId) return false;
     }
-    this.sql.exec(
-      "INSERT OR REPLACE INTO key_holder (id, transaction_id, expires_at) VALUES (1, ?, ?)",
-      transactionId,
-      expiresAt.getTime(),
-    );
+    this.put("key", { transactionId, expiresAt: expiresAt.getTime() });
     return true;
-  }
-
-  private holder() {
-    return this.sql
-      .exec<{ transaction_id: string; expires_at: number }>("SELECT transaction_id, expires_at FROM key_holder")
-      .toArray()[0];
   }
 
   /** Of an object named by a retry key: the payment holding it, if any. */
   keyHolder(): string | undefined {
-    return this.sql.exec<{ transaction_id: string }>("SELECT transaction_id FROM key_holder").toArray()[0]?.transaction_id;
+    return this.get("key")?.transactionId;
   }
 
   /** The payment with its unexpired paid answer (the resend lookup), or `undefined`. */
   known(now: Date): KnownPayment | undefined {
     const row = this.answer();
+    if (!row || row.expiresAt.getTime() <= now.getTime()) return undefined;
     const transaction = this.transaction();
-    if (!row || !transaction || row.expiresAt.getTime() <= now.getTime()) return undefined;
+    if (!transaction) return undefined;
     return {
       row,
       status: transaction.status,
@@ -184,8 +206,9 @@ export class PaymentObject extends DurableObject<Env> {
     const kept = this.ctx.storage.transactionSync(() => {
       const row = this.answer();
       if (!row || this.transaction()?.status !== pending) return false;
-      this.sql.exec("UPDATE answer SET row = ?", store({ ...row, answer: sealed }));
-      if (sweepAt !== undefined) this.sql.exec("UPDATE sweep SET at = min(at, ?)", sweepAt);
+      this.put("answer", { ...row, answer: sealed });
+      const due = this.sweepDue();
+      if (due && sweepAt !== undefined && sweepAt < due.at) this.put("sweep", { ...due, at: sweepAt });
       return true;
     });
     const due = this.sweepDue();
@@ -201,14 +224,13 @@ export class PaymentObject extends DurableObject<Env> {
 
   /** The payment's transaction as this object last moved it, or `undefined` before `start`. */
   transaction(): NewTransaction | undefined {
-    const [stored] = this.sql.exec<{ row: string }>("SELECT row FROM payment").toArray();
-    return stored ? (JSON.parse(stored.row, revive) as NewTransaction) : undefined;
+    return this.get("payment");
   }
 
   /**
    * `move` of the payment, if it stands at the move's `from` (the table's guard; `null`: not recorded yet): its
    * transaction and events stored and queued for the read model in one storage transaction. `false`: refused,
-   * nothing stored.
+   * nothing stored. A move that records the request's outcome (every move but `start`) is told to `moved`.
    */
   async move(move: PaymentMove, record: MoveRecord): Promise<boolean> {
     const { from, to } = PAYMENT_MOVES[move];
@@ -216,12 +238,7 @@ export class PaymentObject extends DurableObject<Env> {
       const current = this.transaction();
       if ((current?.status ?? null) !== from) return false;
       const row = { ...current, ...record.transaction, status: to } as NewTransaction;
-      this.sql.exec(
-        "INSERT INTO payment (id, status, row) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET status = excluded.status, row = excluded.row",
-        row.id,
-        to,
-        store(row),
-      );
+      this.put("payment", row);
       const type = PAYMENT_MOVES[move].webhook;
       const at = row.settledAt ?? new Date();
       const webhook = type ? { type, idPrefix: transactionDeliveryIdPrefix(row.id, type), at } : undefined;
@@ -229,25 +246,35 @@ export class PaymentObject extends DurableObject<Env> {
         { kind: "transaction", row, ...(webhook ? { webhook } : {}) },
         ...record.events.map((e) => ({ kind: "event" as const, row: e })),
       ];
-      for (const r of records) this.sql.exec("INSERT INTO unsent (record) VALUES (?)", storeRecord(r));
+      let seq = this.get("seq") ?? 1;
+      const unsent = this.get("unsent") ?? [];
+      for (const r of records) unsent.push({ seq: seq++, record: storeRecord(r), resendAt: null });
+      this.put("unsent", unsent);
+      this.put("seq", seq);
       if (record.pending) {
-        const at = record.pending.validBefore.getTime() + SWEEP_AFTER_EXPIRY_MS;
-        this.sql.exec("INSERT OR REPLACE INTO sweep (id, pending, at) VALUES (1, ?, ?)", store(record.pending), at);
+        this.put("sweep", { pending: record.pending, at: record.pending.validBefore.getTime() + SWEEP_AFTER_EXPIRY_MS });
       }
-      if (to !== "PENDING") this.sql.exec("DELETE FROM sweep");
-      if (record.answer === null) this.sql.exec("DELETE FROM answer");
-      else if (record.answer && (move === "start" || this.answer())) {
-        this.sql.exec("INSERT OR REPLACE INTO answer (id, row) VALUES (1, ?)", store({ ...this.answer(), ...record.answer }));
+      if (to !== "PENDING") this.kv.delete("sweep");
+      if (record.answer === null) this.kv.delete("answer");
+      else if (record.answer) {
+        const answer = this.answer();
+        if (move === "start" || answer) this.put("answer", { ...answer, ...record.answer } as PaidAnswerRow);
       }
       return true;
     });
-    if (moved) await this.wakeBy(to === "PENDING" ? Date.now() + RECORD_FLUSH_MS : Date.now());
+    // An outcome's records leave at once, from here (no alarm to wake for them); a PENDING move's wait for more.
+    if (moved && to === "PENDING") await this.wakeBy(Date.now() + RECORD_FLUSH_MS);
+    else if (moved) this.ctx.waitUntil(this.sendRecords().catch(() => {})); // its start's alarm is the fallback
+    if (move !== "start") this.moved();
     return moved;
   }
 
+  /** After a move recording the request's outcome (made or refused): the gateway's coordinator wakes its copies. */
+  protected moved(): void {}
+
   /** Records not yet in D1 (0 once the queue's consumer reported them all landed). */
   unsentRecords(): number {
-    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM unsent").one().n;
+    return this.get("unsent")?.length ?? 0;
   }
 
   /** The alarm set for `at` at the latest (an earlier one stays). */
@@ -257,9 +284,8 @@ export class PaymentObject extends DurableObject<Env> {
   }
 
   /** The payment's sweep, while it stands PENDING: what settles it, and when it is due. */
-  private sweepDue() {
-    const [row] = this.sql.exec<{ pending: string; at: number }>("SELECT pending, at FROM sweep").toArray();
-    return row ? { pending: JSON.parse(row.pending, revive) as PendingPayment, at: row.at } : undefined;
+  private sweepDue(): SweepDue | undefined {
+    return this.get("sweep");
   }
 
   /**
@@ -295,10 +321,10 @@ export class PaymentObject extends DurableObject<Env> {
     if (outcome.status === "UNKNOWN") {
       const pastExpiry = due.pending.validBefore.getTime() + SWEEP_AFTER_EXPIRY_MS;
       const now = Date.now();
-      this.sql.exec(
-        "UPDATE sweep SET at = ?",
-        now < pastExpiry ? Math.min(pastExpiry, now + SWEEP_RETRY_MS) : now + SWEEP_RETRY_MS,
-      );
+      const at = now < pastExpiry ? Math.min(pastExpiry, now + SWEEP_RETRY_MS) : now + SWEEP_RETRY_MS;
+      // Still PENDING (the request may have recorded its outcome while the chain was asked).
+      const still = this.sweepDue();
+      if (still) this.put("sweep", { ...still, at });
       return;
     }
     const ref: PaymentRef = {
@@ -328,45 +354,42 @@ export class PaymentObject extends DurableObject<Env> {
    */
   private async sendRecords(): Promise<void> {
     const now = Date.now();
-    const batch = this.sql
-      .exec<{ seq: number; record: string; resend_at: number | null }>(
-        "SELECT seq, record, resend_at FROM unsent WHERE resend_at IS NULL OR resend_at <= ? ORDER BY seq LIMIT ?",
-        now,
-        RECORDS_PER_MESSAGE,
-      )
-      .toArray();
+    const batch = (this.get("unsent") ?? [])
+      .filter((u) => u.resendAt === null || u.resendAt <= now)
+      .slice(0, RECORDS_PER_MESSAGE);
     if (batch.length > 0) {
-      const failures = this.sql.exec<{ failures: number }>("SELECT failures FROM sending").toArray()[0]?.failures ?? 0;
+      const failures = this.get("failures") ?? 0;
       try {
         await this.send(
           batch.map((b) => b.seq),
           batch.map((b) => b.record),
         );
       } catch {
-        this.sql.exec("INSERT OR REPLACE INTO sending (id, failures) VALUES (1, ?)", failures + 1);
+        this.put("failures", failures + 1);
         await this.ctx.storage.setAlarm(now + Math.min(RECORD_RETRY_MAX_MS, 1_000 * 2 ** failures));
         return;
       }
       // Sent again, these waited past `RECORD_RESEND_MS`: each time twice as long before the next.
-      const resent = batch.some((b) => b.resend_at !== null);
+      const resent = batch.some((b) => b.resendAt !== null);
       const wait = resent ? Math.min(RECORD_RESEND_MAX_MS, RECORD_RESEND_MS * 2 ** failures) : RECORD_RESEND_MS;
-      this.sql.exec(
-        "UPDATE unsent SET resend_at = ? WHERE seq IN (SELECT value FROM json_each(?))",
-        now + wait,
-        JSON.stringify(batch.map((b) => b.seq)),
-      );
-      if (resent) this.sql.exec("INSERT OR REPLACE INTO sending (id, failures) VALUES (1, ?)", failures + 1);
-      else this.sql.exec("DELETE FROM sending");
+      const sent = new Set(batch.map((b) => b.seq));
+      // Read again: the consumer may have reported some landed while the message was on its way.
+      const unsent = (this.get("unsent") ?? []).map((u) => (sent.has(u.seq) ? { ...u, resendAt: now + wait } : u));
+      this.put("unsent", unsent);
+      if (resent) this.put("failures", failures + 1);
+      else this.kv.delete("failures");
     }
-    const [next] = this.sql.exec<{ at: number | null }>("SELECT min(coalesce(resend_at, 0)) AS at FROM unsent").toArray();
-    if (next?.at != null) await this.ctx.storage.setAlarm(Math.max(next.at, Date.now()));
+    const left = this.get("unsent") ?? [];
+    if (left.length > 0) await this.ctx.storage.setAlarm(Math.max(Math.min(...left.map((u) => u.resendAt ?? 0)), Date.now()));
   }
 
   /** Of the queue's consumer: these records are in D1; the object forgets them (and, with nothing left, its alarm). */
   async recordsLanded(seqs: number[]): Promise<void> {
-    this.sql.exec("DELETE FROM unsent WHERE seq IN (SELECT value FROM json_each(?))", JSON.stringify(seqs));
-    if (this.unsentRecords() > 0) return;
-    this.sql.exec("DELETE FROM sending");
+    const landed = new Set(seqs);
+    const unsent = (this.get("unsent") ?? []).filter((u) => !landed.has(u.seq));
+    this.put("unsent", unsent);
+    if (unsent.length > 0) return;
+    this.kv.delete("failures");
     if (!this.sweepDue()) await this.ctx.storage.deleteAlarm();
   }
 

@@ -1,6 +1,5 @@
 import type { PaymentTarget } from "../../db/gateway.ts";
 import { storeAnswer } from "../answer-cache.ts";
-import { ownerFinished } from "../coordinator.ts";
 import { type AnswerParts, SETTLEMENT_REFERENCE_HEADER, sealAnswer, TRANSACTION_ID_HEADER } from "../paid-answer.ts";
 import { issueSignedUrl } from "../signed-url.ts";
 import type { UpstreamParts } from "../upstream/request.ts";
@@ -34,10 +33,8 @@ export function fulfil(
   claim: Claim,
   settle: () => Promise<Settlement>,
 ): Promise<Outcome> {
-  const { env, defer } = k.input;
-  const work = forwardAndSettle(k, target, parts, claim, settle).finally(() =>
-    ownerFinished(env, defer, claim.ref.transactionId),
-  );
+  const { defer } = k.input;
+  const work = forwardAndSettle(k, target, parts, claim, settle).finally(() => k.ledger.finished(claim.ref.transactionId));
   defer(work.catch(() => {}));
   return work;
 }

@@ -14,6 +14,7 @@ import * as recorded from "../../core/ledger/recorded.ts";
 import { queueOutbox } from "../../core/webhooks/outbox.ts";
 import { getDb } from "../../db/client.ts";
 import { findKnownPayment, type KnownPayment } from "../../db/paid-answers.ts";
+import { ownerFinished } from "../coordinator.ts";
 import type { PresentedPayment } from "./method.ts";
 
 // The pipeline's one door to the ledger: every move of a payment it makes, and every read of a payment it knows,
@@ -28,7 +29,7 @@ export type { KnownPayment } from "../../db/paid-answers.ts";
 
 /** The ledger as one request's pipeline uses it: its webhook deliveries queued after the answer (`defer`). */
 export function ledgerFor(env: Env, defer: (work: Promise<unknown>) => void): Ledger {
-  return env.PAYMENT_RECORDS === "objects" ? objectLedger(env) : d1Ledger(env, defer);
+  return env.PAYMENT_RECORDS === "objects" ? objectLedger(env, defer) : d1Ledger(env, defer);
 }
 
 /**
@@ -36,7 +37,14 @@ export function ledgerFor(env: Env, defer: (work: Promise<unknown>) => void): Le
  * presented again that no object knows is looked for in D1 only where the D1 ledger may have recorded it before the
  * switch (`recorded.mayBeRecordedInD1`): it is answered from there as before.
  */
-function objectLedger(env: Env): Ledger {
+function objectLedger(env: Env, defer: (work: Promise<unknown>) => void): Ledger {
+  // Payments whose outcome this request recorded in their object: the move itself woke the copies waiting there.
+  const told = new Set<string>();
+  const outcome = async (p: PaymentRef, moved: Promise<boolean>) => {
+    const done = await moved;
+    told.add(p.transactionId);
+    return done;
+  };
   const known = async (keys: PaymentKeys) => {
     const now = new Date();
     const found = await recorded.findKnownPayment(env, keys, now);
@@ -45,12 +53,15 @@ function objectLedger(env: Env): Ledger {
   };
   return {
     start: (p) => recorded.startPayment(env, p),
-    complete: (p, txHash, o, answer) => recorded.completePayment(env, p, txHash, o, answer),
-    fail: (p, reason, o) => recorded.failPayment(env, p, reason, o),
-    leaveUnknown: (p, txHash, answer) => recorded.leavePaymentUnknown(env, p, txHash, answer),
+    complete: (p, txHash, o, answer) => outcome(p, recorded.completePayment(env, p, txHash, o, answer)),
+    fail: (p, reason, o) => outcome(p, recorded.failPayment(env, p, reason, o)),
+    leaveUnknown: (p, txHash, answer) => outcome(p, recorded.leavePaymentUnknown(env, p, txHash, answer)),
     keepBeforeSettling: (p, answer) => recorded.keepAnswerBeforeSettlement(env, p, answer),
     status: (transactionId) => recorded.paymentStatus(env, transactionId),
     known,
+    finished: (transactionId) => {
+      if (!told.has(transactionId)) ownerFinished(env, defer, transactionId);
+    },
   };
 }
 
@@ -74,6 +85,8 @@ function d1Ledger(env: Env, defer: (work: Promise<unknown>) => void) {
     status: (transactionId: string) => paymentStatus(db, transactionId),
     /** The unexpired answer of a payment the gateway knows, by its transaction id or its retry key. */
     known: (keys: PaymentKeys): Promise<KnownPayment | undefined> => findKnownPayment(db, keys, new Date()),
+    /** The owner is done with its payment (its outcome recorded, or given up): the copies waiting read it now. */
+    finished: (transactionId: string) => ownerFinished(env, defer, transactionId),
   };
 }
 
