@@ -5,8 +5,9 @@ import { SWEEP_MIN_AGE_MS, sweptOutcome } from "./sweep.ts";
 
 /**
  * One object per payment in flight (named by its transaction id): where copies of a payment wait for the request that
- * owns it. The ledger's `start` decides the owner (one insert wins, in D1); the owner tells the object when it has
- * recorded its outcome (`finished`), and every copy waiting (`wait`) wakes at once and reads that outcome from D1.
+ * owns it. The ledger's `start` decides the owner; once the owner has recorded its outcome, every copy waiting (`wait`)
+ * wakes at once and reads it: over payments recorded here, the outcome's move itself wakes them (`moved`); over D1,
+ * the owner tells the object (`finished`) after its D1 move.
  * Waiting stores nothing: the object holds who waits in memory, and one writer per payment means no copy polls
  * D1. A copy whose owner never tells (an evicted isolate) waits until its bound, then reads D1 all the same.
  * The same object can record the payment itself (`PaymentObject`, src/core/ledger/payment-object.ts): the ledger's
