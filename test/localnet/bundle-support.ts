@@ -3,7 +3,8 @@
  * management API of a running Worker with its seeded key, and a stub service on the local upstream whose payments go
  * to `merchant`.
  */
-import type { Address } from "viem";
+import { type Address, createPublicClient, createWalletClient, erc20Abi, http } from "viem";
+import { generatePrivateKey, privateKeyToAccount, privateKeyToAddress } from "viem/accounts";
 import { GATEWAY_TEST_HOSTS } from "../../src/cli/localnet/outbound.ts";
 import type { LocalStack } from "../../src/cli/localnet/stack.ts";
 import type { RunningWorker } from "../browser/support/worker.ts";
@@ -118,4 +119,34 @@ export function historyOf(api: ReturnType<typeof workerApi>) {
   };
   return (paywallId: string, done: (h: History) => boolean = landed(1), ms = READ_MODEL_WAIT_MS) =>
     eventually(() => read(paywallId), done, ms);
+}
+
+/** The funding of the buyers of their own, one transfer at a time (the stack's buyer sends them all). */
+let funding: Promise<unknown> = Promise.resolve();
+
+/**
+ * An x402 buyer of its own, given `amount` of the token by the stack's buyer: payments whose outcomes land side by
+ * side (their objects' sweeps) each read their own buyer's balance.
+ */
+export async function fundedX402Buyer(stack: LocalStack, amount: bigint) {
+  const privateKey = generatePrivateKey();
+  const address = privateKeyToAddress(privateKey);
+  const chain = createPublicClient({ transport: http(stack.info.rpcUrl), pollingInterval: 100 });
+  const funder = createWalletClient({
+    account: privateKeyToAccount(stack.info.buyer.privateKey),
+    transport: http(stack.info.rpcUrl),
+  });
+  const funded = funding.then(async () => {
+    const hash = await funder.writeContract({
+      chain: null,
+      address: stack.info.usdc.address,
+      abi: erc20Abi,
+      functionName: "transfer",
+      args: [address, amount],
+    });
+    await chain.waitForTransactionReceipt({ hash });
+  });
+  funding = funded.catch(() => {});
+  await funded;
+  return { privateKey, address };
 }

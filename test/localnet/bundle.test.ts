@@ -11,7 +11,7 @@
 // case in depth on the same modules, unbundled; these run the same cases on the bundle that ships.
 import { appendPaymentIdentifierToExtensions, generatePaymentId } from "@x402/extensions/payment-identifier";
 import { Credential } from "mppx";
-import { type Address, createClient, createPublicClient, createWalletClient, erc20Abi, http } from "viem";
+import { type Address, createClient, createPublicClient, erc20Abi, http } from "viem";
 import { generatePrivateKey, privateKeyToAccount, privateKeyToAddress } from "viem/accounts";
 import { sendRawTransactionSync } from "viem/actions";
 import { Actions } from "viem/tempo";
@@ -22,7 +22,7 @@ import { createOutboundRouter, GATEWAY_TEST_HOSTS } from "../../src/cli/localnet
 import { type LocalStack, startStack } from "../../src/cli/localnet/stack.ts";
 import { tempoChain } from "../../src/cli/localnet/tempo.ts";
 import { type RunningWorker, startWorker } from "../browser/support/worker.ts";
-import { historyOf, landed, OBJECT_SWEEP_AFTER_EXPIRY_MS, stubService, workerApi } from "./bundle-support.ts";
+import { fundedX402Buyer, historyOf, landed, OBJECT_SWEEP_AFTER_EXPIRY_MS, stubService, workerApi } from "./bundle-support.ts";
 
 const PORT = 8897;
 const PRICE = "4321"; // 0.004321 USDC
@@ -130,33 +130,6 @@ const usdcBalance = (address: string) =>
     functionName: "balanceOf",
     args: [address as Address],
   });
-
-/** The funding of the buyers of their own, one transfer at a time (the stack's buyer sends them). */
-let funding: Promise<unknown> = Promise.resolve();
-
-/** An x402 buyer of its own, given ten prices by the stack's buyer: tests that run side by side read their own balance. */
-async function fundedX402Buyer() {
-  const privateKey = generatePrivateKey();
-  const address = privateKeyToAddress(privateKey);
-  const chain = createPublicClient({ transport: http(stack.info.rpcUrl), pollingInterval: 100 });
-  const funder = createWalletClient({
-    account: privateKeyToAccount(stack.info.buyer.privateKey),
-    transport: http(stack.info.rpcUrl),
-  });
-  const funded = funding.then(async () => {
-    const hash = await funder.writeContract({
-      chain: null,
-      address: stack.info.usdc.address,
-      abi: erc20Abi,
-      functionName: "transfer",
-      args: [address, 10n * BigInt(PRICE)],
-    });
-    await chain.waitForTransactionReceipt({ hash });
-  });
-  funding = funded.catch(() => {});
-  await funded;
-  return { privateKey, address };
-}
 
 const x402Buyer = () =>
   createX402Buyer({ privateKey: stack.info.buyer.privateKey, network: stack.info.network, usdc: stack.info.usdc.address });
@@ -466,7 +439,7 @@ describe("the production bundle when a settlement's answer is lost", () => {
 describe.concurrent("the production bundle when a settlement's answer is lost: the payment's object sweeps it", () => {
   it("x402, never settled and the answer lost: 502 PAYMENT_OUTCOME_UNKNOWN, PENDING; its sweep records FAILED once it expired", async () => {
     const shop = await paywall("x402-send-dropped");
-    const buyer = await fundedX402Buyer();
+    const buyer = await fundedX402Buyer(stack, 10n * BigInt(PRICE));
     const before = await usdcBalance(buyer.address);
     // An authorization valid 40 s (the least the gateway takes leaves the facilitator its 30 s): it expires soon.
     const { header, validBefore } = await signedX402(
@@ -500,7 +473,7 @@ describe.concurrent("the production bundle when a settlement's answer is lost: t
 
   it("x402, never settled and the answer lost, then settled by its facilitator: its sweep records COMPLETED and the buyer's resend gets the answer", async () => {
     const shop = await paywall("x402-recovered");
-    const buyer = await fundedX402Buyer();
+    const buyer = await fundedX402Buyer(stack, 10n * BigInt(PRICE));
     const before = await usdcBalance(buyer.address);
     const { header, payload, validBefore } = await signedX402(shop.x402, undefined, buyer);
     const res = await payX402(await behind("send-dropped", shop.x402), header);
