@@ -1,6 +1,7 @@
 // Starts the production bundle of the Worker in workerd through Miniflare (as test/bench/workers.ts does), with the
-// static assets of ./src/public, the real `[vars]` of wrangler.toml, D1 with every migration applied, the rate limiter
-// Durable Object, and a seeded tenant with a full-scope API key. For tests that need real sockets or a real browser.
+// static assets of ./src/public, the real `[vars]` of wrangler.toml, D1 with every migration applied, the Durable
+// Objects, the payment-records queue (the payment objects' records reach D1 through it), and a seeded tenant with a
+// full-scope API key. For tests that need real sockets or a real browser.
 import { mkdir, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { convertV4MiniflareOptions, Miniflare, type V4WorkerOptions } from "miniflare";
