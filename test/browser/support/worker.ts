@@ -1,6 +1,7 @@
 // Starts the production bundle of the Worker in workerd through Miniflare (as test/bench/workers.ts does), with the
-// static assets of ./src/public, the real `[vars]` of wrangler.toml, D1 with every migration applied, the rate limiter
-// Durable Object, and a seeded tenant with a full-scope API key. For tests that need real sockets or a real browser.
+// static assets of ./src/public, the real `[vars]` of wrangler.toml, D1 with every migration applied, the Durable
+// Objects, the payment-records queue (the payment objects' records reach D1 through it), and a seeded tenant with a
+// full-scope API key. For tests that need real sockets or a real browser.
 import { mkdir, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { convertV4MiniflareOptions, Miniflare, type V4WorkerOptions } from "miniflare";
@@ -73,6 +74,9 @@ export interface StartOptions {
   variants?: Record<string, Record<string, string>>;
 }
 
+/** The payment-records queue (wrangler.toml); its consumer is the app's, whose objects record the payments. */
+const RECORDS_QUEUE = "payment-records";
+
 export async function startWorker(options: StartOptions): Promise<RunningWorker> {
   const scriptPath = await buildBundle();
   const storage = join(OUTPUT_DIR, "storage", String(options.port));
@@ -106,6 +110,9 @@ export async function startWorker(options: StartOptions): Promise<RunningWorker>
       routerConfig: { has_user_worker: true },
       run_worker_first: true,
     },
+    // The payment records reach D1 through their queue, as wrangler.toml configures it (docs/gateway.md).
+    queueProducers: { PAYMENT_RECORDS_QUEUE: { queueName: RECORDS_QUEUE } },
+    queueConsumers: { [RECORDS_QUEUE]: { maxBatchSize: 100, maxBatchTimeout: 2, maxRetries: 10 } },
     // As a Node handler, so a connection that fails is a failed fetch in the Worker (src/cli/localnet/outbound.ts).
     ...(options.outboundService ? { outboundService: outboundService(options.outboundService) as never } : {}),
   };
@@ -125,6 +132,7 @@ export async function startWorker(options: StartOptions): Promise<RunningWorker>
         FACILITATOR_HEALTH: { className: "FacilitatorHealthObject", scriptName: "app", useSQLite: true },
       },
       bindings: { ...app.bindings, PAYMENT_BASE_URL: variantOrigin(i), ...vars },
+      queueProducers: app.queueProducers,
       ...(app.outboundService ? { outboundService: app.outboundService } : {}),
       unsafeDirectSockets: [{ host: "127.0.0.1", port: options.port + 1 + i }],
     }),
