@@ -3,7 +3,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { outcomeEventIdOf, requestEventIdOf } from "../../src/core/ledger/ids.ts";
-import { completeRows, type PaymentRef, type PaymentStart, startRows } from "../../src/core/ledger/ledger.ts";
+import type { PaymentRef, PaymentStart, } from "../../src/core/ledger/ledger.ts";
 import { READ_MODEL_MOVES, RECORD_FLUSH_MS } from "../../src/core/ledger/payment-object.ts";
 import {
   completePayment,
@@ -17,8 +17,7 @@ import {
 } from "../../src/core/ledger/recorded.ts";
 import { NETWORK_TABLE } from "../../src/core/money/network-table.ts";
 import { PENDING_CLAIM_MS } from "../../src/core/payments.ts";
-import { transactionDeliveryIdPrefix } from "../../src/core/webhooks/events.ts";
-import { applyPaymentRecords, type PaymentRecord } from "../../src/db/ledger.ts";
+import { applyPaymentRecords, } from "../../src/db/ledger.ts";
 import { randomHex } from "../../src/lib/ids.ts";
 import { createPaywallFor } from "../history/support.ts";
 import { api } from "../support/client.ts";
@@ -26,6 +25,7 @@ import { printToRunner } from "../support/console.ts";
 import { createApiKey, db } from "../support/factories.ts";
 import { address, txHash } from "../support/payments.ts";
 import { createEndpoint, inboxUrl, newInbox } from "../webhooks/support.ts";
+import { startedAndCompleted } from "./records-support.ts";
 
 /** The read model's promise: a move reaches D1 within this bound (docs/gateway.md). */
 const BOUND_MS = 5_000;
@@ -167,25 +167,8 @@ describe("the read model's batches", () => {
   async function recordsOf() {
     const { key, ref, start } = await newPayment();
     await createEndpoint({ key }, inboxUrl(newInbox()));
-    const [transaction, request] = startRows(start);
     const hash = txHash();
-    const [change, success] = completeRows(ref, hash, { statusCode: 200, responseTime: 1 });
-    const started: PaymentRecord[] = [
-      { kind: "transaction", row: transaction },
-      { kind: "event", row: request },
-    ];
-    const completed: PaymentRecord[] = [
-      {
-        kind: "transaction",
-        row: { ...transaction, ...change },
-        webhook: {
-          type: "transaction.completed",
-          idPrefix: transactionDeliveryIdPrefix(ref.transactionId, "transaction.completed"),
-          at: new Date(),
-        },
-      },
-      { kind: "event", row: success },
-    ];
+    const { started, completed } = startedAndCompleted(ref, start, hash, 1);
     return { ref, hash, started, completed };
   }
 

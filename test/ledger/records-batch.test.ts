@@ -3,10 +3,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { outcomeEventIdOf, requestEventIdOf } from "../../src/core/ledger/ids.ts";
-import { completeRows, type PaymentRef, startRows } from "../../src/core/ledger/ledger.ts";
+import type { PaymentRef, PaymentStart } from "../../src/core/ledger/ledger.ts";
 import { READ_MODEL_MOVES, type RecordsMessage, storeRecord } from "../../src/core/ledger/payment-object.ts";
 import { NETWORK_TABLE } from "../../src/core/money/network-table.ts";
-import { transactionDeliveryIdPrefix } from "../../src/core/webhooks/events.ts";
 import { getDb } from "../../src/db/client.ts";
 import { applyPaymentRecords, type PaymentRecord } from "../../src/db/ledger.ts";
 import { countingD1, newAccount } from "../../src/lib/instrumentation.ts";
@@ -14,6 +13,7 @@ import { createPaywallFor } from "../history/support.ts";
 import { createApiKey } from "../support/factories.ts";
 import { address, txHash } from "../support/payments.ts";
 import { createEndpoint, inboxUrl, newInbox } from "../webhooks/support.ts";
+import { startedAndCompleted } from "./records-support.ts";
 
 /** A tenant with a paywall and a webhook endpoint, and `n` payments' records: each started, then completed. */
 async function payments(n: number) {
@@ -31,30 +31,14 @@ async function payments(n: number) {
       network: "base-sepolia",
       amount: "2500",
     };
-    const [transaction, request] = startRows({
+    const start: PaymentStart = {
       ...ref,
       currency: entry.token,
       payer: address(),
       method: "GET",
       pending: { reference: txHash(), validBefore: new Date(Date.now() + 300_000), asset: entry.asset, payTo: address() },
-    });
-    const [change, success] = completeRows(ref, txHash(), { statusCode: 200, responseTime: 3 });
-    const started: PaymentRecord[] = [
-      { kind: "transaction", row: transaction },
-      { kind: "event", row: request },
-    ];
-    const completed: PaymentRecord[] = [
-      {
-        kind: "transaction",
-        row: { ...transaction, ...change },
-        webhook: {
-          type: "transaction.completed",
-          idPrefix: transactionDeliveryIdPrefix(ref.transactionId, "transaction.completed"),
-          at: new Date(),
-        },
-      },
-      { kind: "event", row: success },
-    ];
+    };
+    const { started, completed } = startedAndCompleted(ref, start, txHash(), 3);
     return { ref, tenantId: tenant.id, started, completed };
   });
 }

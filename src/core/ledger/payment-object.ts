@@ -12,6 +12,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { NewEvent } from "../../db/events.ts";
 import type { PaymentRecord, PendingPayment } from "../../db/ledger.ts";
+import type { KnownPayment } from "../../db/paid-answers.ts";
 import type { PaidAnswerRow, TransactionStatus } from "../../db/schema.ts";
 import type { NewTransaction } from "../../db/transactions.ts";
 import { PAID_ANSWER_KEEP_SECONDS } from "../payments.ts";
@@ -85,14 +86,8 @@ export interface RecordsMessage {
   records: string[];
 }
 
-/** A payment presented again, as its object knows it: its claim and answer, and where it stands. */
-export interface KnownPayment {
-  row: PaidAnswerRow;
-  status: TransactionStatus;
-  txHash: string | null;
-  payer: string | null;
-  network: string;
-}
+/** A payment presented again, as its object knows it: the same shape as D1's resend lookup answers. */
+export type { KnownPayment } from "../../db/paid-answers.ts";
 
 const DATE_KEYS = new Set(["createdAt", "settledAt", "answeredAt", "ownerUntil", "expiresAt", "at", "validBefore", "updatedAt"]);
 const revive = (_key: string, value: unknown) =>
