@@ -4,7 +4,7 @@
 // already paid), an answer over the kept size, and a copy's bounded wait for an owner that never finishes.
 import { env } from "cloudflare:workers";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
-import { appendPaymentIdentifierToExtensions, generatePaymentId } from "@x402/extensions/payment-identifier";
+import { generatePaymentId } from "@x402/extensions/payment-identifier";
 import { describe, expect, it } from "vitest";
 import { createMppBuyer } from "../../src/cli/localnet/mpp-buyer.ts";
 import { paymentRecordIds } from "../../src/core/ledger/ids.ts";
@@ -25,22 +25,11 @@ import {
   openShop,
   settlementsOf,
   signedPayment,
+  signedWithId,
   upstreamRequests,
   verificationsOf,
 } from "./support.ts";
 import { mppShop, TEMPO_RPC, tempo, tempoBalanceOf } from "./tempo-support.ts";
-
-/** A payment for the shop's current challenge, signed by the x402 client with the `payment-identifier` `id`. */
-async function signedWithId(url: string, id: string) {
-  const b = buyer();
-  const challenge = await gatewayFetch(url);
-  expect(challenge.status).toBe(402);
-  const required = b.http.getPaymentRequiredResponse((name) => challenge.headers.get(name), await challenge.json());
-  appendPaymentIdentifierToExtensions(required.extensions ?? {}, id);
-  const payload = await b.http.createPaymentPayload(required);
-  const nonce = (payload.payload as { authorization: { nonce: string } }).authorization.nonce;
-  return { payload, nonce, header: b.http.encodePaymentSignatureHeader(payload)["PAYMENT-SIGNATURE"] as string };
-}
 
 const payX402 = (url: string, header: string, init: RequestInit = {}) =>
   send(new Request(url, { ...init, headers: { ...init.headers, "PAYMENT-SIGNATURE": header } }), GATEWAY_ENV);

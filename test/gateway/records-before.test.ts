@@ -6,7 +6,7 @@
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { HTTPFacilitatorClient } from "@x402/core/server";
-import { appendPaymentIdentifierToExtensions, generatePaymentId } from "@x402/extensions/payment-identifier";
+import { generatePaymentId } from "@x402/extensions/payment-identifier";
 import { describe, expect, it } from "vitest";
 import { createMppBuyer } from "../../src/cli/localnet/mpp-buyer.ts";
 import { VALIDITY_WINDOW_SECONDS } from "../../src/core/payments.ts";
@@ -18,7 +18,6 @@ import { send } from "../support/client.ts";
 import { faultyD1 } from "../support/fake-bindings.ts";
 import {
   balanceOf,
-  buyer,
   FACILITATOR,
   GATEWAY_ENV,
   gatewayFetch,
@@ -26,6 +25,7 @@ import {
   openShop,
   settlementsOf,
   signedPayment,
+  signedWithId,
   upstreamRequests,
   verificationsOf,
 } from "./support.ts";
@@ -42,18 +42,6 @@ async function purchase(url: string) {
   const signed = await signedPayment(url);
   const pay = (vars: Partial<Env>) => send(new Request(url, { headers: { "PAYMENT-SIGNATURE": signed.header } }), vars);
   return { ...signed, pay };
-}
-
-/** A payment for the shop's current challenge, signed by the x402 client with the `payment-identifier` `id`. */
-async function signedWithId(url: string, id: string) {
-  const b = buyer();
-  const challenge = await gatewayFetch(url);
-  expect(challenge.status).toBe(402);
-  const required = b.http.getPaymentRequiredResponse((name) => challenge.headers.get(name), await challenge.json());
-  appendPaymentIdentifierToExtensions(required.extensions ?? {}, id);
-  const payload = await b.http.createPaymentPayload(required);
-  const nonce = (payload.payload as { authorization: { nonce: string } }).authorization.nonce;
-  return { nonce, header: b.http.encodePaymentSignatureHeader(payload)["PAYMENT-SIGNATURE"] as string };
 }
 
 /** D1's payment tables, in the SQL of `calls`. */

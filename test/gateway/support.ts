@@ -2,6 +2,7 @@
 // with the local facilitator as the testnet facilitator, buyers, the chain, and the upstream stub's records.
 import { listDurableObjectIds, runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { appendPaymentIdentifierToExtensions } from "@x402/extensions/payment-identifier";
 import { type Address, createPublicClient, erc20Abi, http } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { expect, inject } from "vitest";
@@ -177,6 +178,18 @@ export async function signedPayment(url: string, init?: RequestInit) {
   const header = b.http.encodePaymentSignatureHeader(payload);
   const nonce = (payload.payload as { authorization: { nonce: string } }).authorization.nonce;
   return { b, required, payload, header: header["PAYMENT-SIGNATURE"] as string, nonce };
+}
+
+/** A payment for the shop's current challenge, signed by the x402 client with the `payment-identifier` `id`. */
+export async function signedWithId(url: string, id: string) {
+  const b = buyer();
+  const challenge = await gatewayFetch(url);
+  expect(challenge.status).toBe(402);
+  const required = b.http.getPaymentRequiredResponse((name) => challenge.headers.get(name), await challenge.json());
+  appendPaymentIdentifierToExtensions(required.extensions ?? {}, id);
+  const payload = await b.http.createPaymentPayload(required);
+  const nonce = (payload.payload as { authorization: { nonce: string } }).authorization.nonce;
+  return { payload, nonce, header: b.http.encodePaymentSignatureHeader(payload)["PAYMENT-SIGNATURE"] as string };
 }
 
 /**

@@ -3,7 +3,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { outcomeEventIdOf, requestEventIdOf } from "../../src/core/ledger/ids.ts";
-import type { PaymentRef, PaymentStart, } from "../../src/core/ledger/ledger.ts";
+import type { PaymentRef } from "../../src/core/ledger/ledger.ts";
 import { READ_MODEL_MOVES, RECORD_FLUSH_MS } from "../../src/core/ledger/payment-object.ts";
 import {
   completePayment,
@@ -15,17 +15,16 @@ import {
   paymentStatus,
   startPayment,
 } from "../../src/core/ledger/recorded.ts";
-import { NETWORK_TABLE } from "../../src/core/money/network-table.ts";
 import { PENDING_CLAIM_MS } from "../../src/core/payments.ts";
-import { applyPaymentRecords, } from "../../src/db/ledger.ts";
+import { applyPaymentRecords } from "../../src/db/ledger.ts";
 import { randomHex } from "../../src/lib/ids.ts";
 import { createPaywallFor } from "../history/support.ts";
 import { api } from "../support/client.ts";
 import { printToRunner } from "../support/console.ts";
 import { createApiKey, db } from "../support/factories.ts";
-import { address, txHash } from "../support/payments.ts";
+import { txHash } from "../support/payments.ts";
 import { createEndpoint, inboxUrl, newInbox } from "../webhooks/support.ts";
-import { startedAndCompleted } from "./records-support.ts";
+import { newPaymentOf, startedAndCompleted } from "./records-support.ts";
 
 /** The read model's promise: a move reaches D1 within this bound (docs/gateway.md). */
 const BOUND_MS = 5_000;
@@ -33,23 +32,7 @@ const BOUND_MS = 5_000;
 async function newPayment() {
   const { key, tenant } = await createApiKey();
   const paywall = await createPaywallFor(tenant);
-  const entry = NETWORK_TABLE["base-sepolia"];
-  const ref: PaymentRef = {
-    transactionId: `txn_x402_${txHash().slice(2, 42)}`,
-    tenantId: tenant.id,
-    paywallId: paywall.id,
-    serviceId: paywall.serviceId,
-    protocol: "x402",
-    network: "base-sepolia",
-    amount: "2500",
-  };
-  const start: PaymentStart = {
-    ...ref,
-    currency: entry.token,
-    payer: address(),
-    method: "GET",
-    pending: { reference: txHash(), validBefore: new Date(Date.now() + 300_000), asset: entry.asset, payTo: address() },
-  };
+  const { ref, start } = newPaymentOf(paywall);
   return { key, ref, start };
 }
 

@@ -3,41 +3,24 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { outcomeEventIdOf, requestEventIdOf } from "../../src/core/ledger/ids.ts";
-import type { PaymentRef, PaymentStart } from "../../src/core/ledger/ledger.ts";
+import type { PaymentRef } from "../../src/core/ledger/ledger.ts";
 import { READ_MODEL_MOVES, type RecordsMessage, storeRecord } from "../../src/core/ledger/payment-object.ts";
-import { NETWORK_TABLE } from "../../src/core/money/network-table.ts";
 import { getDb } from "../../src/db/client.ts";
 import { applyPaymentRecords, type PaymentRecord } from "../../src/db/ledger.ts";
 import { countingD1, newAccount } from "../../src/lib/instrumentation.ts";
 import { createPaywallFor } from "../history/support.ts";
 import { createApiKey } from "../support/factories.ts";
-import { address, txHash } from "../support/payments.ts";
+import { txHash } from "../support/payments.ts";
 import { createEndpoint, inboxUrl, newInbox } from "../webhooks/support.ts";
-import { startedAndCompleted } from "./records-support.ts";
+import { newPaymentOf, startedAndCompleted } from "./records-support.ts";
 
 /** A tenant with a paywall and a webhook endpoint, and `n` payments' records: each started, then completed. */
 async function payments(n: number) {
   const { key, tenant } = await createApiKey();
   const paywall = await createPaywallFor(tenant);
   await createEndpoint({ key }, inboxUrl(newInbox()));
-  const entry = NETWORK_TABLE["base-sepolia"];
   return Array.from({ length: n }, () => {
-    const ref: PaymentRef = {
-      transactionId: `txn_x402_${txHash().slice(2, 42)}`,
-      tenantId: tenant.id,
-      paywallId: paywall.id,
-      serviceId: paywall.serviceId,
-      protocol: "x402",
-      network: "base-sepolia",
-      amount: "2500",
-    };
-    const start: PaymentStart = {
-      ...ref,
-      currency: entry.token,
-      payer: address(),
-      method: "GET",
-      pending: { reference: txHash(), validBefore: new Date(Date.now() + 300_000), asset: entry.asset, payTo: address() },
-    };
+    const { ref, start } = newPaymentOf(paywall);
     const { started, completed } = startedAndCompleted(ref, start, txHash(), 3);
     return { ref, tenantId: tenant.id, started, completed };
   });
