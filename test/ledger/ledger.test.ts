@@ -15,12 +15,12 @@ import {
   paymentStatus,
   startPayment,
 } from "../../src/core/ledger/ledger.ts";
-import { NETWORK_TABLE } from "../../src/core/money/network-table.ts";
 import { TRANSACTION_STATUSES } from "../../src/db/schema.ts";
 import { createPaywallFor } from "../history/support.ts";
 import { createTenant, db } from "../support/factories.ts";
-import { address, completeRecorded, failRecorded, recordPayment, txHash } from "../support/payments.ts";
+import { completeRecorded, failRecorded, recordPayment, txHash } from "../support/payments.ts";
 import { createEndpoint, hookTenant, inboxUrl, newInbox } from "../webhooks/support.ts";
+import { newPaymentOf } from "./records-support.ts";
 
 const row = (sql: string, ...params: unknown[]) =>
   env.DB.prepare(sql)
@@ -160,24 +160,8 @@ describe("the move table, enforced by the ledger", () => {
     const who = await hookTenant();
     await createEndpoint(who, inboxUrl(newInbox()));
     const { paywall } = who;
-    const ref: PaymentRef = {
-      transactionId: `txn_x402_${txHash().slice(2, 42)}`,
-      tenantId: paywall.tenantId,
-      paywallId: paywall.id,
-      serviceId: paywall.serviceId,
-      protocol: "x402",
-      network: "base-sepolia",
-      amount: "2500",
-    };
-    const entry = NETWORK_TABLE["base-sepolia"];
-    const start = () =>
-      startPayment(db(), {
-        ...ref,
-        currency: entry.token,
-        payer: address(),
-        method: "GET",
-        pending: { reference: txHash(), validBefore: new Date(Date.now() + 300_000), asset: entry.asset, payTo: address() },
-      });
+    const { ref, start: recorded } = newPaymentOf(paywall);
+    const start = () => startPayment(db(), recorded);
     if (stand !== "not recorded") expect(await start()).toBe(true);
     if (stand === "COMPLETED") expect(await completeRecorded(ref)).toBe(true);
     if (stand === "FAILED") expect(await failRecorded(ref)).toBe(true);
