@@ -22,7 +22,7 @@ const D1_ID = "bench-db";
  * dispatch expects (`payment-records…`).
  */
 const RECORDS_CONSUMER = { maxBatchSize: 100, maxBatchTimeout: 2, maxRetries: 10 };
-const recordsQueue = (queueName: string) => ({
+export const recordsQueue = (queueName: string) => ({
   queueProducers: { PAYMENT_RECORDS_QUEUE: { queueName } },
   queueConsumers: { [queueName]: RECORDS_CONSUMER },
 });

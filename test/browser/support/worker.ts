@@ -9,7 +9,7 @@ import { seedDemo } from "../../../src/admin/commands.ts";
 import { buildWorker } from "../../../src/cli/build.ts";
 import { outboundService } from "../../../src/cli/localnet/outbound.ts";
 import { getDb } from "../../../src/db/client.ts";
-import { applyMigrations, BENCH_ENCRYPTION_KEY, readVars } from "../../bench/workers.ts";
+import { applyMigrations, BENCH_ENCRYPTION_KEY, readVars, recordsQueue } from "../../bench/workers.ts";
 
 export const ROOT = resolve(import.meta.dirname, "../../..");
 /** Everything tests write (bundles, screenshots, workerd storage): git-ignored. */
@@ -74,9 +74,6 @@ export interface StartOptions {
   variants?: Record<string, Record<string, string>>;
 }
 
-/** The payment-records queue (wrangler.toml); its consumer is the app's, whose objects record the payments. */
-const RECORDS_QUEUE = "payment-records";
-
 export async function startWorker(options: StartOptions): Promise<RunningWorker> {
   const scriptPath = await buildBundle();
   const storage = join(OUTPUT_DIR, "storage", String(options.port));
@@ -111,8 +108,7 @@ export async function startWorker(options: StartOptions): Promise<RunningWorker>
       run_worker_first: true,
     },
     // The payment records reach D1 through their queue, as wrangler.toml configures it (docs/gateway.md).
-    queueProducers: { PAYMENT_RECORDS_QUEUE: { queueName: RECORDS_QUEUE } },
-    queueConsumers: { [RECORDS_QUEUE]: { maxBatchSize: 100, maxBatchTimeout: 2, maxRetries: 10 } },
+    ...recordsQueue("payment-records"),
     // As a Node handler, so a connection that fails is a failed fetch in the Worker (src/cli/localnet/outbound.ts).
     ...(options.outboundService ? { outboundService: outboundService(options.outboundService) as never } : {}),
   };
