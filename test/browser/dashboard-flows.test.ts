@@ -594,16 +594,21 @@ describe("keyboard and accessibility", () => {
     expect(await textOf(page, "main .notice.ok")).toBe("You are signed out.");
     await checkPage(page, "signed-out");
     // Past the per-address limit on what anyone can post before signing in: the dashboard's own 429 page.
-    const posts = await Promise.all(
-      Array.from({ length: 130 }, () =>
-        fetch(`${worker.url}/dashboard/sign-in/link`, {
-          method: "POST",
-          redirect: "manual",
-          headers: { origin: worker.url, "content-type": "application/x-www-form-urlencoded" },
-          body: "token=nothing",
-        }).then((r) => r.status),
-      ),
-    );
+    // The window starts at the address's first request, earlier in this walk: a burst that straddles its reset is
+    // counted partly in a fresh window, so a second burst (which cannot straddle another) is sent when needed.
+    const burst = () =>
+      Promise.all(
+        Array.from({ length: 130 }, () =>
+          fetch(`${worker.url}/dashboard/sign-in/link`, {
+            method: "POST",
+            redirect: "manual",
+            headers: { origin: worker.url, "content-type": "application/x-www-form-urlencoded" },
+            body: "token=nothing",
+          }).then((r) => r.status),
+        ),
+      );
+    let posts = await burst();
+    if (!posts.includes(429)) posts = await burst();
     expect(posts).toContain(429);
     const limited = await createSignInLink(getDb(await worker.db()), { tenant: worker.tenantId, baseUrl: worker.url });
     await page.goto(limited.url, { waitUntil: "load" });
