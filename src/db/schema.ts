@@ -133,6 +133,10 @@ export const paywalls = sqliteTable(
     inputSchema: text("input_schema", { mode: "json" }).$type<Record<string, unknown>>(),
     outputSchema: text("output_schema", { mode: "json" }).$type<Record<string, unknown>>(),
     outputExample: text("output_example", { mode: "json" }).$type<Record<string, unknown> | unknown[]>(),
+    /** Sessions (docs/sessions.md): whether the paywall's 402 also offers a channel paid by vouchers; off by default. */
+    sessionsEnabled: integer("sessions_enabled", { mode: "boolean" }).notNull().default(false),
+    /** The least deposit a session opens with, integer micro-USDC as a canonical decimal string (null: the price). */
+    sessionsMinDeposit: text("sessions_min_deposit"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     version: version(),
@@ -180,6 +184,8 @@ export const transactions = sqliteTable(
     payerAddress: text("payer_address"),
     txHash: text("tx_hash"),
     failureReason: text("failure_reason"),
+    /** A session's settlement: the channel whose charged vouchers this transaction moved (null: a payment per call). */
+    channelId: text("channel_id"),
     createdAt: createdAt(),
     settledAt: integer("settled_at", { mode: "timestamp_ms" }),
   },
@@ -217,6 +223,45 @@ export const events = sqliteTable(
     index("events_tenant_service_idx").on(t.tenantId, t.serviceId, t.createdAt, t.id),
   ],
 );
+
+export const CHANNEL_STATUSES = ["OPEN", "CLOSING", "CLOSED"] as const;
+export type ChannelStatus = (typeof CHANNEL_STATUSES)[number];
+
+/**
+ * Sessions' payment channels, the read model of their Durable Objects (src/core/sessions/): written only from the
+ * payment-records queue, a row replaced only by a later state of its channel (`seq`, the object's count of its moves).
+ * Amounts are integer micro-units of the token: `charged` by vouchers, `claimed` on chain, `settled` to the wallet.
+ */
+export const channels = sqliteTable(
+  "channels",
+  {
+    /** The channel's id on chain (lowercase hex), unique per network. */
+    id: text("id").primaryKey(),
+    tenantId: tenantId(),
+    paywallId: text("paywall_id").notNull(),
+    serviceId: text("service_id"),
+    protocol: text("protocol", { enum: PROTOCOLS }).notNull(),
+    network: text("network").notNull(),
+    currency: text("currency", { enum: TOKENS }).notNull(),
+    payerAddress: text("payer_address").notNull(),
+    deposit: text("deposit").notNull(),
+    charged: text("charged").notNull(),
+    claimed: text("claimed").notNull(),
+    settled: text("settled").notNull(),
+    status: text("status", { enum: CHANNEL_STATUSES }).notNull(),
+    seq: integer("seq").notNull(),
+    openedAt: integer("opened_at", { mode: "timestamp_ms" }).notNull(),
+    lastCallAt: integer("last_call_at", { mode: "timestamp_ms" }),
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [
+    index("channels_tenant_opened_idx").on(t.tenantId, t.openedAt, t.id),
+    index("channels_tenant_status_idx").on(t.tenantId, t.status, t.openedAt, t.id),
+  ],
+);
+
+export type ChannelRow = typeof channels.$inferSelect;
+export type NewChannel = typeof channels.$inferInsert;
 
 export type TransactionRow = typeof transactions.$inferSelect;
 export type EventRow = typeof events.$inferSelect;

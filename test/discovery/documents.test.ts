@@ -65,6 +65,8 @@ const paywall = (slug: string, overrides: Partial<PaywallRow> = {}): PaywallRow 
   inputSchema: null,
   outputSchema: null,
   outputExample: null,
+  sessionsEnabled: false,
+  sessionsMinDeposit: null,
   createdAt: new Date(++clock * 1000),
   updatedAt: new Date(0),
   version: 1,

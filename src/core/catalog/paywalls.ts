@@ -377,6 +377,8 @@ export async function createPaywall(
     inputSchema: body.inputSchema ?? null,
     outputSchema: body.outputSchema ?? null,
     outputExample: body.outputExample ?? null,
+    sessionsEnabled: false,
+    sessionsMinDeposit: null,
     createdAt: w.now,
     updatedAt: w.now,
     version: 1,
