@@ -519,9 +519,9 @@ describe("drizzle/check-migrations.ts", () => {
     const refs = [...result.tables.values()].flat().map((r) => `${r.table}.${r.columns.join("+")} -> ${r.parent} ${r.onDelete}`);
     expect(refs.sort()).toEqual([
       "account_events.tenant_id -> tenants CASCADE",
-      "channels.tenant_id -> tenants CASCADE",
       "api_keys.tenant_id -> tenants CASCADE",
       "catalog_versions.tenant_id -> tenants CASCADE",
+      "channels.tenant_id -> tenants CASCADE",
       "daily_revenue.tenant_id -> tenants CASCADE",
       "daily_stats.tenant_id -> tenants CASCADE",
       "dashboard_sessions.tenant_id -> tenants CASCADE",
