@@ -9,6 +9,7 @@ import { isUniqueViolation } from "./errors.ts";
 import type { NewEvent } from "./events.ts";
 import {
   type DiscoveryListingRow,
+  type NewChannel,
   events,
   paidAnswers,
   pendingPayments,
@@ -363,10 +364,12 @@ export async function applyPaymentRecords(
 
 /**
  * One record of a payment for the read model: its transaction as last moved (with the webhook event of that move, its
- * deliveries written along, ids derived from `idPrefix`), one of its events, or the discovery listing its settlement
- * reported for its paywall (the latest wins; src/gateway/discovery/listing.ts).
+ * deliveries written along, ids derived from `idPrefix`), one of its events, the discovery listing its settlement
+ * reported for its paywall (the latest wins; src/gateway/discovery/listing.ts), or a session's channel as its object
+ * last knew it (a later `seq` wins; src/core/sessions/).
  */
 export type PaymentRecord =
   | { kind: "transaction"; row: NewTransaction; webhook?: { type: WebhookEventType; idPrefix: string; at: Date } }
   | { kind: "event"; row: NewEvent }
-  | { kind: "listing"; row: DiscoveryListingRow };
+  | { kind: "listing"; row: DiscoveryListingRow }
+  | { kind: "channel"; row: NewChannel };

@@ -84,6 +84,8 @@ export interface RecordsMessage {
   transactionId: string;
   seqs: number[];
   records: string[];
+  /** Sent by a session's channel object (`CHANNELS`, by this name) instead of a payment's: told there they landed. */
+  channel?: string;
 }
 
 /** A payment presented again, as its object knows it: the same shape as D1's resend lookup answers. */
