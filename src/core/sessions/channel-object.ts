@@ -57,4 +57,12 @@ export class ChannelObject extends DurableObject<Env> {
   tracked(): string[] {
     return Array.from(this.ctx.storage.kv.list({ prefix: "id:" }), ([key]) => key.slice(3));
   }
+
+  /**
+   * The payment-records consumer's report: the records numbered `seqs` (kept under `unsent:<seq>` until now) are in
+   * D1. Records not reported are sent again.
+   */
+  recordsLanded(seqs: number[]): void {
+    for (const seq of seqs) this.ctx.storage.kv.delete(`unsent:${seq}`);
+  }
 }
