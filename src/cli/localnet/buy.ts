@@ -6,12 +6,17 @@
  * `npm run buy -- --mpp`: the same over MPP on the local Tempo chain with mppx's client (pull mode: the buyer signs,
  * the gateway broadcasts after the upstream answered), each run with the next funded Tempo buyer (anvil's tempo mode
  * mines one expiring-nonce transaction per account: see tempo.ts).
+ *
+ * `npm run buy -- --session 100`: 100 calls in one x402 batch-settlement session (one deposit, then a voucher a
+ * call), then waits for the gateway's settlement, asks for the rest of the deposit back, and prints every on-chain
+ * transaction the session caused, what the merchant gained and what the buyer spent.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { Challenge, Receipt } from "mppx";
-import { createClient, createPublicClient, erc20Abi, formatUnits, type Hex, http } from "viem";
+import { type Abi, createClient, createPublicClient, decodeFunctionData, erc20Abi, formatUnits, type Hex, http } from "viem";
 import { Actions } from "viem/tempo";
-import { createX402Buyer, paymentResponseOf } from "./buyer.ts";
+import { createX402Buyer, createX402SessionBuyer, paymentResponseOf } from "./buyer.ts";
+import { loadArtifacts } from "./contracts.ts";
 import { DEV_PAYMENTS_FILE, type DevPaymentsInfo } from "./dev-loop.ts";
 import { createMppBuyer } from "./mpp-buyer.ts";
 import { tempoChain } from "./tempo.ts";
@@ -29,8 +34,16 @@ try {
 
 const args = process.argv.slice(2);
 const mppMode = args.includes("--mpp");
-const url = args.find((a) => !a.startsWith("--")) ?? (mppMode ? (info.mpp?.paymentUrl ?? "") : info.paymentUrl);
+const sessionAt = args.indexOf("--session");
+const sessionCalls = sessionAt >= 0 ? Number(args[sessionAt + 1]) : undefined;
+if (sessionCalls !== undefined && !(Number.isInteger(sessionCalls) && sessionCalls > 0 && sessionCalls <= 10_000)) {
+  process.stderr.write("npm run buy -- --session N: N is a whole number of calls, 1 to 10000\n");
+  process.exit(1);
+}
+const url =
+  args.find((a, i) => !a.startsWith("--") && i !== sessionAt + 1) ?? (mppMode ? (info.mpp?.paymentUrl ?? "") : info.paymentUrl);
 if (mppMode) await buyOverMpp();
+if (sessionCalls !== undefined) await buyInSession(sessionCalls);
 
 const chain = createPublicClient({ transport: http(info.rpcUrl) });
 const usdc = info.usdc as Hex;
@@ -118,4 +131,81 @@ async function buyOverMpp(): Promise<never> {
   say(`  recipient ${recipient}: ${formatUnits(before, 6)} → ${formatUnits(await balance(recipient), 6)} pathUSD`);
   await epilogue(res);
   process.exit(0);
+}
+
+/** A transaction's call by its function's name in the channel contract (`deposit`, `claimWithSignature`, …). */
+function callName(input: Hex): string {
+  try {
+    const { functionName, args } = decodeFunctionData({ abi: loadArtifacts().BatchSettlement.abi as Abi, data: input });
+    if (functionName !== "multicall") return functionName;
+    return `multicall(${((args?.[0] ?? []) as Hex[]).map(callName).join(", ")})`;
+  } catch {
+    return input.slice(0, 10);
+  }
+}
+
+async function buyInSession(calls: number): Promise<never> {
+  const chain = createPublicClient({ transport: http(info.rpcUrl) });
+  const usdc = info.usdc as Hex;
+  const balance = (address: string) =>
+    chain.readContract({ address: usdc, abi: erc20Abi, functionName: "balanceOf", args: [address as Hex] });
+  const price = BigInt(info.price);
+  const buyer = createX402SessionBuyer({
+    privateKey: info.buyerPrivateKey as Hex,
+    network: info.network as `eip155:${number}`,
+    usdc,
+    rpcUrl: info.rpcUrl,
+    deposit: price * BigInt(calls),
+  });
+  const firstBlock = (await chain.getBlockNumber()) + 1n;
+  const [buyerBefore, merchantBefore] = [await balance(buyer.address), await balance(info.merchantWallet)];
+  say(`A session of ${calls} calls to ${url}`);
+  say(`  buyer ${buyer.address}, price ${formatUnits(price, 6)} USDC a call`);
+  const started = Date.now();
+  let deposit: string | undefined;
+  for (let i = 1; i <= calls; i++) {
+    const res = await buyer.fetch(url);
+    await res.arrayBuffer();
+    const paid = paymentResponseOf(res);
+    if (res.status !== 200 || !paid?.success) {
+      say(`  call ${i}: HTTP ${res.status}${paid?.errorReason ? ` (${paid.errorReason})` : ""}: stopping`);
+      process.exit(1);
+    }
+    if (paid.transaction) deposit = `${formatUnits(BigInt(paid.amount ?? "0"), 6)} USDC in ${paid.transaction}`;
+  }
+  const elapsed = Date.now() - started;
+  say(`  ${calls} calls answered in ${elapsed} ms (${Math.round((calls * 1000) / elapsed)} calls/s)`);
+  if (deposit) say(`  deposit: ${deposit}`);
+  const owed = price * BigInt(calls);
+  say(`  waiting for the gateway's settlement of ${formatUnits(owed, 6)} USDC to ${info.merchantWallet} …`);
+  const waitFrom = Date.now();
+  let merchantAfter = await balance(info.merchantWallet);
+  while (merchantAfter - merchantBefore < owed && Date.now() - waitFrom < 60_000) {
+    await new Promise((r) => setTimeout(r, 1_000));
+    merchantAfter = await balance(info.merchantWallet);
+  }
+  const settledIn =
+    merchantAfter - merchantBefore >= owed ? `${Math.round((Date.now() - waitFrom) / 1000)} s` : "not within 60 s";
+  say(`  settled ${settledIn} after the last call`);
+  const refund = await buyer.scheme.refund(url);
+  say(
+    `  refund: ${refund.success ? `${formatUnits(BigInt(refund.amount ?? "0"), 6)} USDC in ${refund.transaction}` : `refused (${refund.errorReason})`}`,
+  );
+  const lastBlock = await chain.getBlockNumber();
+  say("");
+  say("On-chain transactions the session caused:");
+  for (let n = firstBlock; n <= lastBlock; n++) {
+    const block = await chain.getBlock({ blockNumber: n, includeTransactions: true });
+    for (const tx of block.transactions) say(`  block ${n}: ${tx.hash} ${callName(tx.input)}`);
+  }
+  const buyerAfter = await balance(buyer.address);
+  say("");
+  say(
+    `  merchant ${info.merchantWallet}: ${formatUnits(merchantBefore, 6)} → ${formatUnits(merchantAfter, 6)} USDC (+${formatUnits(merchantAfter - merchantBefore, 6)})`,
+  );
+  say(`  buyer spent ${formatUnits(buyerBefore - buyerAfter, 6)} USDC for ${calls} calls (${formatUnits(owed, 6)} owed)`);
+  say("");
+  say("The channel, with a key of the demo tenant:");
+  say(`  curl -H "Authorization: Bearer <key>" ${info.apiBase}/v1/channels`);
+  process.exit(buyerBefore - buyerAfter === owed && merchantAfter - merchantBefore === owed ? 0 : 1);
 }

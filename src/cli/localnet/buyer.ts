@@ -7,9 +7,11 @@
  */
 import { x402Client, x402HTTPClient } from "@x402/core/client";
 import type { Network } from "@x402/core/types";
+import { toClientEvmSigner } from "@x402/evm";
+import { BatchSettlementEvmScheme } from "@x402/evm/batch-settlement/client";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { decodePaymentResponseHeader, wrapFetchWithPayment } from "@x402/fetch";
-import type { Address, Hex } from "viem";
+import { type Address, createPublicClient, type Hex, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 
 export interface X402BuyerOptions {
@@ -48,4 +50,36 @@ export function createX402Buyer(options: X402BuyerOptions): X402Buyer {
 export function paymentResponseOf(response: Response) {
   const header = response.headers.get("PAYMENT-RESPONSE");
   return header ? decodePaymentResponseHeader(header) : undefined;
+}
+
+export interface X402SessionBuyerOptions extends X402BuyerOptions {
+  /** The chain's RPC: the client reads its channel's state there (recovery, refunds, corrective 402s). */
+  rpcUrl: string;
+  /** What the first call deposits, in micro-USDC (at least the paywall's minimum deposit). */
+  deposit: bigint;
+}
+
+/**
+ * A session buyer: `@x402/evm`'s batch-settlement client through `@x402/fetch`, as a buyer's own code would pay. The
+ * first call deposits `deposit` into a channel (or the paywall's minimum, if higher); each further call signs a
+ * voucher only. `scheme.refund(url)` asks for what is left of the deposit back.
+ */
+export function createX402SessionBuyer(options: X402SessionBuyerOptions) {
+  const account = privateKeyToAccount(options.privateKey);
+  const signer = toClientEvmSigner(account, createPublicClient({ transport: http(options.rpcUrl) }));
+  const scheme = new BatchSettlementEvmScheme(signer, {
+    rpcUrl: options.rpcUrl,
+    depositStrategy: ({ minimumDepositAmount }) =>
+      (BigInt(minimumDepositAmount) > options.deposit ? BigInt(minimumDepositAmount) : options.deposit).toString(),
+  });
+  const cap = options.maxAmount ?? options.deposit.toString();
+  const client = new x402Client().register(options.network, scheme).setSpendControls({
+    allowedAssets: [{ network: options.network, asset: options.usdc, maxAmountPerPayment: cap }],
+  });
+  const base = options.fetch ?? globalThis.fetch;
+  return {
+    address: account.address,
+    scheme,
+    fetch: wrapFetchWithPayment((input, init) => base(input, init), client),
+  };
 }
