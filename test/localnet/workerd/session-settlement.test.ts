@@ -134,6 +134,8 @@ interface Session {
   object: DurableObjectStub<import("../../../src/index").ChannelObject>;
   deposit: bigint;
   charged: bigint;
+  /** Pays one more call on the channel (the buyer's client, by voucher). */
+  pay: (path: string) => Promise<Response>;
 }
 
 /** A fresh buyer opens a channel with `receiver` on `paywallId` of `tenant` and pays `calls` calls. */
@@ -167,6 +169,7 @@ async function openSession(tenant: Tenant, paywallId: string, receiver: Address,
     object,
     deposit: BigInt(channel.balance),
     charged: BigInt(channel.chargedCumulativeAmount),
+    pay: (path) => pay(`https://shop.test/${paywallId}/${path}`),
   };
 }
 
@@ -289,6 +292,17 @@ describe("settlement in batches, from the index object's alarm", () => {
     const rows = await settlementRows(s.channelId, [s.charged]);
     expect(rows.map((r) => [r.id, r.amount])).toEqual([[await settlementTransactionId(s.channelId, "2000"), "2000"]]);
     expect(await balanceOf(receiver)).toBe(2n * PRICE);
+
+    // One more call: the next settlement moves (and records) that call alone.
+    expect((await s.pay("more")).status).toBe(200);
+    await runInDurableObject(index, (_, state) => state.storage.setAlarm(Date.now()));
+    await runDurableObjectAlarm(index);
+    const third = await eventsOf(receiver);
+    expect([third.claims.length, third.settles.length]).toEqual([2, 2]);
+    const both = await settlementRows(s.channelId, [2n * PRICE, 3n * PRICE]);
+    expect(both.map((r) => r.amount).sort()).toEqual(["1000", "2000"]);
+    expect(both.find((r) => r.amount === "1000")?.tx_hash).toBe(third.settles[1]!.transactionHash);
+    expect(await balanceOf(receiver)).toBe(3n * PRICE);
   });
 
   it("refunds a channel idle past SESSION_IDLE_REFUND_SECONDS: its buyer gets back exactly deposit − charged", async () => {
