@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { RecordsMessage } from "../ledger/payment-object.ts";
-import { keepSettlementRecords, nextRunAt, runSettlement, type SettledChannel } from "./settlement.ts";
+import { armSettlement, keepSettlementRecords, type SettledChannel, settlementAlarm } from "./settlement.ts";
 
 /** What an update decided, given the record it was shown: keep it, or replace it (null: delete it). */
 export type ChannelChange = { kind: "unchanged" } | { kind: "write"; value: string | null };
@@ -52,7 +52,7 @@ export class ChannelObject extends DurableObject<Env> {
 
   async track(id: string): Promise<void> {
     this.ctx.storage.kv.put(`id:${id}`, 1);
-    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(nextRunAt(this.env));
+    await armSettlement(this.env, this.ctx.storage);
   }
 
   untrack(id: string): void {
@@ -70,13 +70,7 @@ export class ChannelObject extends DurableObject<Env> {
 
   override async alarm(): Promise<void> {
     const name = this.ctx.id.name ?? "";
-    if (name.startsWith("index:")) {
-      // A run that failed is the next one's to finish: what it claimed is settled then (settlement.ts).
-      await runSettlement(this.env, this.ctx.storage, name).catch((err: unknown) => {
-        console.warn(JSON.stringify({ sessions: "settlement-failed", error: err instanceof Error ? err.name : "unknown" }));
-      });
-      if (this.tracked().length > 0) await this.ctx.storage.setAlarm(nextRunAt(this.env));
-    }
+    if (name.startsWith("index:")) await settlementAlarm(this.env, this.ctx.storage, name);
   }
 
   /**

@@ -51,8 +51,24 @@ const authorizerKey = (env: object): `0x${string}` | undefined => {
   return key && /^0x[0-9a-fA-F]{64}$/.test(key) ? (key as `0x${string}`) : undefined;
 };
 
-/** The index object's alarm comes back this long from now (seconds of the config). */
-export const nextRunAt = (env: object, now = Date.now()) => now + getConfig(env).sessions.settleIntervalSeconds * 1000;
+/** The index object's next run, SESSION_SETTLE_INTERVAL_SECONDS from now. */
+const nextRunAt = (env: object) => Date.now() + getConfig(env).sessions.settleIntervalSeconds * 1000;
+
+/** Of an index object listing a channel: its settlement runs, unless they already do. */
+export async function armSettlement(env: object, storage: DurableObjectStorage): Promise<void> {
+  if ((await storage.getAlarm()) === null) await storage.setAlarm(nextRunAt(env));
+}
+
+/**
+ * The alarm of the index object `name`: one settlement run, then the next one armed while it lists a channel. A run
+ * that failed is the next one's to finish (what it claimed is settled then); its error's name alone is logged.
+ */
+export async function settlementAlarm(env: Env, storage: DurableObjectStorage, name: string): Promise<void> {
+  await runSettlement(env, storage, name).catch((err: unknown) => {
+    console.warn(JSON.stringify({ sessions: "settlement-failed", error: err instanceof Error ? err.name : "unknown" }));
+  });
+  if ([...storage.kv.list({ prefix: "id:", limit: 1 })].length > 0) await storage.setAlarm(nextRunAt(env));
+}
 
 /**
  * Keeps a settlement's records in a channel object's outbox (`unsent:<n>`, until the consumer reports them landed:
