@@ -48,6 +48,9 @@ const worker = async () =>
         // Every request reads its paywall's state, so a change is the next request's; test/gateway/paywall-state.test.ts
         // holds the kept state (production: 2 s) to its bound.
         PAYWALL_STATE_TTL_MS: "0",
+        // Sessions: a receiver's channels settled every 10 s, an unused channel refunded after 5 s (docs/sessions.md).
+        SESSION_SETTLE_INTERVAL_SECONDS: "10",
+        SESSION_IDLE_REFUND_SECONDS: "5",
       },
       // Empty databases for the migration upgrade-path tests and the roll-up backfill test (one each: files share a runtime).
       d1Databases: ["MIGRATION_DB", "BACKFILL_DB"],

@@ -47,6 +47,9 @@ function withWebhookReceiver(routes: Parameters<typeof createOutboundRouter>[0])
   return async (request: Request) => (await receiver(request)) ?? router(request);
 }
 
+/** The receiver authorizer of the gateway tests' sessions (a test key, never used outside tests). */
+const SESSION_TEST_AUTHORIZER_KEY = `0x${"5e".repeat(32)}`;
+
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
   return {
@@ -69,6 +72,13 @@ export default defineConfig(async () => {
                     // Every request reads its paywall's state, so a change is the next request's; test/gateway/paywall-state.test.ts
                     // holds the kept state (production: 2 s) to its bound.
                     PAYWALL_STATE_TTL_MS: "0",
+                    // Sessions (docs/sessions.md): settled every 10 s, an unused channel refunded after 5 s, claims and
+                    // refunds signed by a fixed test receiver authorizer (never used outside tests), through the local
+                    // facilitator (the settlement runs in Durable Object alarms, which see only these bindings).
+                    SESSION_SETTLE_INTERVAL_SECONDS: "10",
+                    SESSION_IDLE_REFUND_SECONDS: "5",
+                    SESSION_AUTHORIZER_KEY: SESSION_TEST_AUTHORIZER_KEY,
+                    FACILITATOR_URL_TESTNET: "https://facilitator.gateway.test",
                     // Payments are recorded in their objects (wrangler.toml's default); `PAYMENT_RECORDS=d1 npx vitest …`
                     // runs the files over the D1 ledger.
                     ...(process.env.PAYMENT_RECORDS ? { PAYMENT_RECORDS: process.env.PAYMENT_RECORDS } : {}),

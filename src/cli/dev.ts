@@ -190,6 +190,11 @@ async function main(): Promise<void> {
     "WEBHOOKS_ALLOW_LOOPBACK:on",
     "--var",
     "UPSTREAMS_ALLOW_LOOPBACK:on",
+    // Sessions settle every 10 s here (an hour deployed), and a channel unused for 2 minutes is refunded.
+    "--var",
+    "SESSION_SETTLE_INTERVAL_SECONDS:10",
+    "--var",
+    "SESSION_IDLE_REFUND_SECONDS:120",
   ];
   // wrangler's output passes through us, so the ready block can follow it (colours kept on a terminal).
   const child = spawn(WRANGLER_BIN, ["dev", ...vars, ...args], {

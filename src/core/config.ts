@@ -50,6 +50,10 @@ const ConfigSchema = z.object({
   WEBHOOKS_ALLOW_LOOPBACK: z.enum(["on", "off"]).default("off"),
   // Dev only, as WEBHOOKS_ALLOW_LOOPBACK: services and paywalls may name an upstream on this machine.
   UPSTREAMS_ALLOW_LOOPBACK: z.enum(["on", "off"]).default("off"),
+  // Sessions (docs/sessions.md, "Settlement and refunds"): how often a receiver's channels are claimed and settled,
+  // and how long a channel stays unused before the rest of its deposit goes back to its buyer.
+  SESSION_SETTLE_INTERVAL_SECONDS: positiveInt(3600),
+  SESSION_IDLE_REFUND_SECONDS: positiveInt(86_400),
 });
 
 export interface Config {
@@ -91,6 +95,8 @@ export interface Config {
    * alone) and a loopback payment origin.
    */
   upstreamsAllowLoopback: boolean;
+  /** Sessions: seconds between a receiver's settlement runs, and of no call after which a channel is refunded. */
+  sessions: { settleIntervalSeconds: number; idleRefundSeconds: number };
 }
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
@@ -128,6 +134,7 @@ export function getConfig(env: object): Config {
       corsAllowedOrigins: v.CORS_ALLOWED_ORIGINS,
       webhooksAllowLoopback: v.WEBHOOKS_ALLOW_LOOPBACK === "on" && isLoopbackUrl(v.PAYMENT_BASE_URL),
       upstreamsAllowLoopback: v.UPSTREAMS_ALLOW_LOOPBACK === "on" && isLoopbackUrl(v.PAYMENT_BASE_URL),
+      sessions: { settleIntervalSeconds: v.SESSION_SETTLE_INTERVAL_SECONDS, idleRefundSeconds: v.SESSION_IDLE_REFUND_SECONDS },
     };
     cache.set(env, config);
   }

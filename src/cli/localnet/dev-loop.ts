@@ -215,6 +215,9 @@ export async function runDevPaymentLoop(port: number, readyBlock: string[] = [])
         NETWORK_OVERRIDES: { type: "plain_text", value: stack.info.networkOverrides },
         WEBHOOKS_ALLOW_LOOPBACK: { type: "plain_text", value: "on" },
         UPSTREAMS_ALLOW_LOOPBACK: { type: "plain_text", value: "on" },
+        // As under plain `npm run dev`: sessions settled every 10 s, an unused channel refunded after 2 minutes.
+        SESSION_SETTLE_INTERVAL_SECONDS: { type: "plain_text", value: "10" },
+        SESSION_IDLE_REFUND_SECONDS: { type: "plain_text", value: "120" },
       },
       dev: {
         server: { hostname: "localhost", port },

@@ -1,4 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
+import type { RecordsMessage } from "../ledger/payment-object.ts";
+import { armSettlement, keepSettlementRecords, type SettledChannel, settlementAlarm } from "./settlement.ts";
 
 /** What an update decided, given the record it was shown: keep it, or replace it (null: delete it). */
 export type ChannelChange = { kind: "unchanged" } | { kind: "write"; value: string | null };
@@ -19,7 +21,9 @@ export interface ChannelUpdated {
  * replace. If the caller goes away or `decide` throws, nothing is stored and the next update runs.
  *
  * Objects named `index:…` keep the ids of a scope's channels instead (`track`, `untrack`, `tracked`): the channel
- * list a settlement run walks, written only when a channel is created or deleted, never per call.
+ * list a settlement run walks, written only when a channel is created or deleted, never per call. Their alarm is
+ * that scope's settlement run (settlement.ts): set when the index first lists a channel, then every
+ * SESSION_SETTLE_INTERVAL_SECONDS while it lists any.
  */
 export class ChannelObject extends DurableObject<Env> {
   /** The update running now, or the last one: the next one starts after it. */
@@ -46,8 +50,9 @@ export class ChannelObject extends DurableObject<Env> {
     return run;
   }
 
-  track(id: string): void {
+  async track(id: string): Promise<void> {
     this.ctx.storage.kv.put(`id:${id}`, 1);
+    await armSettlement(this.env, this.ctx.storage);
   }
 
   untrack(id: string): void {
@@ -56,6 +61,16 @@ export class ChannelObject extends DurableObject<Env> {
 
   tracked(): string[] {
     return Array.from(this.ctx.storage.kv.list({ prefix: "id:" }), ([key]) => key.slice(3));
+  }
+
+  /** A settlement of this channel (settlement.ts): its records kept here and returned to be sent, once per settlement. */
+  settled(settlement: SettledChannel): Promise<RecordsMessage | null> {
+    return keepSettlementRecords(this.ctx.storage, this.ctx.id.name ?? "", settlement);
+  }
+
+  override async alarm(): Promise<void> {
+    const name = this.ctx.id.name ?? "";
+    if (name.startsWith("index:")) await settlementAlarm(this.env, this.ctx.storage, name);
   }
 
   /**
