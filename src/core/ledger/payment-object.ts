@@ -91,7 +91,18 @@ export interface RecordsMessage {
 /** A payment presented again, as its object knows it: the same shape as D1's resend lookup answers. */
 export type { KnownPayment } from "../../db/paid-answers.ts";
 
-const DATE_KEYS = new Set(["createdAt", "settledAt", "answeredAt", "ownerUntil", "expiresAt", "at", "validBefore", "updatedAt"]);
+const DATE_KEYS = new Set([
+  "createdAt",
+  "settledAt",
+  "answeredAt",
+  "ownerUntil",
+  "expiresAt",
+  "at",
+  "validBefore",
+  "updatedAt",
+  "openedAt",
+  "lastCallAt",
+]);
 const revive = (_key: string, value: unknown) =>
   typeof value === "object" && value !== null && "$date" in value ? new Date((value as { $date: number }).$date) : value;
 const store = (row: object) =>
