@@ -12,7 +12,10 @@ import { randomWallet } from "../support/factories.ts";
 export const channelId = () => `0x${randomHex(32)}`;
 
 /** A channel of `paywall` on base-sepolia, just opened with a 1 USDC deposit, nothing charged yet (seq 1). */
-export const channelOf = (paywall: PaywallRow, overrides: Partial<NewChannel> = {}): NewChannel => ({
+export const channelOf = (
+  paywall: Pick<PaywallRow, "id" | "tenantId" | "serviceId">,
+  overrides: Partial<NewChannel> = {},
+): NewChannel => ({
   id: channelId(),
   tenantId: paywall.tenantId,
   paywallId: paywall.id,
