@@ -9,6 +9,7 @@ import { database } from "./middleware/database.ts";
 import { declaredQueryFrom, refuseDeclaredOversize, refuseKeyInUrl, strictQuery } from "./middleware/request-guards.ts";
 import { registerComponents } from "./openapi.ts";
 import { createRouter } from "./router.ts";
+import { channelsRouter } from "./routes/channels/index.ts";
 import { discoveryRouter } from "./routes/discovery/index.ts";
 import { eventsRouter } from "./routes/events/index.ts";
 import { healthRouter } from "./routes/health.ts";
@@ -44,6 +45,10 @@ const DOCUMENT = {
     { name: "Services", description: "Upstream APIs a tenant registers, with how the platform authenticates to them." },
     { name: "Paywalls", description: "Priced routes of a service (or proxied URLs), and where buyers pay for them." },
     { name: "Transactions", description: "Payments buyers made, as the payment gateway recorded them." },
+    {
+      name: "Channels",
+      description: "Session channels buyers opened with a deposit and pay by vouchers, and what of their charge is settled.",
+    },
     { name: "Events", description: "What happened to buyers' requests: requests, successes and errors." },
     {
       name: "Webhooks",
@@ -90,6 +95,7 @@ export function createApi() {
   app.route("/v1", discoveryRouter);
   app.route("/v1", paywallsRouter);
   app.route("/v1", transactionsRouter);
+  app.route("/v1", channelsRouter);
   app.route("/v1", eventsRouter);
   app.route("/v1", webhooksRouter);
 

@@ -15,6 +15,8 @@ export interface TransactionJson {
   payerAddress: string | null;
   txHash: string | null;
   failureReason: string | null;
+  /** A session's settlement: the channel it moved (null: a payment per call). */
+  channelId: string | null;
   createdAt: string;
   settledAt: string | null;
   Paywall: { id: string; slug: string; name: string } | null;
@@ -33,6 +35,7 @@ export const toTransactionJson = (row: TransactionWithPaywall): TransactionJson 
   payerAddress: row.payerAddress,
   txHash: row.txHash,
   failureReason: row.failureReason,
+  channelId: row.channelId,
   createdAt: row.createdAt.toISOString(),
   settledAt: row.settledAt?.toISOString() ?? null,
   // `Paywall` in PascalCase, as the specification names the paywalls a service embeds: one spelling for an embedded paywall.

@@ -250,6 +250,7 @@ const TRANSACTION_COLUMNS = {
   payerAddress: "payer_address",
   txHash: "tx_hash",
   failureReason: "failure_reason",
+  channelId: "channel_id",
   createdAt: "created_at",
   settledAt: "settled_at",
 } as const;
@@ -287,6 +288,29 @@ function insertFromJson(table: string, columns: Record<string, string>, andWhere
     WHERE EXISTS (SELECT 1 FROM tenants WHERE tenants.id = json_extract(value, '$.tenantId')) ${andWhere} ORDER BY key`;
 }
 
+const CHANNEL_COLUMNS = {
+  id: "id",
+  tenantId: "tenant_id",
+  paywallId: "paywall_id",
+  serviceId: "service_id",
+  protocol: "protocol",
+  network: "network",
+  currency: "currency",
+  payerAddress: "payer_address",
+  deposit: "deposit",
+  charged: "charged",
+  claimed: "claimed",
+  settled: "settled",
+  status: "status",
+  seq: "seq",
+  openedAt: "opened_at",
+  lastCallAt: "last_call_at",
+  updatedAt: "updated_at",
+} as const;
+
+/** What a later state of a channel changes of its row (who opened it, where and when, stays as first recorded). */
+const CHANNEL_MOVES = ["deposit", "charged", "claimed", "settled", "status", "seq", "last_call_at", "updated_at"];
+
 const LISTING_COLUMNS = {
   paywallId: "paywall_id",
   tenantId: "tenant_id",
@@ -299,12 +323,13 @@ const LISTING_COLUMNS = {
 /**
  * The read model of payments recorded in their Durable Objects (src/core/ledger/payment-object.ts): each record is a
  * transaction as its object last moved it (with the webhook event of that move), or an event. However many records
- * (of however many payments), one D1 batch of at most four statements writes them: the transactions, the events,
- * the webhook deliveries, the discovery listings, each statement's rows one JSON parameter (sent as written: drizzle's batch does not bind a
- * raw statement's parameters). Idempotent by the records' own ids: an event or a delivery already stored is left as
+ * (of however many payments), one D1 batch of at most five statements writes them: the transactions, the events,
+ * the webhook deliveries, the discovery listings, the session channels, each statement's rows one JSON parameter (sent
+ * as written: drizzle's batch does not bind a raw statement's parameters). Idempotent by the records' own ids: an event or a delivery already stored is left as
  * it is, and a stored transaction takes a record's status only along one of `moves` (`[from, to]` pairs, the ledger's
  * move table; records apply in their order), so a batch applied twice, or an older one applied after a newer one,
- * records nothing twice and never moves a payment back. A move's deliveries are written when its transaction stands
+ * records nothing twice and never moves a payment back. A channel's row is replaced only by a record of a higher `seq`
+ * (a later state of it, whatever order the records arrive in). A move's deliveries are written when its transaction stands
  * at the move's status or has moved on from it. The daily roll-ups follow from the rows (triggers,
  * migrations/0005), as on the D1 path. Records of a tenant deleted meanwhile are dropped. Returns the deliveries
  * written.
@@ -323,6 +348,7 @@ export async function applyPaymentRecords(
       : [],
   );
   const listings = records.flatMap((r) => (r.kind === "listing" ? [jsonRow(r.row, LISTING_COLUMNS)] : []));
+  const channels = records.flatMap((r) => (r.kind === "channel" ? [jsonRow(r.row, CHANNEL_COLUMNS)] : []));
   const d1 = db.$client;
   const statements: D1PreparedStatement[] = [];
   if (moved.length > 0) {
@@ -336,6 +362,7 @@ export async function applyPaymentRecords(
     const insert = `${insertFromJson("events", EVENT_COLUMNS)} ON CONFLICT (id) DO NOTHING`;
     statements.push(d1.prepare(insert).bind(JSON.stringify(happened)));
   }
+  const fanOutAt = statements.length;
   if (webhooks.length > 0) {
     const fanOut = `INSERT INTO webhook_deliveries
         (id, tenant_id, endpoint_id, event_type, transaction_id, status, attempts, created_at)
@@ -357,9 +384,15 @@ export async function applyPaymentRecords(
       WHERE excluded.updated_at >= discovery_listings.updated_at`;
     statements.push(d1.prepare(upsert).bind(JSON.stringify(listings)));
   }
+  if (channels.length > 0) {
+    const upsert = `${insertFromJson("channels", CHANNEL_COLUMNS)}
+      ON CONFLICT (id) DO UPDATE SET ${CHANNEL_MOVES.map((c) => `${c} = excluded.${c}`).join(", ")}
+      WHERE excluded.seq > channels.seq`;
+    statements.push(d1.prepare(upsert).bind(JSON.stringify(channels)));
+  }
   if (statements.length === 0) return [];
   const results = await d1.batch<{ id: string }>(statements);
-  return webhooks.length > 0 ? results[statements.length - 1 - (listings.length > 0 ? 1 : 0)]!.results.map((d) => d.id) : [];
+  return webhooks.length > 0 ? results[fanOutAt]!.results.map((d) => d.id) : [];
 }
 
 /**

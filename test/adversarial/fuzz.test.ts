@@ -100,8 +100,11 @@ describe("schema-driven fuzzing of /openapi.json", () => {
           const ans = await exchange(e, { actor: write ? await currentWriter() : reader, req }, req);
           expect(expected, describeExchange(req, ans)).toContain(ans.status);
         };
-        await variant("x".repeat(65), [400]);
-        await variant(encodeURIComponent("é".repeat(65)), [400]);
+        // One character over the path schema's maxLength (64 for the platform's ids; a channel's on-chain id is 66).
+        const idSchema = (e.op.parameters ?? []).find((p) => p.in === "path")?.schema as Schema;
+        const over = ((idSchema as { maxLength?: number }).maxLength ?? 64) + 1;
+        await variant("x".repeat(over), [400]);
+        await variant(encodeURIComponent("é".repeat(over)), [400]);
         for (const raw of [
           "does_not_exist",
           "%F0%9F%98%80",
@@ -122,13 +125,13 @@ describe("schema-driven fuzzing of /openapi.json", () => {
         const req: Req = { method, path: `${base}/${other}`, ...(method === "PATCH" ? { text: "{}" } : {}) };
         countKind("path");
         const before = await snapshot(stranger.tenant.id);
-        // Webhook endpoints answer another tenant's as unknown (404); other resources say FORBIDDEN.
-        const [status, code] = base.startsWith("/v1/webhook-endpoints") ? [404, "NOT_FOUND"] : [403, "FORBIDDEN"];
+        // Webhook endpoints and channels answer another tenant's as unknown (404); other resources say FORBIDDEN.
+        const hides = base.startsWith("/v1/webhook-endpoints") || base.startsWith("/v1/channels");
+        const [status, code] = hides ? [404, "NOT_FOUND"] : [403, "FORBIDDEN"];
         expectRefused(req, await exchange(e, { actor: write ? await currentWriter() : reader, req }, req), status, code);
         expect(await snapshot(stranger.tenant.id)).toBe(before);
 
         // Ids generated from the path schema (1-64 characters of anything): never found, never a 5xx.
-        const idSchema = (e.op.parameters ?? []).find((p) => p.in === "path")?.schema as Schema;
         await fc.assert(
           fc.asyncProperty(arbitraryFromSchema(doc, idSchema, { maxStringLength: 64 }) as fc.Arbitrary<string>, async (raw) => {
             await variant(encodeURIComponent(raw), [404]);

@@ -19,6 +19,7 @@ import { randomHex } from "../../src/lib/ids.ts";
 import { newWebhookSecret } from "../../src/lib/standard-webhooks.ts";
 import { ALL_SCOPES, GRANTED_BY } from "../fixtures/spec.ts";
 import { createPaywallFor } from "../history/support.ts";
+import { applyRecords, channelOf, channelRecord } from "../sessions/channels-support.ts";
 import { canary } from "../support/canaries.ts";
 import { api } from "../support/client.ts";
 import { printToRunner } from "../support/console.ts";
@@ -102,7 +103,7 @@ const ROUTES: Route[] = Object.entries(doc.paths).flatMap(([template, item]) =>
 // holds), `@unique` (a fresh slug or name), `@canary:<label>` (a registered secret canary).
 
 type Owner = "A" | "B";
-type Kind = "service" | "paywall" | "transaction" | "event" | "endpoint" | "delivery";
+type Kind = "service" | "paywall" | "transaction" | "event" | "endpoint" | "delivery" | "channel";
 type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
 
 interface RequestTemplate {
@@ -157,6 +158,8 @@ const REQUESTS: Record<string, RequestTemplate> = {
   "DELETE /v1/paywalls/{id}": { id: "@A.paywall" },
   "GET /v1/transactions": { query: { limit: "100" }, includes: "transaction" },
   "GET /v1/transactions/{id}": { id: "@A.transaction", includes: "transaction" },
+  "GET /v1/channels": { query: { limit: "100" }, includes: "channel" },
+  "GET /v1/channels/{id}": { id: "@A.channel", includes: "channel" },
   "GET /v1/events": { query: { limit: "100" }, includes: "event" },
   "GET /v1/events/{id}": { id: "@A.event", includes: "event" },
   "POST /v1/webhook-endpoints": {
@@ -172,8 +175,11 @@ const REQUESTS: Record<string, RequestTemplate> = {
   "POST /v1/webhook-endpoints/{id}/deliveries/{deliveryId}/retry": { id: "@A.endpoint", deliveryId: "@A.delivery" },
 };
 
-/** Where another tenant's id in the path is answered 404, as an id nobody holds (webhooks reveal no existence). */
-const HIDES_FOREIGN = (template: string) => template.startsWith("/v1/webhook-endpoints/");
+/**
+ * Where another tenant's id in the path is answered 404, as an id nobody holds (webhooks reveal no existence; a
+ * channel's id is public on chain, whose it is here is not).
+ */
+const HIDES_FOREIGN = (template: string) => template.startsWith("/v1/webhook-endpoints/") || template.startsWith("/v1/channels/");
 
 /** The success status of an allowed request. */
 const SUCCESS_STATUS: Record<string, number> = {
@@ -215,6 +221,12 @@ const REFERENCES: Reference[] = [
       request: { query: { serviceId: "@A.service" }, includes: "transaction" },
     },
     { route: "GET /v1/events", field: "paywallId", caller, request: { query: { paywallId: "@A.paywall" }, includes: "event" } },
+    {
+      route: "GET /v1/channels",
+      field: "paywallId",
+      caller,
+      request: { query: { paywallId: "@A.paywall" }, includes: "channel" },
+    },
     { route: "GET /v1/events", field: "serviceId", caller, request: { query: { serviceId: "@A.service" }, includes: "event" } },
     { route: "POST /v1/paywalls", field: "serviceId", caller, request: { body: routePaywallBody("@A.service") } },
     {
@@ -522,6 +534,7 @@ interface TenantFixture {
   event: string;
   endpoint: string;
   delivery: string;
+  channel: string;
   /** Everything that identifies this tenant or its data: must never appear in an answer to the other tenant. */
   ids: Set<string>;
 }
@@ -553,7 +566,21 @@ async function tenantFixture(): Promise<TenantFixture> {
   if (tenant.tempoWalletAddress) ids.add(tenant.tempoWalletAddress);
   const { endpoint, delivery } = await webhookFixture(tenant);
   ids.add(endpoint).add(delivery);
-  return { tenant, service: paywall.serviceId as string, paywall: paywall.id, transaction, event, endpoint, delivery, ids };
+  // A session channel, as the records consumer writes it.
+  const channel = channelOf(paywall);
+  await applyRecords([channelRecord(channel)]);
+  ids.add(channel.id).add(channel.payerAddress);
+  return {
+    tenant,
+    service: paywall.serviceId as string,
+    paywall: paywall.id,
+    transaction,
+    event,
+    endpoint,
+    delivery,
+    channel: channel.id,
+    ids,
+  };
 }
 
 /** A webhook endpoint of the tenant and one delivery of it, written directly (the webhook API has its own tests). */
@@ -650,7 +677,7 @@ function resolve(value: Json, fixtures: Record<Owner, Pick<TenantFixture, Kind>>
     if (value === "@none") return "id_that_nobody_holds";
     if (value === "@unique") return `iso-${Date.now().toString(36)}-${(unique++).toString(36)}`;
     if (value.startsWith("@canary:")) return canary(value.slice("@canary:".length));
-    const m = /^@([AB])\.(service|paywall|transaction|event|endpoint|delivery)$/.exec(value);
+    const m = /^@([AB])\.(service|paywall|transaction|event|endpoint|delivery|channel)$/.exec(value);
     if (m) return fixtures[m[1] as Owner][m[2] as Kind];
     if (value.startsWith("@")) throw new Error(`unknown token ${value}`);
     return value;
@@ -806,6 +833,8 @@ describe("the matrix is complete", () => {
       "GET /v1/services/{id}": ["if-none-match"],
       "GET /v1/services/{id}/discovery": ["if-none-match"],
       "GET /v1/transactions/{id}": ["if-none-match"],
+      "GET /v1/channels": ["if-none-match"],
+      "GET /v1/channels/{id}": ["if-none-match"],
       "GET /v1/events/{id}": ["if-none-match"],
       "GET /v1/webhook-endpoints/{id}": ["if-none-match"],
       "PATCH /v1/services/{id}": ["if-match"],
@@ -862,6 +891,8 @@ describe("the matrix is complete", () => {
       "DELETE /v1/paywalls/{id}": "paywalls:write",
       "GET /v1/transactions": "transactions:read",
       "GET /v1/transactions/{id}": "transactions:read",
+      "GET /v1/channels": "transactions:read",
+      "GET /v1/channels/{id}": "transactions:read",
       "GET /v1/events": "events:read",
       "GET /v1/events/{id}": "events:read",
       "POST /v1/webhook-endpoints": "webhooks:write",

@@ -127,6 +127,8 @@ describe("the document's promises (operation ids, tags, headers, details, format
       "DELETE /v1/paywalls/{id}": "deletePaywall",
       "GET /v1/transactions": "listTransactions",
       "GET /v1/transactions/{id}": "getTransaction",
+      "GET /v1/channels": "listChannels",
+      "GET /v1/channels/{id}": "getChannel",
       "GET /v1/events": "listEvents",
       "GET /v1/events/{id}": "getEvent",
       "POST /v1/webhook-endpoints": "createWebhookEndpoint",
@@ -235,7 +237,7 @@ describe("the document's promises (operation ids, tags, headers, details, format
         expect({ op, status: res.status }).toEqual({ op, status: 200 });
       }
     }
-    expect(checked.length).toBe(24);
+    expect(checked.length).toBe(26);
   });
 });
 

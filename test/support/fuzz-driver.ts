@@ -11,6 +11,7 @@ import type { Tenant } from "../../src/db/schema.ts";
 import { allowedHeaderProblem, headerNameProblem, paramNameProblem } from "../../src/lib/header-rules.ts";
 import { routePathProblem } from "../../src/lib/url-rules.ts";
 import { AUTH_FIELDS, AUTH_METHODS, NETWORKS, type SpecAuthMethod } from "../fixtures/spec.ts";
+import { applyRecords, channelOf, channelRecord } from "../sessions/channels-support.ts";
 import { api, read, send as sendRequest } from "./client.ts";
 import { printToRunner } from "./console.ts";
 import { createApiKey, db } from "./factories.ts";
@@ -500,6 +501,7 @@ type SeededIds = {
   transactions: string[];
   events: string[];
   "webhook-endpoints": string[];
+  channels: string[];
 };
 export let readerIds: SeededIds;
 export let writer: Actor;
@@ -576,7 +578,20 @@ export async function seedReadable(actor: Actor) {
   });
   const hook = await send(actor, json("POST", "/v1/webhook-endpoints", { url: HOOK_URL, events: ["transaction.completed"] }));
   expect(hook.status).toBe(201);
-  return { ...(await idsOf(actor.tenant.id)), "webhook-endpoints": [hook.body.data.id as string] };
+  const ids = await idsOf(actor.tenant.id);
+  // Session channels on the first paywalls, as the records consumer writes them: open, closed, on either network.
+  const channels = ids.paywalls.slice(0, 4).map((id, i) =>
+    channelOf(
+      { id, tenantId: actor.tenant.id, serviceId: null },
+      {
+        status: i % 2 ? "CLOSED" : "OPEN",
+        network: i < 2 ? "base-sepolia" : "tempo-testnet",
+        openedAt: new Date(Date.now() - i * 60_000),
+      },
+    ),
+  );
+  await applyRecords(channels.map(channelRecord));
+  return { ...ids, "webhook-endpoints": [hook.body.data.id as string], channels: channels.map((c) => c.id) };
 }
 
 /** Reads the document and seeds the reader, the stranger and the first writer (call in `beforeAll`). */
@@ -811,6 +826,7 @@ export async function expectPage(
   where: [string, unknown][],
   limit: number,
   offset: number,
+  newestBy = "created_at",
 ) {
   const conditions = ["tenant_id = ?", ...where.map(([sql]) => sql)].join(" AND ");
   const binds = [tenantId, ...where.map(([, v]) => v)];
@@ -821,7 +837,7 @@ export async function expectPage(
         .first<{ n: number }>()
     )?.n ?? 0;
   const ids = (
-    await env.DB.prepare(`SELECT id FROM ${table} WHERE ${conditions} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`)
+    await env.DB.prepare(`SELECT id FROM ${table} WHERE ${conditions} ORDER BY ${newestBy} DESC, id DESC LIMIT ? OFFSET ?`)
       .bind(...binds, limit, offset)
       .all<{ id: string }>()
   ).results.map((r) => r.id);
@@ -1017,6 +1033,30 @@ export const DRIVERS: Record<string, Driver> = {
     build: async (g) => ({
       actor: reader,
       req: { method: "GET", path: `/v1/transactions/${pick(readerIds.transactions, g.aux.picks[0])}` },
+    }),
+  },
+  "GET /v1/channels": {
+    build: async (g) => {
+      const query = listParams(g);
+      if (query.paywallId !== undefined && g.aux.flags[0]) query.paywallId = pick(readerIds.paywalls, g.aux.picks[0]);
+      return {
+        actor: reader,
+        req: { method: "GET", path: `/v1/channels${queryString(query)}` },
+        verify: async (ans) => {
+          const columns = { paywallId: "paywall_id", status: "status", network: "network" };
+          const where = Object.entries(columns).flatMap(([param, column]): [string, unknown][] =>
+            query[param] === undefined ? [] : [[`${column} = ?`, query[param]]],
+          );
+          const [limit, offset] = [(query.limit as number) ?? 20, (query.offset as number) ?? 0];
+          await expectPage(ans, "channels", reader.tenant.id, where, limit, offset, "opened_at");
+        },
+      };
+    },
+  },
+  "GET /v1/channels/{id}": {
+    build: async (g) => ({
+      actor: reader,
+      req: { method: "GET", path: `/v1/channels/${pick(readerIds.channels, g.aux.picks[0])}` },
     }),
   },
   "GET /v1/events": { build: async (g) => historyList(g, "events") },

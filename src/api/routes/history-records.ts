@@ -25,6 +25,10 @@ export const TransactionSchema = z
     payerAddress: z.string().nullable(),
     txHash: z.string().nullable(),
     failureReason: z.string().nullable(),
+    channelId: z.string().nullable().openapi({
+      description:
+        "A session's settlement: the channel (`GET /v1/channels/{id}`) whose charge it moved; null for a payment per call",
+    }),
     createdAt: z.iso.datetime(),
     settledAt: z.iso.datetime().nullable(),
     Paywall: PaywallSummarySchema,

@@ -1,8 +1,8 @@
 /**
  * Earnings and traffic: revenue per token over four windows and the last 30 days as two charts (revenue per day,
  * requests / successes / errors per day), read from the daily roll-ups (migrations/0005 and 0018: at most 90 rows per
- * network and 30 of traffic, whatever the size of the history), then the
- * tenant's transactions and events with the API's filters (status, network, protocol, paywall, service, date
+ * network and 30 of traffic, whatever the size of the history), the tenant's session channels summed per token (session
+ * revenue, open channels, charged but not yet settled), then the tenant's transactions and events with the API's filters (status, network, protocol, paywall, service, date
  * range) and paging, through the same history queries as `/v1/transactions` and `/v1/events`, and one payment found
  * by the receipt a buyer holds (its transaction id or transfer hash).
  *

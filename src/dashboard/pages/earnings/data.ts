@@ -1,10 +1,11 @@
 /**
  * What the earnings page shows, read: revenue per token over four windows and the last 30 days (from the daily
- * roll-ups), the tenant's transactions and events through the same history queries as `/v1/transactions` and
+ * roll-ups), its session channels summed per token, the tenant's transactions and events through the same history queries as `/v1/transactions` and
  * `/v1/events`, and the paywalls and services the filters offer. Returns a plain view-model.
  */
 import { outcomeEventIdOf, requestEventIdOf } from "../../../core/ledger/ids.ts";
 import { chartToken, daysInToken, networksMatching, sumsPerToken, sumsSince } from "../../../core/money/tokens.ts";
+import { sumChannels } from "../../../db/channels.ts";
 import type { Db } from "../../../db/client.ts";
 import { findCacheTotals, findDailyRevenue, findDailyTraffic, statsScope } from "../../../db/daily-stats.ts";
 import { type EventFilter, findEventsPage } from "../../../db/events.ts";
@@ -99,12 +100,13 @@ export async function loadEarnings(db: Db, tenantId: string, now: Date, q: Earni
   const scope = statsScope(filters.transactions);
   const networks = networksMatching({ network: q.network, protocol: q.protocol });
   // One read of the longest window's revenue per day and network: the totals and the chart are both drawn from it.
-  const [revenue, traffic, transactions, events, cached] = await Promise.all([
+  const [revenue, traffic, transactions, events, cached, sessions] = await Promise.all([
     findDailyRevenue(db, tenantId, lastUtcDays(now, LONGEST_WINDOW), scope, networks),
     findDailyTraffic(db, tenantId, days, scope),
     findTransactionsPage(db, tenantId, { limit: PAGE_SIZE, offset: (q.tpage - 1) * PAGE_SIZE }, filters.transactions),
     findEventsPage(db, tenantId, { limit: PAGE_SIZE, offset: (q.epage - 1) * PAGE_SIZE }, filters.events),
     findCacheTotals(db, tenantId, days, scope),
+    sumChannels(db, tenantId),
   ]);
   const totals = sumsPerToken(sumsSince(revenue, since));
   // The chart draws one token: the one that earned most over its 30 days (USDC when none did).
@@ -113,5 +115,5 @@ export async function loadEarnings(db: Db, tenantId: string, now: Date, q: Earni
     WINDOWS.findIndex((w) => w.days === CHART_DAYS),
   );
   const stats = daysInToken(traffic, revenue, chartIn);
-  return { foreign, totals, chartIn, stats, cached, transactions, events, scopeName: scopeNameOf(q, choices) };
+  return { foreign, totals, chartIn, stats, cached, sessions, transactions, events, scopeName: scopeNameOf(q, choices) };
 }

@@ -225,6 +225,59 @@ function Totals({ totals, scopeName }: Pick<Earnings, "totals" | "scopeName">) {
   );
 }
 
+/**
+ * Sessions (buyers paying by vouchers from a deposit), per token: what the vouchers charged, the channels still open,
+ * and what was charged but is not in the wallet yet (settled in batches). Shown once the tenant has a channel.
+ */
+function Sessions({ sessions }: Pick<Earnings, "sessions">) {
+  if (sessions.length === 0) return null;
+  return (
+    <section aria-labelledby="sessions-title" id="sessions">
+      <h2 id="sessions-title">Sessions</h2>
+      <p class="hint">
+        Every session channel of all your paywalls, whatever the filters. Charged calls are settled to your wallet in batches: the
+        last column is earned but not in your wallet yet.
+      </p>
+      <ScrollRegion label="Sessions, table">
+        <table class="cards">
+          <thead>
+            <tr>
+              <th scope="col">Token</th>
+              <th scope="col" class="amount">
+                Session revenue
+              </th>
+              <th scope="col" class="amount">
+                Open channels
+              </th>
+              <th scope="col" class="amount">
+                Charged, not yet settled
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {sessions.map((s) => (
+              <tr>
+                <td data-label="Token">
+                  <strong>{s.currency}</strong>
+                </td>
+                <td data-label="Session revenue" class="amount">
+                  {formatUsdcAmount(s.charged)}
+                </td>
+                <td data-label="Open channels" class="amount">
+                  {count(s.open)}
+                </td>
+                <td data-label="Charged, not yet settled" class="amount">
+                  {formatUsdcAmount(s.unsettled)}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </ScrollRegion>
+    </section>
+  );
+}
+
 function Charts({ scopeName, chartIn, stats, cached }: Pick<Earnings, "scopeName" | "chartIn" | "stats" | "cached">) {
   return (
     <section aria-labelledby="charts-title">
@@ -420,6 +473,7 @@ export function EarningsView({
     <>
       {data.foreign && <Notice kind="error">{data.foreign}</Notice>}
       <Totals totals={data.totals} scopeName={data.scopeName} />
+      <Sessions sessions={data.sessions} />
       <Charts scopeName={data.scopeName} chartIn={data.chartIn} stats={data.stats} cached={data.cached} />
       <section aria-labelledby="filters-title">
         <h2 id="filters-title">Filters</h2>
