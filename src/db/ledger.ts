@@ -9,8 +9,8 @@ import { isUniqueViolation } from "./errors.ts";
 import type { NewEvent } from "./events.ts";
 import {
   type DiscoveryListingRow,
-  type NewChannel,
   events,
+  type NewChannel,
   paidAnswers,
   pendingPayments,
   type TransactionRow,
