@@ -43,6 +43,8 @@ export const PaywallSchema = z
         enabled: z.boolean(),
         minDeposit: z.string().optional().openapi({
           description: "The least a buyer deposits to open a session, integer micro-USDC; absent: the price",
+          pattern: "^[1-9][0-9]*$",
+          maxLength: 13,
           example: "1000000",
         }),
       })
