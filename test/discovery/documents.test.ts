@@ -213,6 +213,42 @@ describe("a service's document", () => {
   });
 });
 
+describe("sessions in the documents", () => {
+  const s = service();
+  const on = paywall("metered", {
+    networks: ["base-sepolia", "tempo-testnet"],
+    sessionsEnabled: true,
+    sessionsMinDeposit: "1500000",
+  });
+  const off = paywall("plain", { networks: ["base-sepolia", "tempo-testnet"], sessionsMinDeposit: "1500000" });
+  const ops = (p: PaywallRow) => doc(s, [p]).paths[`/api/x402/pay/svc_1/${p.slug}`]?.get;
+
+  it("the x402 operation of a paywall that accepts them names the scheme and the minimum deposit; MPP's does not", () => {
+    expect(ops(on)["x-payment-info"].sessions).toEqual({
+      scheme: "batch-settlement",
+      minDeposit: "1500000",
+      minDepositUsd: "1.5",
+    });
+    expect(ops(on).description).toBe(
+      "0.01 USD per call, paid over x402 in USDC on base-sepolia. Sessions accepted (x402 batch-settlement): deposit at least 1.5 USD once, then pay each call with a voucher.",
+    );
+    const mpp = doc(s, [on]).paths["/api/mpp/pay/svc_1/metered"]?.get;
+    expect(mpp["x-payment-info"]).not.toHaveProperty("sessions");
+    const llms = serviceLlmsTxt({ paymentBaseUrl: BASE, table, wallets, service: s, paywalls: [on] });
+    expect(llms).toContain(
+      "0.01 USD per call, USDC on base-sepolia. Sessions accepted (x402 batch-settlement): deposit at least 1.5 USD once",
+    );
+  });
+
+  it("a paywall with sessions off says nothing of them; without a minimum deposit, the price is the minimum", () => {
+    expect(ops(off)["x-payment-info"]).not.toHaveProperty("sessions");
+    expect(JSON.stringify(doc(s, [off]))).not.toMatch(/session/i);
+    expect(serviceLlmsTxt({ paymentBaseUrl: BASE, table, wallets, service: s, paywalls: [off] })).not.toMatch(/session/i);
+    const atPrice = paywall("atprice", { sessionsEnabled: true });
+    expect(ops(atPrice)["x-payment-info"].sessions).toMatchObject({ minDeposit: "10000", minDepositUsd: "0.01" });
+  });
+});
+
 describe("the root catalogue", () => {
   it(`lists the enabled paid operations of every service, oldest first, at most ${MAX_CATALOGUE_OPERATIONS}`, () => {
     const services = Array.from({ length: 3 }, (_, s) => ({

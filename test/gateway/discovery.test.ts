@@ -131,6 +131,35 @@ describe("the Bazaar extension in every x402 402", () => {
 });
 
 describe("the document and the gateway agree", () => {
+  it("sessions: the 402's Bazaar extension and the document say so, with the minimum deposit, only while on", async () => {
+    const shop = await openShop({ price: "10000", paywall: { allowedMethods: ["GET"] } });
+    const operation = async () => (await documentOf(shop)).paths[pathOf(shop.x402)]?.get as Record<string, unknown>;
+    const bazaarOf = async () =>
+      (await challengeOf(shop.x402)).extensions?.bazaar as { info: Record<string, unknown>; schema: Record<string, unknown> };
+    const off = async () => {
+      expect((await bazaarOf()).info).not.toHaveProperty("sessions");
+      const op = await operation();
+      expect(op["x-payment-info"]).not.toHaveProperty("sessions");
+      expect(op.description).not.toMatch(/[Ss]ession/);
+    };
+    await off();
+
+    await patchPaywall(shop, { sessions: { enabled: true, minDeposit: "2500000" } });
+    const terms = { scheme: "batch-settlement", minDeposit: "2500000", minDepositUsd: "2.5" };
+    const bazaar = await bazaarOf();
+    expect(bazaar.info.sessions).toEqual(terms);
+    expect(bazaar.schema).toMatchObject({ properties: { sessions: { properties: { scheme: { const: "batch-settlement" } } } } });
+    expect(validateDiscoveryExtensionSpec(bazaar as never)).toEqual({ valid: true });
+    const op = await operation();
+    expect(op["x-payment-info"]).toMatchObject({ sessions: terms });
+    expect(op.description).toContain("Sessions accepted (x402 batch-settlement): deposit at least 2.5 USD once");
+    // Per-call payments stay offered.
+    expect((await challengeOf(shop.x402)).accepts.map((a) => [a.scheme, a.amount])).toContainEqual(["exact", "10000"]);
+
+    await patchPaywall(shop, { sessions: { enabled: false } });
+    await off();
+  });
+
   it("a new price is in the document and the 402 at once", async () => {
     const shop = await openShop({ price: "10000" });
     const paymentInfo = async () => (await documentOf(shop)).paths[pathOf(shop.x402)]?.get?.["x-payment-info"];

@@ -1,6 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { isValidPrice, MAX_PRICE, PRICE_RULE, priceNumberProblem, priceProblem } from "../../src/core/money/price.ts";
+import {
+  depositProblem,
+  isValidPrice,
+  MAX_PRICE,
+  MAX_SESSION_DEPOSIT,
+  PRICE_RULE,
+  priceNumberProblem,
+  priceProblem,
+} from "../../src/core/money/price.ts";
 import { usdcDecimal } from "../../src/core/money/usdc.ts";
 
 describe("isValidPrice", () => {
@@ -77,5 +85,24 @@ describe("priceProblem and priceNumberProblem", () => {
     expect(priceNumberProblem(1e-7)).toBe(`Must be a string. ${PRICE_RULE}`);
     expect(priceNumberProblem(true)).toBeUndefined();
     expect(priceNumberProblem(undefined)).toBeUndefined();
+  });
+});
+
+describe("depositProblem: a session's minimum deposit", () => {
+  it("the cap is 1,000,000 USDC in micro-units", () => {
+    expect(MAX_SESSION_DEPOSIT).toBe(10n ** 12n);
+  });
+
+  it.each(["1", "10000", "1000000000000"])("accepts %j", (value) => {
+    expect(depositProblem(value)).toBeNull();
+  });
+
+  it.each(["", "0", "01", "1.5", "-1", "1e6", " 1", "1000000000001", "10000000000000"])("refuses %j", (value) => {
+    expect(depositProblem(value)).toMatch(/^Integer micro-USDC/);
+  });
+
+  it("answers a USDC decimal with the micro-units to send, only within the cap", () => {
+    expect(depositProblem("2.5")).toMatch(/; for 2\.5 USDC send "2500000"$/);
+    expect(depositProblem("2000000.5")).not.toMatch(/send/);
   });
 });

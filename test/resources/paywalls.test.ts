@@ -45,6 +45,7 @@ function expected(who: Actor, overrides: Record<string, unknown>) {
     allowedHeaders: [],
     fulfillmentMode: "PROXY",
     enabled: true,
+    sessions: { enabled: false },
     headers: null,
     queryParams: null,
     cacheRules: null,

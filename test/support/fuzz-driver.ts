@@ -419,6 +419,7 @@ export function expectPaywallCreated(data: Json, sent: Json, tenant: Tenant) {
     allowedHeaders: [],
     fulfillmentMode: sent.fulfillmentMode,
     enabled: sent.enabled ?? true,
+    sessions: sent.sessions ?? { enabled: false },
     headers: sent.headers ? sent.headers.map((h: Json) => ({ key: h.key, value: "***" })) : null,
     queryParams: sent.queryParams ?? null,
     cacheRules: sent.cacheRules ?? null,
@@ -453,6 +454,7 @@ export function expectPaywallPatched(data: Json, before: Json, patch: Json, tena
         "allowedHeaders",
         "queryParams",
         "enabled",
+        "sessions",
         "inputSchema",
         "outputSchema",
         "outputExample",
@@ -716,6 +718,24 @@ export function fixServiceUpdate(body: Json, before: Json, aux: Aux): Json {
 export const fixPrice = (price: string, aux: Aux) =>
   /^[1-9][0-9]{0,15}$/.test(price) && BigInt(price) <= 10n ** 15n ? price : String(1 + ((aux.picks[5] ?? 0) % 10 ** 15));
 
+/**
+ * `sessions` holds on the paywall as it will be (docs/sessions.md): a minimum deposit from the price to 10^12, and an
+ * EVM network to turn them on. Sent when generated, or when the stored setting (`stored`) would not hold.
+ */
+function fixSessions(b: Json, price: string, networks: string[], stored?: Json) {
+  const sessions = b.sessions ?? stored;
+  if (!sessions) return;
+  const fixed = { ...sessions };
+  const deposit = fixed.minDeposit;
+  const fits = (d: string) => /^[1-9][0-9]{0,12}$/.test(d) && BigInt(d) <= 10n ** 12n && BigInt(d) >= BigInt(price);
+  if (deposit !== undefined && !fits(deposit)) {
+    if (fits(price)) fixed.minDeposit = price;
+    else delete fixed.minDeposit;
+  }
+  if (fixed.enabled && !networks.some((n) => n !== "tempo" && n !== "tempo-testnet")) fixed.enabled = false;
+  if (b.sessions !== undefined || JSON.stringify(fixed) !== JSON.stringify(stored)) b.sessions = fixed;
+}
+
 /** Fixups of a generated PaywallCreate body for `actor` (its anchor services carry the modes). */
 export function fixPaywallCreate(body: Json, actor: Actor, aux: Aux): Json {
   const b = { ...body };
@@ -736,6 +756,7 @@ export function fixPaywallCreate(body: Json, actor: Actor, aux: Aux): Json {
   }
   if (b.network !== undefined && !b.networks.includes(b.network)) b.network = pick(b.networks as string[], aux.picks[2]); // network ∈ networks
   b.price = fixPrice(b.price, aux);
+  fixSessions(b, b.price, b.networks);
   if (b.headers) b.headers = dedupeHeaders(b.headers); // keys unique (case-insensitive); `***` only keeps a stored value
   if (b.allowedMethods) b.allowedMethods = unique(b.allowedMethods); // no repeats
   return fixFieldRules(b);
@@ -772,6 +793,7 @@ export function fixPaywallUpdate(body: Json, before: Json, actor: Actor, aux: Au
     b.merchantWallet = aux.flags[3] ? `0x${wallet.slice(2).toUpperCase()}` : wallet;
   }
   if (b.price !== undefined) b.price = fixPrice(b.price, aux);
+  fixSessions(b, b.price ?? before.price, b.networks ?? before.networks, before.sessions);
   if (b.headers)
     b.headers = dedupeHeaders(
       b.headers,

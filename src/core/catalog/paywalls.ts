@@ -19,8 +19,8 @@ import { jsonShapeProblem } from "../../lib/json-shape.ts";
 import { isDotsOnly } from "../../lib/url-rules.ts";
 import { EXAMPLE_LIMITS, jsonSchemaIssues, outputExampleIssues } from "../discovery/json-schema.ts";
 import { ApiError, invalid } from "../http/errors.ts";
-import { commonMode, networksOutsideMode } from "../money/networks.ts";
-import { PRICE_PATTERN, priceNumberProblem, priceProblem } from "../money/price.ts";
+import { commonMode, networksOutsideMode, supportsX402 } from "../money/networks.ts";
+import { DEPOSIT_RULE, depositProblem, PRICE_PATTERN, priceNumberProblem, priceProblem } from "../money/price.ts";
 import { headersMaskedWithoutValue, sealHeaders } from "../secrets/secret-fields.ts";
 import {
   AllowedHeaderSchema,
@@ -123,6 +123,35 @@ const CacheRulesSchema = BoundedJsonObjectSchema({ maxDepth: 8, maxLength: 8192 
   for (const { key, message } of cacheRulesProblems(rules)) ctx.addIssue({ code: "custom", path: [key], message });
 });
 
+/**
+ * Sessions (docs/sessions.md): a buyer deposits once into a channel and pays each call with a voucher, settled later
+ * in batches. The deposit stays locked until then, so the tenant opts in per paywall; per-call payments are accepted
+ * either way. Written as a whole: a `sessions` object sent replaces the stored one.
+ */
+const SessionsSchema = z
+  .strictObject({
+    enabled: z.boolean().openapi({ description: "Whether the paywall's 402 also offers a session (x402 only)" }),
+    minDeposit: z
+      .string({ error: (issue) => (typeof issue.input === "number" ? `Must be a string. ${DEPOSIT_RULE}` : undefined) })
+      .superRefine((value, ctx) => {
+        const message = depositProblem(value);
+        if (message) ctx.addIssue({ code: "custom", message });
+      })
+      .optional()
+      .openapi({
+        example: "1000000",
+        pattern: PRICE_PATTERN.source,
+        maxLength: 13,
+        description:
+          "The least a buyer deposits to open a session, in USDC micro-units: at least `price`, at most 1000000000000 (1,000,000 USDC). Absent: the price.",
+      }),
+  })
+  .openapi("PaywallSessions", {
+    description:
+      "Sessions (x402 batch-settlement): off by default, since a session locks the buyer's deposit in a channel settled later; per-call payments stay accepted either way. Needs an EVM network.",
+    example: { enabled: true, minDeposit: "1000000" },
+  });
+
 const paywallFields = {
   name: TextSchema(100).min(1).openapi({ example: "Forecast" }),
   description: TextSchema(10_000, "multi-line").nullable(),
@@ -151,6 +180,7 @@ const paywallFields = {
   serviceId: z.string().min(1).max(64).nullable(),
   enabled: z.boolean(),
   fulfillmentMode: z.enum(["PROXY", "SIGNED_URL"]),
+  sessions: SessionsSchema,
 };
 
 export const PaywallCreateSchema = z
@@ -178,6 +208,7 @@ export const PaywallCreateSchema = z
     queryParams: paywallFields.queryParams.optional(),
     serviceId: paywallFields.serviceId.optional(),
     enabled: paywallFields.enabled.optional(),
+    sessions: paywallFields.sessions.optional(),
     cacheRules: CacheRulesSchema.optional().openapi({
       description: `${CACHE_RULES_DESCRIPTION} Can be changed later with PATCH (an extension of the specification).`,
       example: { ttlSeconds: 60, varyQuery: ["city"] },
@@ -223,6 +254,7 @@ export const PaywallUpdateSchema = z
     queryParams: paywallFields.queryParams,
     serviceId: paywallFields.serviceId,
     enabled: paywallFields.enabled,
+    sessions: paywallFields.sessions,
     cacheRules: CacheRulesSchema.nullable().openapi({
       description: `${CACHE_RULES_DESCRIPTION} An extension of the specification, which makes the field create-only: the new rules apply from the next request; \`null\` removes them.`,
       example: { ttlSeconds: 300 },
@@ -287,6 +319,36 @@ function targetIssues(target: Target, service: ServiceRow | undefined, sent: Par
   return issues;
 }
 
+/** The session settings as stored: `minDeposit` null stands for the price. */
+interface Sessions {
+  sessionsEnabled: boolean;
+  sessionsMinDeposit: string | null;
+}
+
+const sessionsOf = (sent: PaywallCreate["sessions"]): Sessions | undefined =>
+  sent && { sessionsEnabled: sent.enabled, sessionsMinDeposit: sent.minDeposit ?? null };
+
+/**
+ * Sessions on the paywall as it will be stored: on an EVM network only (MPP sessions are not offered), and a minimum
+ * deposit of at least the price. A problem is named at `sessions` when the request sent it, else at the field it sent.
+ */
+function sessionIssues(s: Sessions, price: string, networks: readonly string[], sent: { sessions?: unknown }): Issue[] {
+  const issues: Issue[] = [];
+  if (s.sessionsEnabled && !supportsX402(networks)) {
+    issues.push({
+      path: sent.sessions ? "sessions.enabled" : "networks",
+      message: "Sessions need an EVM network (x402): MPP sessions are not offered, so a Tempo-only paywall cannot turn them on",
+    });
+  }
+  if (s.sessionsMinDeposit !== null && BigInt(s.sessionsMinDeposit) < BigInt(price)) {
+    issues.push({
+      path: sent.sessions ? "sessions.minDeposit" : "price",
+      message: `The minimum deposit (${s.sessionsMinDeposit}) must be at least the price (${price})`,
+    });
+  }
+  return issues;
+}
+
 function maskedHeaderIssues(
   headers: { key: string; value: string }[] | null | undefined,
   stored: PaywallRow["headers"] = null,
@@ -343,8 +405,10 @@ export async function createPaywall(
     serviceId: body.serviceId ?? null,
     networks: body.networks,
   };
+  const sessions = sessionsOf(body.sessions) ?? { sessionsEnabled: false, sessionsMinDeposit: null };
   const issues = [
     ...targetIssues(target, service, body),
+    ...sessionIssues(sessions, body.price, body.networks, body),
     ...maskedHeaderIssues(body.headers),
     ...outputExampleIssues(body.outputExample, body.outputSchema),
   ];
@@ -377,8 +441,7 @@ export async function createPaywall(
     inputSchema: body.inputSchema ?? null,
     outputSchema: body.outputSchema ?? null,
     outputExample: body.outputExample ?? null,
-    sessionsEnabled: false,
-    sessionsMinDeposit: null,
+    ...sessions,
     createdAt: w.now,
     updatedAt: w.now,
     version: 1,
@@ -423,8 +486,11 @@ export async function updatePaywall(
     networks: patch.networks ?? existing.networks,
   };
   const service = target.serviceId ? await ownService(w.db, target.serviceId, tenant.id) : undefined;
+  const { sessions: sentSessions, ...fields } = patch;
+  const sessions = sessionsOf(sentSessions);
   const issues = [
     ...targetIssues(target, service, patch),
+    ...sessionIssues(sessions ?? existing, patch.price ?? existing.price, target.networks, patch),
     ...maskedHeaderIssues(patch.headers, existing.headers),
     ...outputExampleIssues(
       patch.outputExample !== undefined ? patch.outputExample : existing.outputExample,
@@ -444,7 +510,8 @@ export async function updatePaywall(
   // A bad request is refused as such whatever its tag; a stale tag then costs no write (the write checks it again).
   assertVersionMatches(existing, versions, "paywall");
   const set = {
-    ...patch,
+    ...fields,
+    ...sessions,
     targetUrl: target.targetType === "PROXY" ? target.targetUrl : null,
     targetRoute: target.targetType === "ROUTE" ? target.targetRoute : null,
     ...(merchantWallet === undefined ? {} : { merchantWallet }),
@@ -462,7 +529,7 @@ export async function updatePaywall(
     service && { serviceId: service.id, mode: service.mode },
     recorder ? [existing.version] : versions,
     recorder,
-    auditOf(w, "paywall-updated", expected.name, changedFields(patch, existing)),
+    auditOf(w, "paywall-updated", expected.name, changedFields({ ...fields, ...sessions }, existing)),
   ).catch(conflictOnDuplicateSlug);
   if (!row) {
     // Gone meanwhile, changed since the If-Match tag (or, with a recorder, since it was read), or (with a service)

@@ -1,6 +1,8 @@
 import type { PaywallRow } from "../../db/schema.ts";
+import { supportsX402 } from "../money/networks.ts";
+import { usdcDecimal } from "../money/usdc.ts";
 import { embeddable, exampleOf, type JsonSchema } from "./json-schema.ts";
-import { BODY_METHODS } from "./operations.ts";
+import { BODY_METHODS, type PaidOperation } from "./operations.ts";
 
 /**
  * What the x402 Bazaar extension of a paywall's 402 says for one method (docs/discovery.md, "Bazaar"): the input
@@ -13,6 +15,26 @@ export interface BazaarDeclaration {
   input: Record<string, unknown>;
   inputSchema: JsonSchema;
   output: { example: Record<string, unknown> | unknown[]; schema?: JsonSchema };
+  /** Present only when the paywall accepts sessions: added to the extension's `info` next to input and output. */
+  sessions?: SessionTerms;
+}
+
+/** What discovery says of a paywall's sessions (docs/sessions.md): the scheme and the least deposit that opens one. */
+export interface SessionTerms {
+  scheme: "batch-settlement";
+  /** Atomic units (micro-USDC), as the 402 asks for amounts. */
+  minDeposit: string;
+  /** The same in decimal USD, as the documents price. */
+  minDepositUsd: string;
+}
+
+/** The paywall's session terms when it accepts sessions (turned on, with an EVM network), else `undefined`. */
+export function sessionTermsOf(
+  paywall: Pick<PaywallRow, "sessionsEnabled" | "sessionsMinDeposit" | "price" | "networks">,
+): SessionTerms | undefined {
+  if (!paywall.sessionsEnabled || !supportsX402(paywall.networks)) return undefined;
+  const minDeposit = paywall.sessionsMinDeposit ?? paywall.price;
+  return { scheme: "batch-settlement", minDeposit, minDepositUsd: usdcDecimal(minDeposit) };
 }
 
 const asObject = (value: unknown): Record<string, unknown> =>
@@ -31,17 +53,30 @@ export function outputExampleOf(
 export const inputExampleOf = (paywall: Pick<PaywallRow, "inputSchema">) =>
   asObject(paywall.inputSchema ? exampleOf(paywall.inputSchema as JsonSchema) : {});
 
+/** ` Sessions accepted: …` for an x402 operation of a paywall that accepts them, else "". */
+export function sessionsText(op: PaidOperation): string {
+  const sessions = op.protocol === "x402" ? sessionTermsOf(op.paywall) : undefined;
+  return sessions
+    ? ` Sessions accepted (x402 batch-settlement): deposit at least ${sessions.minDepositUsd} USD once, then pay each call with a voucher.`
+    : "";
+}
+
 export function bazaarDeclaration(
-  paywall: Pick<PaywallRow, "inputSchema" | "outputSchema" | "outputExample">,
+  paywall: Pick<
+    PaywallRow,
+    "inputSchema" | "outputSchema" | "outputExample" | "sessionsEnabled" | "sessionsMinDeposit" | "price" | "networks"
+  >,
   method: string,
 ): BazaarDeclaration {
+  const sessions = sessionTermsOf(paywall);
   const inputSchema = paywall.inputSchema ? embeddable(paywall.inputSchema as JsonSchema) : undefined;
   const output = {
     example: outputExampleOf(paywall),
     ...(paywall.outputSchema ? { schema: embeddable(paywall.outputSchema as JsonSchema) } : {}),
   };
   const input = inputExampleOf(paywall);
-  return BODY_METHODS.includes(method)
+  const declaration: BazaarDeclaration = BODY_METHODS.includes(method)
     ? { bodyType: "json", input, inputSchema: inputSchema ?? { type: "object" }, output }
     : { input, inputSchema: inputSchema ?? { properties: {} }, output };
+  return sessions ? { ...declaration, sessions } : declaration;
 }

@@ -2,7 +2,7 @@ import type { PaywallRow, ServiceRow } from "../../db/schema.ts";
 import { inertMarkdown } from "../../lib/markdown-text.ts";
 import { caip2, type NetworkEntry } from "../money/network-table.ts";
 import type { NetworkId } from "../money/networks.ts";
-import { outputExampleOf } from "./bazaar.ts";
+import { outputExampleOf, sessionsText, sessionTermsOf } from "./bazaar.ts";
 import { embeddable, FORWARDED_QUERY_SCHEMA, type JsonSchema } from "./json-schema.ts";
 import {
   type AccessOperation,
@@ -41,9 +41,13 @@ export function networksText(op: PaidOperation): string {
 export function paymentInfo(op: PaidOperation) {
   const price = { mode: "fixed", currency: "USD", amount: op.priceUsd };
   if (op.protocol === "x402") {
+    const sessions = sessionTermsOf(op.paywall);
     return {
       price,
       protocols: [{ x402: { scheme: "exact", networks: op.networks.map((n) => caip2(n.entry)), payTo: op.payTo } }],
+      // Sessions (docs/sessions.md): a deposit of at least `minDeposit` atomic units opens a channel paid per call by
+      // vouchers; per-call payments stay accepted.
+      ...(sessions ? { sessions } : {}),
     };
   }
   return {
@@ -86,7 +90,7 @@ function inputOf(op: PaidOperation) {
 
 function paidOperationObject(op: PaidOperation, operationId: string) {
   const { paywall } = op;
-  const terms = `${op.priceUsd} USD per call, paid over ${PROTOCOL_LABEL[op.protocol]} in ${networksText(op)}.`;
+  const terms = `${op.priceUsd} USD per call, paid over ${PROTOCOL_LABEL[op.protocol]} in ${networksText(op)}.${sessionsText(op)}`;
   return {
     operationId,
     summary: `${paywall.name} (${PROTOCOL_LABEL[op.protocol]}, ${op.priceUsd} USD)`,

@@ -2,6 +2,7 @@ import type { PaywallRow, ServiceRow } from "../../db/schema.ts";
 import { inertMarkdown, quotedMarkdown } from "../../lib/markdown-text.ts";
 import type { NetworkEntry } from "../money/network-table.ts";
 import type { NetworkId } from "../money/networks.ts";
+import { sessionsText } from "./bazaar.ts";
 import { type AccessOperation, discoveryPaths, type PaidOperation, type PayeeWallets, serviceOperations } from "./operations.ts";
 
 /**
@@ -34,7 +35,7 @@ const HOW_TO_PAY = [
 function paidLine(op: PaidOperation): string {
   const networks = op.networks.map((n) => `${n.entry.token} on ${n.id}`).join(", ");
   const about = op.paywall.description ? ` ${oneLine(op.paywall.description, 300)}` : "";
-  return `- [${op.method} ${oneLine(op.paywall.name, 100)} (${op.protocol === "x402" ? "x402" : "MPP"})](${op.url}): ${op.priceUsd} USD per call, ${networks}.${about}`;
+  return `- [${op.method} ${oneLine(op.paywall.name, 100)} (${op.protocol === "x402" ? "x402" : "MPP"})](${op.url}): ${op.priceUsd} USD per call, ${networks}.${sessionsText(op)}${about}`;
 }
 
 export interface ServiceLlmsInput {

@@ -27,3 +27,6 @@ export function commonMode(networks: readonly string[]): Mode | undefined {
 
 /** The MPP payment URL needs Tempo in either mode. */
 export const supportsMpp = (networks: readonly string[]) => networks.includes("tempo") || networks.includes("tempo-testnet");
+
+/** x402 (and its sessions) needs an EVM network: any but Tempo. */
+export const supportsX402 = (networks: readonly string[]) => networks.some((n) => n !== "tempo" && n !== "tempo-testnet");

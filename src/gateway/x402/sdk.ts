@@ -130,7 +130,11 @@ function discoveryOf(sdk: Lib, server: x402ResourceServer, terms: X402Terms) {
   const discovery = terms.discovery;
   if (!discovery) return { resource, extensions: undefined };
   server.registerExtension(sdk.bazaarResourceServerExtension);
-  const declared = sdk.declareDiscoveryExtension(discovery.declaration as Parameters<Lib["declareDiscoveryExtension"]>[0]);
+  const { sessions, ...declaration } = discovery.declaration;
+  const declared = withSessions(
+    sdk.declareDiscoveryExtension(declaration as Parameters<Lib["declareDiscoveryExtension"]>[0]),
+    sessions,
+  );
   const path = new URL(terms.resourceUrl).pathname;
   const context = { method: discovery.method, path, adapter: { getPath: () => path, getMethod: () => discovery.method } };
   const extensions = server.enrichExtensions(declared, context as never);
@@ -142,6 +146,31 @@ function discoveryOf(sdk: Lib, server: x402ResourceServer, terms: X402Terms) {
       ...(tags ? { tags } : {}),
     },
     extensions,
+  };
+}
+
+/** The session terms' schema in the extension, so `info` still validates against the extension's own `schema`. */
+const SESSIONS_SCHEMA = {
+  type: "object",
+  properties: {
+    scheme: { type: "string", const: "batch-settlement" },
+    minDeposit: { type: "string", pattern: "^[1-9][0-9]*$" },
+    minDepositUsd: { type: "string" },
+  },
+  required: ["scheme", "minDeposit"],
+};
+
+/** The declared Bazaar extension with the paywall's session terms beside its input and output (docs/discovery.md). */
+function withSessions<T extends Record<string, unknown>>(declared: T, sessions: BazaarDeclaration["sessions"]): T {
+  const bazaar = declared.bazaar as { info: object; schema: { properties: object } } | undefined;
+  if (!sessions || !bazaar) return declared;
+  return {
+    ...declared,
+    bazaar: {
+      ...bazaar,
+      info: { ...bazaar.info, sessions },
+      schema: { ...bazaar.schema, properties: { ...bazaar.schema.properties, sessions: SESSIONS_SCHEMA } },
+    },
   };
 }
 

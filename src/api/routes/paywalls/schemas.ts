@@ -38,6 +38,20 @@ export const PaywallSchema = z
     allowedHeaders: z.array(z.string()),
     fulfillmentMode: z.enum(["PROXY", "SIGNED_URL"]),
     enabled: z.boolean(),
+    sessions: z
+      .object({
+        enabled: z.boolean(),
+        minDeposit: z.string().optional().openapi({
+          description: "The least a buyer deposits to open a session, integer micro-USDC; absent: the price",
+          pattern: "^[1-9][0-9]*$",
+          maxLength: 13,
+          example: "1000000",
+        }),
+      })
+      .openapi({
+        description:
+          "Sessions (x402 batch-settlement): whether the 402 also offers a channel paid by vouchers; off by default, per-call payments are accepted either way",
+      }),
     headers: z.array(z.object({ key: z.string(), value: z.literal("***") })).nullable(),
     queryParams: z.array(z.object({ key: z.string(), value: z.string() })).nullable(),
     cacheRules: z.record(z.string(), z.unknown()).nullable(),

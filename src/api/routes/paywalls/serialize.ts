@@ -33,6 +33,10 @@ export function toPaywall(row: PaywallRow, config: Config): Paywall {
     allowedHeaders: row.allowedHeaders,
     fulfillmentMode: row.fulfillmentMode,
     enabled: row.enabled,
+    sessions: {
+      enabled: row.sessionsEnabled,
+      ...(row.sessionsMinDeposit === null ? {} : { minDeposit: row.sessionsMinDeposit }),
+    },
     headers: row.headers ? row.headers.map((h) => ({ key: h.key, value: MASK })) : null,
     queryParams: row.queryParams,
     cacheRules: row.cacheRules,

@@ -1,6 +1,6 @@
 /** What the paywall form shows: its target, networks and methods, cache rules and the schemas agents are told. */
 import { HTTP_METHODS } from "../../../core/catalog/paywalls.ts";
-import { Choices, Field, type FormErrors } from "../../forms.tsx";
+import { Choices, Field, FieldGroup, type FormErrors } from "../../forms.tsx";
 import { NetworkBoxes, TextField } from "./fields.tsx";
 import { type PaywallFormValues, paywallFieldId } from "./paywall-form.ts";
 
@@ -157,6 +157,45 @@ function SchemaFields({ values, errors }: Props) {
   );
 }
 
+/** Sessions (docs/sessions.md): off unless the tenant turns them on; per-call payments are accepted either way. */
+function SessionFields({ values, errors }: Props) {
+  const id = paywallFieldId;
+  return (
+    <FieldGroup errors={errors} name="sessionsEnabled" id={id("sessionsEnabled")} legend="Sessions">
+      {(attrs) => (
+        <>
+          <p class="hint">
+            A session lets a buyer deposit once and pay each call with a signed voucher; you are paid when the vouchers are
+            settled, in batches. The deposit stays locked in the buyer's channel until then, so sessions are off unless you turn
+            them on. Paying per call stays possible either way. x402 only: needs a network other than Tempo.
+          </p>
+          <div class="field">
+            <label for={id("sessionsEnabledBox")} class="inline-check">
+              <input
+                {...attrs}
+                id={id("sessionsEnabledBox")}
+                type="checkbox"
+                name="sessionsEnabled"
+                value="true"
+                checked={values.sessionsEnabled}
+              />{" "}
+              Accept sessions
+            </label>
+          </div>
+          <TextField
+            values={values}
+            errors={errors}
+            name="sessionsMinDeposit"
+            id={id("sessionsMinDeposit")}
+            label="Minimum deposit (USDC)"
+            hint="The least a buyer deposits to open a session, e.g. 1 (at least the price, at most 1,000,000); empty: the price."
+          />
+        </>
+      )}
+    </FieldGroup>
+  );
+}
+
 export function PaywallFields(props: Props) {
   const { values, errors, editing } = props;
   const id = paywallFieldId;
@@ -224,6 +263,7 @@ export function PaywallFields(props: Props) {
         type="number"
         hint="30 to 3600."
       />
+      <SessionFields {...props} />
       <CacheFields {...props} />
       <SchemaFields {...props} />
       {!editing && (

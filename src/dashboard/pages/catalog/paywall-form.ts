@@ -31,6 +31,8 @@ export const PAYWALL_LABELS: Record<string, string> = {
   cacheStatuses: "Cached statuses",
   inputSchema: "Input schema (JSON)",
   outputSchema: "Output schema (JSON)",
+  sessionsEnabled: "Sessions",
+  sessionsMinDeposit: "Minimum deposit (USDC)",
 };
 
 /** The form field of each `cacheRules` key. */
@@ -50,6 +52,7 @@ export function paywallFieldOf(path: string): string | null {
   if (head === "cacheRules") return CACHE_FIELDS[sub as keyof typeof CACHE_FIELDS] ?? "cacheTtlSeconds";
   // An example that does not satisfy the schema is the schema field's problem (the form has no example field).
   if (head === "outputExample") return "outputSchema";
+  if (head === "sessions") return sub === "minDeposit" ? "sessionsMinDeposit" : "sessionsEnabled";
   return head in PAYWALL_LABELS ? head : null;
 }
 
@@ -74,6 +77,8 @@ export interface PaywallFormValues {
   cacheStatuses: string;
   inputSchema: string;
   outputSchema: string;
+  sessionsEnabled: boolean;
+  sessionsMinDeposit: string;
 }
 
 const NO_CACHE_RULES = {
@@ -120,12 +125,17 @@ export const emptyPaywall = (service?: { id: string; networks: string[] }): Payw
   ...NO_CACHE_RULES,
   inputSchema: "",
   outputSchema: "",
+  sessionsEnabled: false,
+  sessionsMinDeposit: "",
 });
+
+/** Micro-USDC as the form shows it: USDC without trailing zeros (`10000` → `0.01`). */
+const usdcText = (micro: string) => formatUsdc(micro).replace(/\.?0+$/, "");
 
 export const paywallValuesOf = (p: PaywallRow): PaywallFormValues => ({
   slug: p.slug,
   name: p.name,
-  price: formatUsdc(p.price).replace(/\.?0+$/, ""),
+  price: usdcText(p.price),
   description: p.description ?? "",
   networks: p.networks,
   allowedMethods: p.allowedMethods,
@@ -139,6 +149,8 @@ export const paywallValuesOf = (p: PaywallRow): PaywallFormValues => ({
   ...cacheValuesOf(p.cacheRules),
   inputSchema: jsonText(p.inputSchema),
   outputSchema: jsonText(p.outputSchema),
+  sessionsEnabled: p.sessionsEnabled,
+  sessionsMinDeposit: p.sessionsMinDeposit === null ? "" : usdcText(p.sessionsMinDeposit),
 });
 
 const typedPaywall = (form: FormReader, slug?: string): PaywallFormValues => ({
@@ -163,12 +175,28 @@ const typedPaywall = (form: FormReader, slug?: string): PaywallFormValues => ({
   cacheStatuses: form.one("cacheStatuses"),
   inputSchema: form.one("inputSchema"),
   outputSchema: form.one("outputSchema"),
+  sessionsEnabled: form.has("sessionsEnabled"),
+  sessionsMinDeposit: form.one("sessionsMinDeposit"),
 });
 
 const PRICE_WORDS = "Must be a decimal amount from 0.000001 to 1,000,000,000 with at most 6 decimals, e.g. 0.01";
 
 /** The price typed in USDC as the API's micro-units (or a marker the price rule refuses). */
 const priceOf = (form: FormReader) => parseUsdc(form.one("price")) ?? "invalid";
+
+/**
+ * The sessions setting as the API's object: the minimum deposit typed in USDC as micro-units, the same way as the
+ * price (empty: none, the price is the minimum).
+ */
+const sessionsOf = (form: FormReader) => {
+  const deposit = form.one("sessionsMinDeposit").trim();
+  return {
+    enabled: form.has("sessionsEnabled"),
+    ...(deposit === "" ? {} : { minDeposit: parseUsdc(deposit) ?? "invalid" }),
+  };
+};
+
+const DEPOSIT_WORDS = "Must be a decimal amount from 0.000001 to 1,000,000 with at most 6 decimals, e.g. 1";
 
 /** Seconds as the API's milliseconds: whole seconds only (digits, no float). */
 const timeoutOf = (form: FormReader) => {
@@ -226,6 +254,11 @@ function withJsonErrors<T>(parsed: Parsed<T>, jsonErrors: FormErrors): Parsed<T>
 function inFormUnits(errors: FormErrors): FormErrors {
   if (errors.fields.has("price")) errors.fields.set("price", [PRICE_WORDS]);
   if (errors.fields.has("timeout")) errors.fields.set("timeout", ["Must be whole seconds from 30 to 3600"]);
+  const deposit = errors.fields.get("sessionsMinDeposit");
+  if (deposit) {
+    const belowPrice = deposit.some((m) => m.includes("at least the price"));
+    errors.fields.set("sessionsMinDeposit", [belowPrice ? "Must be at least the price" : DEPOSIT_WORDS]);
+  }
   return errors;
 }
 
@@ -251,6 +284,7 @@ export function paywallCreateFrom(form: FormReader, schema: z.ZodType<PaywallCre
     serviceId: form.one("serviceId") || undefined,
     timeout: timeoutOf(form),
     enabled: form.has("enabled"),
+    sessions: sessionsOf(form),
     cacheRules: cacheRulesFrom(form, null) ?? undefined,
     inputSchema: schemaFrom(form, "inputSchema", jsonErrors) ?? undefined,
     outputSchema: schemaFrom(form, "outputSchema", jsonErrors) ?? undefined,
@@ -275,6 +309,7 @@ export function paywallUpdateFrom(form: FormReader, schema: z.ZodType<PaywallUpd
     targetUrl: target === "PROXY" ? form.one("targetUrl").trim() || null : null,
     serviceId: form.one("serviceId") || null,
     timeout: timeoutOf(form),
+    sessions: sessionsOf(form),
     cacheRules: cacheRulesFrom(form, stored.cacheRules),
     inputSchema: schemaFrom(form, "inputSchema", jsonErrors),
     outputSchema: schemaFrom(form, "outputSchema", jsonErrors),
