@@ -66,6 +66,8 @@ export default defineConfig(async () => {
                     // A fixed test key ring (never used outside tests).
                     ENCRYPTION_KEY: "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
                     NETWORK_OVERRIDES: net.networkOverrides,
+                    // A fixed receiver authorizer for sessions (never used outside tests).
+                    SESSION_AUTHORIZER_KEY: `0x${"5e".repeat(32)}`,
                     // Every request reads its paywall's state, so a change is the next request's; test/gateway/paywall-state.test.ts
                     // holds the kept state (production: 2 s) to its bound.
                     PAYWALL_STATE_TTL_MS: "0",
