@@ -92,12 +92,12 @@ export class ChannelObject extends DurableObject<Env> {
   }
 
   /** The channel's meta (who sells through it), the scheme's record and the records not landed yet, as JSON text. */
-  state(): { meta: string | null; record: string | null; unsent: string[] } {
+  state(): { meta: string | null; record: string | null; unsent: { seq: number; record: string; sent: boolean }[] } {
     const meta = this.ctx.storage.kv.get("meta");
     return {
       meta: meta === undefined ? null : JSON.stringify(meta),
       record: this.read(),
-      unsent: this.unsent().map(([, u]) => u.record),
+      unsent: this.unsent().map(([seq, u]) => ({ seq, record: u.record, sent: u.sentAt > 0 })),
     };
   }
 

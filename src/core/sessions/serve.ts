@@ -178,6 +178,8 @@ export async function serveCall(
     return { kind: "kept", kept: last.kept, status: last.status, settle: last.settle };
   }
 
+  // The record as it was: a call the upstream failed leaves it so (the scheme's cancel clears its reservation only).
+  const before = kv.get<string>("record");
   const verified = await server.verifyPayment(req.payload, req.requirements);
   if (!verified.isValid) return refused(server, req, verified.invalidReason ?? "invalid_payment");
   if (verified.skipHandler) {
@@ -197,6 +199,11 @@ export async function serveCall(
       reason: "handler_failed",
       responseStatus: answered.status,
     });
+    if (before !== undefined) kv.put("record", before);
+    else if (kv.get("record") !== undefined) {
+      kv.delete("record");
+      await store.onDelete(raw.voucher?.channelId?.toLowerCase() ?? "");
+    }
     store.keep([{ kind: "event", row: errorEvent(meta ?? { ...req.meta, openedAt: Date.now() }, answered.status) }]);
     return { kind: "unpaid" };
   }
