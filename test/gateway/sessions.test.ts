@@ -94,7 +94,7 @@ const receiptOf = (res: Response) => {
   return header ? decodePaymentResponseHeader(header) : undefined;
 };
 const channelIdOf = (res: Response) =>
-  (receiptOf(res)?.extra as { channelState?: { channelId: Hex } }).channelState?.channelId as Hex;
+  (receiptOf(res)?.extra as { channelState?: { channelId: Hex } } | undefined)?.channelState?.channelId as Hex;
 
 /** The channel's object, as the gateway names it. */
 const channelObject = (shop: Shop, channelId: string) =>
