@@ -12,7 +12,10 @@ import { wrapFetchWithPayment } from "@x402/fetch";
 import { createPublicClient, createWalletClient, defineChain, erc20Abi, type Hex, http } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { parseRecord, READ_MODEL_MOVES } from "../../src/core/ledger/payment-object.ts";
 import { channelObjectName } from "../../src/core/sessions/channel-storage.ts";
+import { getDb } from "../../src/db/client.ts";
+import { applyPaymentRecords } from "../../src/db/ledger.ts";
 import { send } from "../support/client.ts";
 import {
   balanceOf,
@@ -384,6 +387,15 @@ describe("records", () => {
       ).join("");
     expect(records[0]?.row.id).toBe(`evt_${await digest(`${channelId.toLowerCase()}:${PRICE}`)}`);
     expect(kept.every((u) => !u.sent)).toBe(true);
+
+    // Landing twice (a message sent again before its report came back) records each call once.
+    const parsed = kept.map((u) => parseRecord(u.record));
+    for (let i = 0; i < 2; i++) await applyPaymentRecords(getDb(env.DB), parsed, READ_MODEL_MOVES);
+    const landed = await env.DB.prepare("SELECT event_type, amount FROM events WHERE paywall_id = ?").bind(shop.paywallId).all();
+    expect(landed.results).toEqual([
+      { event_type: "SUCCESS", amount: PRICE.toString() },
+      { event_type: "SUCCESS", amount: PRICE.toString() },
+    ]);
 
     await runDurableObjectAlarm(object);
     const sent = (await object.state()).unsent;
