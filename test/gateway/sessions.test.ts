@@ -370,6 +370,43 @@ describe("bad input", () => {
   });
 });
 
+describe("a bad deposit", () => {
+  type Deposit = { deposit: { amount: string; authorization: { erc3009Authorization: { signature: string } } } };
+  const decode = (header: string) => JSON.parse(atob(header)) as PaymentPayload;
+  const encode = (payload: unknown) => btoa(JSON.stringify(payload));
+
+  it("a forged or inflated deposit authorization: the facilitator's refusal as a 402, nothing moved or recorded", async () => {
+    const shop = await sessionShop();
+    const b = await sessionBuyer();
+    await setRoute(shop, "/status/503");
+    expect((await b.fetch(call(shop, "unused"))).status).toBe(503);
+    await setRoute(shop, "/echo");
+    const valid = decode(b.sent.at(-1) as string);
+    const raw = valid.payload as unknown as Deposit;
+    const auth = raw.deposit.authorization.erc3009Authorization;
+    const flipped = `${auth.signature.slice(0, 10)}${auth.signature[10] === "a" ? "b" : "a"}${auth.signature.slice(11)}`;
+    const forged = {
+      ...raw,
+      deposit: { ...raw.deposit, authorization: { erc3009Authorization: { ...auth, signature: flipped } } },
+    };
+    const inflated = { ...raw, deposit: { ...raw.deposit, amount: (FUNDS * 2n).toString() } };
+    const before = await balanceOf(b.account.address);
+    for (const [name, payload] of [
+      ["forged", forged],
+      ["inflated", inflated],
+    ] as const) {
+      const res = await withVoucher(call(shop, name), encode({ ...valid, payload }));
+      expect(res.status, `${name}: ${await res.clone().text()}`).toBe(402);
+    }
+    expect(await balanceOf(b.account.address)).toBe(before);
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(1);
+    // The untouched deposit still opens the channel: nothing above left a trace on it.
+    const opened = await withVoucher(call(shop, 1), encode(valid));
+    expect(opened.status).toBe(200);
+    expect(await balanceOf(b.account.address)).toBe(before - DEPOSIT);
+  });
+});
+
 describe("records", () => {
   it("each committed call's event and channel row wait in the object, leave from its alarm, and stay until landed", async () => {
     const { shop, channelId } = await openChannel(2);
