@@ -1,7 +1,8 @@
 /**
  * `npm run dev`: everything a fresh clone needs, then `wrangler dev`.
  *
- * 1. `.dev.vars` gets a generated `ENCRYPTION_KEY` (`k1:<base64 of 32 random bytes>`) if it has none.
+ * 1. `.dev.vars` gets a generated `ENCRYPTION_KEY` (`k1:<base64 of 32 random bytes>`) and `SESSION_AUTHORIZER_KEY` (a
+ *    random private key: the receiver authorizer of x402 sessions) if it has none.
  * 2. Pending local D1 migrations are applied, quietly (`--verbose` shows wrangler's tables of them).
  * 3. On a database without tenants: a demo tenant and a key with every scope. The key (shown once), a ready `curl`,
  *    a one-time dashboard sign-in link and how to make another key are printed last, framed, once wrangler is ready
@@ -17,11 +18,13 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { constants } from "node:os";
 import { join } from "node:path";
+import { generatePrivateKey } from "viem/accounts";
 import { DEMO_TENANT, listAllTenants, seedDemo } from "../admin/commands.ts";
 import { SCOPES } from "../core/keys/scopes.ts";
 import { generateKeyRingSecret } from "../core/secrets/secret-box.ts";
 import { createSignInLink } from "../core/sign-in-links.ts";
 import { getDb } from "../db/client.ts";
+import { missingSecretLines } from "../lib/dev-vars.ts";
 import { runCronsOnSchedule, scheduledOverHttp, wranglerCrons } from "./dev-crons.ts";
 import {
   applyLocalMigrations,
@@ -39,18 +42,22 @@ const DEV_VARS = join(PROJECT_ROOT, ".dev.vars");
 
 const say = (text: string) => process.stdout.write(`${text}\n`);
 
-/** Creates `.dev.vars` (mode 600) with a fresh key ring, or adds one to an existing file that has none. */
+/** The local secrets `npm run dev` generates when `.dev.vars` has none: the key ring, the sessions' receiver authorizer. */
+const DEV_SECRETS = { ENCRYPTION_KEY: generateKeyRingSecret, SESSION_AUTHORIZER_KEY: generatePrivateKey };
+
+/** Creates `.dev.vars` (mode 600) with fresh local secrets, or adds those missing to an existing file. */
 function ensureDevVars(): void {
-  const line = `ENCRYPTION_KEY=${generateKeyRingSecret()}\n`;
   if (!existsSync(DEV_VARS)) {
-    writeFileSync(DEV_VARS, `# Local secrets for \`wrangler dev\` (never committed).\n${line}`, { mode: 0o600 });
-    say("Created .dev.vars with a generated ENCRYPTION_KEY.");
+    const lines = missingSecretLines("", DEV_SECRETS);
+    writeFileSync(DEV_VARS, `# Local secrets for \`wrangler dev\` (never committed).\n${lines.join("\n")}\n`, { mode: 0o600 });
+    say(`Created .dev.vars with a generated ${Object.keys(DEV_SECRETS).join(" and ")}.`);
     return;
   }
   const text = readFileSync(DEV_VARS, "utf8");
-  if (/^\s*ENCRYPTION_KEY\s*=/m.test(text)) return;
-  appendFileSync(DEV_VARS, `${text === "" || text.endsWith("\n") ? "" : "\n"}${line}`);
-  say("Added a generated ENCRYPTION_KEY to .dev.vars.");
+  const lines = missingSecretLines(text, DEV_SECRETS);
+  if (lines.length === 0) return;
+  appendFileSync(DEV_VARS, `${text === "" || text.endsWith("\n") ? "" : "\n"}${lines.join("\n")}\n`);
+  say(`Added a generated ${lines.map((l) => l.slice(0, l.indexOf("="))).join(" and ")} to .dev.vars.`);
 }
 
 /** The port `wrangler dev` will listen on: ours unless the caller passed `--port`. */

@@ -42,6 +42,11 @@ const ConfigSchema = z.object({
   FACILITATOR_URLS_MAINNET: UrlListSchema,
   FACILITATOR_VERIFY_TIMEOUT_MS: positiveInt(5_000),
   ENCRYPTION_KEY: z.string().optional(),
+  // The receiver authorizer of x402 sessions (docs/sessions.md): a hex private key. Unset: no sessions are offered.
+  SESSION_AUTHORIZER_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, { message: "SESSION_AUTHORIZER_KEY must be a 0x-prefixed 32-byte hex private key" })
+    .optional(),
   SERVER_TIMING: z.enum(["on", "off"]).default("off"),
   // How long an isolate answers payment URLs from its last read of their paywall's state (docs/scale.md); 0: every request.
   PAYWALL_STATE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
@@ -75,6 +80,8 @@ export interface Config {
   /** How long a facilitator's `/verify` may take before the next one is asked. */
   facilitatorVerifyTimeoutMs: number;
   encryptionKey: string | undefined;
+  /** The x402 sessions' receiver authorizer key (never logged or returned); undefined: sessions are not offered. */
+  sessionAuthorizerKey: string | undefined;
   serverTiming: boolean;
   /**
    * How long after reading a payment URL's paywall state an isolate names it from that read, without a D1 statement:
@@ -129,6 +136,7 @@ export function getConfig(env: object): Config {
       facilitatorUrls,
       facilitatorVerifyTimeoutMs: v.FACILITATOR_VERIFY_TIMEOUT_MS,
       encryptionKey: v.ENCRYPTION_KEY,
+      sessionAuthorizerKey: v.SESSION_AUTHORIZER_KEY,
       serverTiming: v.SERVER_TIMING === "on",
       paywallStateTtlMs: v.PAYWALL_STATE_TTL_MS,
       corsAllowedOrigins: v.CORS_ALLOWED_ORIGINS,

@@ -1,6 +1,25 @@
 import { DurableObject } from "cloudflare:workers";
-import type { RecordsMessage } from "../ledger/payment-object.ts";
-import { armSettlement, keepSettlementRecords, type SettledChannel, settlementAlarm } from "./settlement.ts";
+import type { x402ResourceServer } from "@x402/core/server";
+import type { Hex } from "viem";
+import type { PaymentRecord } from "../../db/ledger.ts";
+import { getConfig } from "../config.ts";
+import { type RecordsMessage, storeRecord } from "../ledger/payment-object.ts";
+import { indexOfChannel } from "./channel-storage.ts";
+import type { ForwardResult, Served, ServeRequest, ServeStore } from "./serve.ts";
+import type { SettledChannel } from "./settlement.ts";
+
+/** Records of a channel go to the payment-records queue at most this often (the object's alarm). */
+const RECORDS_FLUSH_MS = 1_000;
+/** Records sent but not reported landed are sent again after this long. */
+const RECORDS_RESEND_MS = 30_000;
+/** Records sent in one queue message. */
+const RECORDS_PER_MESSAGE = 50;
+
+/** A record kept until the queue's consumer reports it landed, and when it was last sent (0: never). */
+interface Unsent {
+  record: string;
+  sentAt: number;
+}
 
 /** What an update decided, given the record it was shown: keep it, or replace it (null: delete it). */
 export type ChannelChange = { kind: "unchanged" } | { kind: "write"; value: string | null };
@@ -21,13 +40,13 @@ export interface ChannelUpdated {
  * replace. If the caller goes away or `decide` throws, nothing is stored and the next update runs.
  *
  * Objects named `index:…` keep the ids of a scope's channels instead (`track`, `untrack`, `tracked`): the channel
- * list a settlement run walks, written only when a channel is created or deleted, never per call. Their alarm is
- * that scope's settlement run (settlement.ts): set when the index first lists a channel, then every
- * SESSION_SETTLE_INTERVAL_SECONDS while it lists any.
+ * list a settlement run walks, written only when a channel is created or deleted, never per call.
  */
 export class ChannelObject extends DurableObject<Env> {
   /** The update running now, or the last one: the next one starts after it. */
   private turn: Promise<unknown> = Promise.resolve();
+  /** The scheme's resource server of a channel object, built by its first paid call. */
+  private server: Promise<x402ResourceServer> | undefined;
 
   read(): string | null {
     return this.ctx.storage.kv.get<string>("record") ?? null;
@@ -50,9 +69,114 @@ export class ChannelObject extends DurableObject<Env> {
     return run;
   }
 
+  /**
+   * One paid call of a session (./serve.ts), within the object's turn: calls on one channel run one at a time, in
+   * arrival order, whichever isolate received them. `forward` is the gateway's: it calls the upstream and answers
+   * with its status. The call's records are kept here and sent by the alarm, never on the request path.
+   */
+  serve(req: ServeRequest, forward: () => Promise<ForwardResult>): Promise<Served> {
+    const run = this.turn.then(async (): Promise<Served> => {
+      const key = getConfig(this.env).sessionAuthorizerKey;
+      if (!key) return { kind: "refused", reason: "Sessions are not offered here" };
+      const { resourceServer, serveCall } = await import("./serve.ts");
+      const store = this.serveStore(req.name);
+      if (!this.server) {
+        this.server = resourceServer(store, req, key as Hex);
+        this.server.catch(() => {
+          this.server = undefined;
+        });
+      }
+      return serveCall(store, await this.server, req, forward);
+    });
+    this.turn = run.catch(() => {});
+    return run;
+  }
+
+  /** The channel's meta (who sells through it), the scheme's record and the records not landed yet, as JSON text. */
+  state(): { meta: string | null; record: string | null; unsent: { seq: number; record: string; sent: boolean }[] } {
+    const meta = this.ctx.storage.kv.get("meta");
+    return {
+      meta: meta === undefined ? null : JSON.stringify(meta),
+      record: this.read(),
+      unsent: this.unsent().map(([seq, u]) => ({ seq, record: u.record, sent: u.sentAt > 0 })),
+    };
+  }
+
+  private serveStore(name: string): ServeStore {
+    const index = () => this.env.CHANNELS.getByName(indexOfChannel(name));
+    return {
+      kv: this.ctx.storage.kv,
+      onCreate: (id) => index().track(id),
+      onDelete: (id) => index().untrack(id),
+      keep: (records) => this.keep(name, records),
+    };
+  }
+
+  /** Adds records to the outbox; the alarm sends them within `RECORDS_FLUSH_MS`. */
+  private keep(name: string, records: PaymentRecord[]): void {
+    const kv = this.ctx.storage.kv;
+    kv.put("name", name);
+    let next = kv.get<number>("next") ?? 1;
+    for (const record of records) kv.put(`unsent:${next++}`, { record: storeRecord(record), sentAt: 0 } satisfies Unsent);
+    kv.put("next", next);
+    this.ctx.waitUntil(this.armAlarm(Date.now() + RECORDS_FLUSH_MS));
+  }
+
+  private async armAlarm(at: number): Promise<void> {
+    const set = await this.ctx.storage.getAlarm();
+    if (set === null || set > at) await this.ctx.storage.setAlarm(at);
+  }
+
+  private unsent(): [number, Unsent][] {
+    return Array.from(this.ctx.storage.kv.list<Unsent>({ prefix: "unsent:" }), ([key, value]) => [Number(key.slice(7)), value]);
+  }
+
+  /** The alarm: a channel object's outbox flushed to the payment-records queue. */
+  override async alarm(): Promise<void> {
+    const name = this.ctx.id.name ?? this.ctx.storage.kv.get<string>("name") ?? "";
+    if (name.startsWith("index:")) {
+      const { settlementAlarm } = await import("./settlement.ts");
+      await settlementAlarm(this.env, this.ctx.storage, name);
+    } else if (name.startsWith("channel:")) await this.flushRecords(name);
+  }
+
+  /**
+   * Sends the records not sent yet (or sent `RECORDS_RESEND_MS` ago and not reported landed) as one message; they stay
+   * until the consumer reports them landed (`recordsLanded`). A failed send is tried again by the next alarm.
+   */
+  private async flushRecords(name: string): Promise<void> {
+    const now = Date.now();
+    const due = this.unsent()
+      .filter(([, u]) => u.sentAt === 0 || u.sentAt + RECORDS_RESEND_MS <= now)
+      .slice(0, RECORDS_PER_MESSAGE);
+    if (due.length > 0) {
+      try {
+        const channelId = name.slice(name.lastIndexOf(":") + 1);
+        const message = {
+          transactionId: channelId,
+          seqs: due.map(([seq]) => seq),
+          records: due.map(([, u]) => u.record),
+          channel: name,
+        };
+        await this.env.PAYMENT_RECORDS_QUEUE.send(message satisfies RecordsMessage);
+        for (const [seq, u] of due)
+          if (this.ctx.storage.kv.get(`unsent:${seq}`)) this.ctx.storage.kv.put(`unsent:${seq}`, { ...u, sentAt: now });
+      } catch {
+        // Sent again by the next alarm.
+      }
+    }
+    const left = this.unsent();
+    if (left.length === 0) return;
+    const soonest = Math.min(...left.map(([, u]) => (u.sentAt === 0 ? now + RECORDS_FLUSH_MS : u.sentAt + RECORDS_RESEND_MS)));
+    await this.ctx.storage.setAlarm(Math.max(soonest, now + RECORDS_FLUSH_MS));
+  }
+
+  /** Of an index object: lists a channel of its scope, and arms the scope's settlement runs (./settlement.ts). */
   async track(id: string): Promise<void> {
     this.ctx.storage.kv.put(`id:${id}`, 1);
-    await armSettlement(this.env, this.ctx.storage);
+    if ((await this.ctx.storage.getAlarm()) === null) {
+      await this.ctx.storage.setAlarm(Date.now() + getConfig(this.env).sessions.settleIntervalSeconds * 1000);
+    }
   }
 
   untrack(id: string): void {
@@ -63,14 +187,16 @@ export class ChannelObject extends DurableObject<Env> {
     return Array.from(this.ctx.storage.kv.list({ prefix: "id:" }), ([key]) => key.slice(3));
   }
 
-  /** A settlement of this channel (settlement.ts): its records kept here and returned to be sent, once per settlement. */
-  settled(settlement: SettledChannel): Promise<RecordsMessage | null> {
-    return keepSettlementRecords(this.ctx.storage, this.ctx.id.name ?? "", settlement);
-  }
-
-  override async alarm(): Promise<void> {
-    const name = this.ctx.id.name ?? "";
-    if (name.startsWith("index:")) await settlementAlarm(this.env, this.ctx.storage, name);
+  /**
+   * Of a channel's object: a settlement run (./settlement.ts) settled it up to `settlement.claimed`. Its records go to
+   * the outbox, once per settlement (the same settlement told again records nothing): `false` when nothing was new.
+   */
+  async settled(settlement: SettledChannel): Promise<boolean> {
+    const name = this.ctx.id.name ?? this.ctx.storage.kv.get<string>("name") ?? "";
+    const { settlementRecords } = await import("./settlement.ts");
+    const records = await settlementRecords(this.ctx.storage, settlement);
+    if (records) this.keep(name, records);
+    return records !== null;
   }
 
   /**

@@ -1,6 +1,20 @@
 import type { Channel, ChannelStorage, ChannelUpdateResult } from "@x402/evm/batch-settlement/server";
 import type { ChannelChange, ChannelObject } from "./channel-object.ts";
 
+/**
+ * The object of one session channel, as the gateway serves it: `channel:<scope>:<channel id>` with the scope
+ * `<CAIP-2 network>:<receiver>` (the channel's id already binds both: one object per on-chain channel). Its index,
+ * `index:<scope>`, is what `DurableChannelStorage(env.CHANNELS, scope)` lists for a settlement run.
+ */
+export const channelObjectName = (network: string, receiver: string, channelId: string) =>
+  `channel:${sessionScope(network, receiver)}:${channelId.toLowerCase()}`;
+
+/** The settlement scope of a receiver's channels on a network. */
+export const sessionScope = (network: string, receiver: string) => `${network}:${receiver.toLowerCase()}`;
+
+/** The index object of a channel object's scope. */
+export const indexOfChannel = (name: string) => `index:${name.slice("channel:".length, name.lastIndexOf(":"))}`;
+
 const parse = (value: string | null): Channel | undefined => (value === null ? undefined : (JSON.parse(value) as Channel));
 
 /**

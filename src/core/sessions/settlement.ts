@@ -6,33 +6,23 @@
 // buyer). Each settled channel's object then keeps the settlement's records for the read model.
 import { HTTPFacilitatorClient } from "@x402/core/server";
 import { BatchSettlementEvmScheme, type Channel } from "@x402/evm/batch-settlement/server";
-import { getAddress, isAddress } from "viem";
+import { getAddress, type Hex, isAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { PaymentRecord } from "../../db/ledger.ts";
-import type { NewChannel, Token } from "../../db/schema.ts";
 import { sha256Hex } from "../../lib/ids.ts";
 import { getConfig } from "../config.ts";
-import { type RecordsMessage, storeRecord } from "../ledger/payment-object.ts";
-import { caip2, networkTable } from "../money/network-table.ts";
-import { modeOfNetwork, type NetworkId } from "../money/networks.ts";
+import { caip2, networkOfCaip2, networkTable } from "../money/network-table.ts";
+import { modeOfNetwork } from "../money/networks.ts";
 import { transactionDeliveryIdPrefix } from "../webhooks/events.ts";
 import { DurableChannelStorage } from "./channel-storage.ts";
+import { type ChannelMeta, channelRow } from "./serve.ts";
 
-/** The scope of a receiver's channels on a network (lower-case address), as channel-storage.ts names its objects. */
-export const settlementScope = (network: string, receiver: string) => `${network}:${receiver.toLowerCase()}`;
-
-/** The object of a channel of `scope` (channel-storage.ts's name for it). */
-const channelObjectName = (scope: string, channelId: string) => `channel:${scope}:${channelId.toLowerCase()}`;
-
-/** What the deposit bound a channel to (its object's `meta` key). */
-export interface ChannelMeta {
-  tenantId: string;
-  paywallId: string;
-  serviceId: string | null;
-  network: string;
-  currency: Token;
-  openedAt: number;
-}
+/** An index object's scope (`index:<CAIP-2 network>:<receiver>`, channel-storage.ts): its network and receiver. */
+const scopeOf = (name: string) => {
+  const scope = name.slice("index:".length);
+  const cut = scope.lastIndexOf(":");
+  return { scope, network: scope.slice(0, cut), receiver: scope.slice(cut + 1) };
+};
 
 /** One settlement as a channel's object is told it: the channel's claimed total it moved, and the settle transfer. */
 export interface SettledChannel {
@@ -45,19 +35,8 @@ export interface SettledChannel {
 export const settlementTransactionId = async (channelId: string, claimed: string) =>
   `txn_x402_${(await sha256Hex(`channel|${channelId.toLowerCase()}|${BigInt(claimed)}`)).slice(0, 40)}`;
 
-/** The receiver authorizer's key (a secret: never logged, never returned), or `undefined` when sessions are off. */
-const authorizerKey = (env: object): `0x${string}` | undefined => {
-  const key = (env as { SESSION_AUTHORIZER_KEY?: string }).SESSION_AUTHORIZER_KEY;
-  return key && /^0x[0-9a-fA-F]{64}$/.test(key) ? (key as `0x${string}`) : undefined;
-};
-
 /** The index object's next run, SESSION_SETTLE_INTERVAL_SECONDS from now. */
-const nextRunAt = (env: object) => Date.now() + getConfig(env).sessions.settleIntervalSeconds * 1000;
-
-/** Of an index object listing a channel: its settlement runs, unless they already do. */
-export async function armSettlement(env: object, storage: DurableObjectStorage): Promise<void> {
-  if ((await storage.getAlarm()) === null) await storage.setAlarm(nextRunAt(env));
-}
+export const nextSettlementAt = (env: object) => Date.now() + getConfig(env).sessions.settleIntervalSeconds * 1000;
 
 /**
  * The alarm of the index object `name`: one settlement run, then the next one armed while it lists a channel. A run
@@ -67,35 +46,32 @@ export async function settlementAlarm(env: Env, storage: DurableObjectStorage, n
   await runSettlement(env, storage, name).catch((err: unknown) => {
     console.warn(JSON.stringify({ sessions: "settlement-failed", error: err instanceof Error ? err.name : "unknown" }));
   });
-  if ([...storage.kv.list({ prefix: "id:", limit: 1 })].length > 0) await storage.setAlarm(nextRunAt(env));
+  if ([...storage.kv.list({ prefix: "id:", limit: 1 })].length > 0) await storage.setAlarm(nextSettlementAt(env));
 }
 
 /**
- * Keeps a settlement's records in a channel object's outbox (`unsent:<n>`, until the consumer reports them landed:
- * `recordsLanded`) and returns them as the message that carries them, or `null` when this settlement (or a later one)
- * is already recorded, or the channel has no record or `meta`: the same settlement told twice is recorded once.
- * Per settlement one COMPLETED `transaction` (its amount what this settlement moved for the channel, its webhook
- * `transaction.completed`) and the channel's row with its new claimed and settled totals.
+ * A settlement's records for a channel's object (its outbox keeps them until they land), or `null` when this
+ * settlement (or a later one) is already recorded, or the channel has no record or `meta`: the same settlement told
+ * twice is recorded once. Per settlement one COMPLETED `transaction` (its amount what this settlement moved for the
+ * channel, its webhook `transaction.completed`) and the channel's row with its new claimed and settled totals.
  */
-export async function keepSettlementRecords(
-  storage: DurableObjectStorage,
-  objectName: string,
-  settled: SettledChannel,
-): Promise<RecordsMessage | null> {
+export async function settlementRecords(storage: DurableObjectStorage, settled: SettledChannel): Promise<PaymentRecord[] | null> {
   const record = storage.kv.get<string>("record");
   if (!record) return null;
   const channel = JSON.parse(record) as Channel;
   const id = await settlementTransactionId(channel.channelId, settled.claimed);
   return storage.transactionSync(() => {
-    const meta = storage.kv.get<ChannelMeta>("meta");
-    const before = BigInt(storage.kv.get<string>("settled") ?? "0");
+    const kv = storage.kv;
+    const meta = kv.get<ChannelMeta>("meta");
+    const before = BigInt(kv.get<string>("settled") ?? "0");
     const claimed = BigInt(settled.claimed);
     if (!meta || claimed <= before) return null;
     const at = new Date(settled.at);
-    const seq = (storage.kv.get<number>("seq") ?? 0) + 1;
+    const moves = (kv.get<number>("moves") ?? 0) + 1;
+    kv.put("moves", moves);
+    kv.put("settled", claimed.toString());
     const channelId = channel.channelId.toLowerCase();
-    const payer = channel.channelConfig.payer;
-    const records: PaymentRecord[] = [
+    return [
       {
         kind: "transaction",
         row: {
@@ -108,7 +84,7 @@ export async function keepSettlementRecords(
           amount: (claimed - before).toString(),
           currency: meta.currency,
           status: "COMPLETED",
-          payerAddress: payer,
+          payerAddress: channel.channelConfig.payer.toLowerCase(),
           txHash: settled.txHash,
           channelId,
           createdAt: at,
@@ -116,45 +92,9 @@ export async function keepSettlementRecords(
         },
         webhook: { type: "transaction.completed", idPrefix: transactionDeliveryIdPrefix(id, "transaction.completed"), at },
       },
-      { kind: "channel", row: channelRow(channel, meta, { claimed, seq, at }) },
+      { kind: "channel", row: channelRow(kv, meta, channel, moves, at) },
     ];
-    let n = storage.kv.get<number>("recordSeq") ?? 1;
-    const seqs: number[] = [];
-    const stored: string[] = [];
-    for (const r of records) {
-      const text = storeRecord(r);
-      storage.kv.put(`unsent:${n}`, text);
-      seqs.push(n++);
-      stored.push(text);
-    }
-    storage.kv.put("recordSeq", n);
-    storage.kv.put("seq", seq);
-    storage.kv.put("settled", claimed.toString());
-    return { transactionId: channelId, seqs, records: stored, channel: objectName };
   });
-}
-
-/** The channel's read-model row once `claimed` (its total claimed on chain) is settled. */
-function channelRow(channel: Channel, meta: ChannelMeta, now: { claimed: bigint; seq: number; at: Date }): NewChannel {
-  return {
-    id: channel.channelId.toLowerCase(),
-    tenantId: meta.tenantId,
-    paywallId: meta.paywallId,
-    serviceId: meta.serviceId,
-    protocol: "x402",
-    network: meta.network,
-    currency: meta.currency,
-    payerAddress: channel.channelConfig.payer,
-    deposit: channel.balance,
-    charged: channel.chargedCumulativeAmount,
-    claimed: now.claimed.toString(),
-    settled: now.claimed.toString(),
-    status: channel.withdrawRequestedAt > 0 ? "CLOSING" : "OPEN",
-    seq: now.seq,
-    openedAt: new Date(meta.openedAt),
-    lastCallAt: new Date(channel.lastRequestTimestamp),
-    updatedAt: now.at,
-  };
 }
 
 /**
@@ -164,16 +104,17 @@ function channelRow(channel: Channel, meta: ChannelMeta, now: { claimed: bigint;
  * after its claims landed is sent by the next run (`unsettled`). Nothing to claim: no transaction, no record.
  */
 export async function runSettlement(env: Env, storage: DurableObjectStorage, name: string): Promise<void> {
-  const [, network = "", receiver = ""] = name.split(":");
-  const entry = networkTable(env)[network as NetworkId];
-  const mode = modeOfNetwork(network);
-  const key = authorizerKey(env);
+  const { scope, network, receiver } = scopeOf(name);
+  const table = networkTable(env);
+  const id = networkOfCaip2(table, Object.keys(table), network);
+  const entry = id ? table[id] : undefined;
+  const mode = id ? modeOfNetwork(id) : undefined;
+  const key = getConfig(env).sessionAuthorizerKey;
   if (entry?.kind !== "evm" || !mode || !key || !isAddress(receiver)) return;
-  const scope = settlementScope(network, receiver);
   const channels = new DurableChannelStorage(env.CHANNELS, scope);
   const scheme = new BatchSettlementEvmScheme(getAddress(receiver), {
     storage: channels,
-    receiverAuthorizerSigner: privateKeyToAccount(key),
+    receiverAuthorizerSigner: privateKeyToAccount(key as Hex),
   });
   const facilitator = new HTTPFacilitatorClient({ url: getConfig(env).facilitatorUrl[mode] });
   const manager = scheme.createChannelManager(facilitator, caip2(entry), entry.asset);
@@ -185,13 +126,12 @@ export async function runSettlement(env: Env, storage: DurableObjectStorage, nam
     storage.kv.delete("unsettled");
     const at = Date.now();
     const claimed = (await channels.list()).filter((c) => BigInt(c.totalClaimed) > 0n);
-    const messages = await Promise.all(
+    // Each channel's object keeps its settlement's records until they land (its own alarm sends them).
+    await Promise.all(
       claimed.map((c) =>
-        env.CHANNELS.getByName(channelObjectName(scope, c.channelId)).settled({ claimed: c.totalClaimed, txHash, at }),
+        env.CHANNELS.getByName(`channel:${scope}:${c.channelId.toLowerCase()}`).settled({ claimed: c.totalClaimed, txHash, at }),
       ),
     );
-    // Kept in each object until reported landed, so a send lost here is only later (the object's own flush).
-    await Promise.all(messages.flatMap((m) => (m ? [env.PAYMENT_RECORDS_QUEUE.send(m).catch(() => {})] : [])));
   }
   await manager.refundIdleChannels({ idleSecs: getConfig(env).sessions.idleRefundSeconds });
 }

@@ -138,6 +138,11 @@ export interface PaymentMethod<Terms = unknown, Accepted = unknown, State = unkn
   challenge(terms: Terms): Promise<Response>;
   /** The credential read locally into plain values; `undefined` when it cannot be read. */
   present(input: PaymentInput, credential: string): Promise<PresentedPayment | undefined>;
+  /**
+   * A credential this method pays on a session instead of the pipeline (x402 `batch-settlement`): its outcome;
+   * `undefined` for a credential the pipeline takes.
+   */
+  session?(input: PaymentInput, credential: string): Promise<Outcome | undefined>;
   /** The credential matched to the terms, locally (nothing asked of a facilitator or a chain). */
   accept(input: PaymentInput, terms: Terms, credential: string): Promise<Step<Accepted>>;
   /** The accepted credential verified (a facilitator, a chain's simulation): nothing moves yet. */

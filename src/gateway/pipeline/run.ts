@@ -16,7 +16,7 @@ export async function runPayment(method: PaymentMethod, input: PaymentInput): Pr
   if (input.credential === undefined) return challenge(method, input);
   const limited = overLimit(input.env, input.clientIp);
   if (limited) return limited;
-  const outcome = await present(method, input, input.credential);
+  const outcome = (await method.session?.(input, input.credential)) ?? (await present(method, input, input.credential));
   return outcome.kind === "refused" ? countedRefusal(input.env, input.clientIp, outcome) : outcome;
 }
 

@@ -12,6 +12,7 @@ import { noteListing } from "../discovery/listing.ts";
 import {
   fail,
   go,
+  type Outcome,
   type PaymentInput,
   type PaymentMethod,
   type PresentedPayment,
@@ -24,6 +25,7 @@ import type { KnownPayment } from "../pipeline/record.ts";
 import { paymentUrl } from "../target.ts";
 import { presentedX402, x402CredentialDigest } from "./presented.ts";
 import {
+  BATCH_SETTLEMENT,
   decodePayment,
   failedSettlement,
   type MatchedPayment,
@@ -39,6 +41,7 @@ import {
   x402Lib,
   x402Session,
 } from "./sdk.ts";
+import { payBySession } from "./session.ts";
 import { sealSweepSettlement } from "./sweep-settlement.ts";
 
 // x402's `exact` scheme as a payment method of the pipeline (src/gateway/pipeline/method.ts): an EIP-3009
@@ -75,6 +78,12 @@ function sessionFor(env: Env, method: string, t: PaymentTarget): Promise<X402Ses
 function buildSessionFor(env: Env, method: string, t: PaymentTarget): Promise<X402Session> {
   const table = networkTable(env);
   const networks = t.paywall.networks as NetworkId[];
+  const authorizerKey = getConfig(env).sessionAuthorizerKey as `0x${string}` | undefined;
+  // Sessions: when the paywall takes them and the platform has its receiver authorizer; a proxied answer only.
+  const sessions =
+    t.paywall.sessionsEnabled && authorizerKey && t.paywall.fulfillmentMode !== "SIGNED_URL"
+      ? { authorizerKey, minDeposit: t.paywall.sessionsMinDeposit ?? t.paywall.price }
+      : undefined;
   return x402Session(
     {
       offers: networks.filter((n) => table[n]?.kind === "evm").map((network) => ({ network, entry: table[network] })),
@@ -89,6 +98,7 @@ function buildSessionFor(env: Env, method: string, t: PaymentTarget): Promise<X4
         serviceName: t.service.name,
         categories: t.service.categories,
       },
+      ...(sessions ? { sessions } : {}),
     },
     {
       env,
@@ -285,6 +295,18 @@ class X402Exact implements PaymentMethod<X402Session, Accepted, Accepted> {
   async present(input: PaymentInput, header: string): Promise<PresentedPayment | undefined> {
     const payload = await decodedPayment(input, header);
     return presentedX402(payload, networkTable(input.env), input.request.headers.get("authorization") ?? undefined);
+  }
+
+  /** A `batch-settlement` payload is paid on its channel (./session.ts), not through the pipeline. */
+  async session(input: PaymentInput, header: string): Promise<Outcome | undefined> {
+    const payload = await decodedPayment(input, header);
+    if (payload?.accepted?.scheme !== BATCH_SETTLEMENT) return undefined;
+    return payBySession(
+      input,
+      payload,
+      (t) => this.offeredBy(input.env, t),
+      (t) => sessionFor(input.env, input.request.method, t),
+    );
   }
 
   accept(input: PaymentInput, session: X402Session, header: string): Promise<Step<Accepted>> {

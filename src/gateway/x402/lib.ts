@@ -10,6 +10,7 @@ export {
 } from "@x402/core/http";
 export { x402ResourceServer } from "@x402/core/server";
 export { FacilitatorResponseError, FacilitatorTimeoutError, SettleError, VerifyError } from "@x402/core/types";
+export { BatchSettlementEvmScheme } from "@x402/evm/batch-settlement/server";
 export { ExactEvmScheme } from "@x402/evm/exact/server";
 // The Bazaar discovery extension (docs/discovery.md), by its subpath: the package root would evaluate every extension
 // (and ajv). Only declaring and enriching run here; the package's validators compile JSON Schema with ajv, which
@@ -26,3 +27,4 @@ export {
   PAYMENT_IDENTIFIER,
 } from "@x402/extensions/payment-identifier";
 export { recoverTypedDataAddress } from "viem";
+export { privateKeyToAccount } from "viem/accounts";

@@ -42,7 +42,22 @@ export interface X402Terms {
   description: string;
   /** The Bazaar extension of the 402 (docs/discovery.md): for the request's method, so a session is per method. */
   discovery?: X402Discovery;
+  /** Sessions offered (x402 `batch-settlement`, docs/sessions.md): beside each `exact` requirement, one on a channel. */
+  sessions?: X402Sessions;
 }
+
+export interface X402Sessions {
+  /** The platform's receiver authorizer: signs claims and refunds. Never leaves the Worker. */
+  authorizerKey: `0x${string}`;
+  /** Integer micro-USDC: the least first deposit a channel takes (`extra.minDeposit`). */
+  minDeposit: string;
+}
+
+/** The scheme of x402 sessions. */
+export const BATCH_SETTLEMENT = "batch-settlement";
+
+/** The channels' withdraw delay (seconds): the scheme's minimum. */
+const WITHDRAW_DELAY_SECONDS = 900;
 
 export interface X402Discovery {
   method: string;
@@ -97,22 +112,39 @@ export function challengeNonceOf(payload: PaymentPayload): string | undefined {
  * gateway's flow keeps each session for the paywall's state (src/gateway/x402/exact.ts), so it is built once per state.
  */
 export async function x402Session(terms: X402Terms, facilitators: FacilitatorChoice): Promise<X402Session> {
-  const kinds = terms.offers.map((o) => ({ x402Version: 2, scheme: "exact", network: caip2(o.entry) }) as SupportedKind);
+  const schemes = terms.sessions ? ["exact", BATCH_SETTLEMENT] : ["exact"];
+  const kinds = terms.offers.flatMap((o) =>
+    schemes.map((scheme) => ({ x402Version: 2, scheme, network: caip2(o.entry) }) as SupportedKind),
+  );
   const sdk = await x402Lib();
   const facilitator = new FailoverFacilitator(sdk, facilitators, kinds);
   const server = new sdk.x402ResourceServer(facilitator);
-  const scheme = new sdk.ExactEvmScheme();
-  for (const kind of kinds) server.register(kind.network, scheme);
+  const exact = new sdk.ExactEvmScheme();
+  // Builds the `batch-settlement` requirements only (its own `enhancePaymentRequirements`): the channels are served by
+  // their objects (src/core/sessions/), never by this server.
+  const batch =
+    terms.sessions &&
+    new sdk.BatchSettlementEvmScheme(terms.payTo as `0x${string}`, {
+      receiverAuthorizerSigner: sdk.privateKeyToAccount(terms.sessions.authorizerKey),
+      withdrawDelay: WITHDRAW_DELAY_SECONDS,
+    });
+  for (const kind of kinds) server.register(kind.network, kind.scheme === "exact" ? exact : (batch as never));
   await server.initialize();
   const requirements = await server.buildPaymentRequirementsFromOptions(
-    terms.offers.map((o) => ({
-      scheme: "exact",
-      network: caip2(o.entry),
-      payTo: terms.payTo,
-      // An AssetAmount: the atomic amount as given, never converted through a decimal price.
-      price: { amount: terms.amount, asset: o.entry.asset, extra: { ...o.entry.eip712 } },
-      maxTimeoutSeconds: terms.maxTimeoutSeconds,
-    })),
+    terms.offers.flatMap((o) =>
+      schemes.map((scheme) => ({
+        scheme,
+        network: caip2(o.entry),
+        payTo: terms.payTo,
+        // An AssetAmount: the atomic amount as given, never converted through a decimal price.
+        price: {
+          amount: terms.amount,
+          asset: o.entry.asset,
+          extra: { ...o.entry.eip712, ...(scheme === BATCH_SETTLEMENT ? { minDeposit: terms.sessions?.minDeposit } : {}) },
+        },
+        maxTimeoutSeconds: terms.maxTimeoutSeconds,
+      })),
+    ),
     undefined,
   );
   const { resource, extensions } = discoveryOf(sdk, server, terms);
@@ -174,24 +206,27 @@ function withSessions<T extends Record<string, unknown>>(declared: T, sessions: 
   };
 }
 
-const paymentRequiredOf = (session: X402Session, error?: string, payload?: PaymentPayload): Promise<PaymentRequired> =>
-  session.server.createPaymentRequiredResponse(
-    session.requirements,
-    session.resource,
-    error,
-    session.extensions,
-    undefined,
-    payload,
-  );
+const paymentRequiredOf = (
+  session: X402Session,
+  error?: string,
+  payload?: PaymentPayload,
+  accepts = session.requirements,
+): Promise<PaymentRequired> =>
+  session.server.createPaymentRequiredResponse(accepts, session.resource, error, session.extensions, undefined, payload);
 
 /**
  * The `402` answer: `PAYMENT-REQUIRED` carries the challenge (base64 JSON), the body is `{}` as the SDK's own server
  * sends. The plain challenge (no payment sent) is the same for every request of a session but for its nonce: built
  * once, encoded with a fresh nonce each time.
  */
-export async function paymentRequiredResponse(session: X402Session, error?: string, payload?: PaymentPayload): Promise<Response> {
+export async function paymentRequiredResponse(
+  session: X402Session,
+  error?: string,
+  payload?: PaymentPayload,
+  accepts?: PaymentRequirements[],
+): Promise<Response> {
   let challenge: Promise<PaymentRequired> | undefined;
-  if (error === undefined && payload === undefined) {
+  if (error === undefined && payload === undefined && accepts === undefined) {
     challenge = plainChallenges.get(session);
     if (!challenge) {
       challenge = paymentRequiredOf(session);
@@ -199,7 +234,7 @@ export async function paymentRequiredResponse(session: X402Session, error?: stri
       challenge.catch(() => plainChallenges.delete(session));
     }
   } else {
-    challenge = paymentRequiredOf(session, error, payload);
+    challenge = paymentRequiredOf(session, error, payload, accepts);
   }
   const required = await challenge;
   const nonce = { [CHALLENGE_NONCE]: { info: { nonce: randomHex(16) }, schema: nonceSchema } };
