@@ -14,7 +14,8 @@
  *    and a paywall `local-demo` (0.01 USDC on base-sepolia and, with the Tempo chain, tempo-testnet; paid to the
  *    tenant's wallets), created through the management API itself with a key that exists only for those calls
  *    (`createDevSetupKey`: named and recorded as made by `npm run dev`, so the tenant's Activity says so).
- * 4. It prints the ready commands, `npm run buy` (x402) and `npm run buy -- --mpp` (MPP), which pay that paywall
+ * 4. It prints the ready commands, `npm run buy` (x402), `npm run buy -- --mpp` (MPP) and `npm run buy -- --session 100`
+ *    (an x402 session: one deposit, many calls), which pay that paywall
  *    with funded local buyers (src/cli/localnet/buy.ts reads .wrangler/dev-payments.json).
  *
  * Ctrl-C stops the Worker, then the chain, facilitator and upstream: nothing is left running.
@@ -125,6 +126,7 @@ async function ensureDemoPaywall(
       serviceId: string;
       merchantWallet: string;
       networks: string[];
+      sessions: { enabled: boolean };
       paymentUrls: { x402: string | null; mpp: string | null };
     }
     const networks = withTempo ? ["base-sepolia", "tempo-testnet"] : ["base-sepolia"];
@@ -155,11 +157,17 @@ async function ensureDemoPaywall(
         networks,
         fulfillmentMode: "PROXY",
         allowedMethods: ["GET", "POST"],
+        // `npm run buy -- --session N` opens a session on it (docs/sessions.md).
+        sessions: { enabled: true },
       }));
-    // A demo paywall from an earlier run without the Tempo network gets it.
+    // A demo paywall from an earlier run without the Tempo network, or without sessions, gets them.
+    const missing = {
+      ...(withTempo && !paywall.networks.includes("tempo-testnet") ? { networks } : {}),
+      ...(paywall.sessions?.enabled ? {} : { sessions: { enabled: true } }),
+    };
     const current =
-      withTempo && !paywall.networks.includes("tempo-testnet")
-        ? await api<Paywall>(apiBase, key, "PATCH", `/v1/paywalls/${paywall.id}`, { networks })
+      Object.keys(missing).length > 0
+        ? await api<Paywall>(apiBase, key, "PATCH", `/v1/paywalls/${paywall.id}`, missing)
         : paywall;
     // The payment URLs as the API hands them out: on the payment origin (PAYMENT_BASE_URL), never the API's.
     return {
@@ -278,6 +286,7 @@ export async function runDevPaymentLoop(port: number, readyBlock: string[] = [])
     say("Buy from it with a funded local buyer (in another terminal):");
     say("  npm run buy             (x402 on the local chain)");
     if (tempo) say("  npm run buy -- --mpp    (MPP on the local Tempo chain)");
+    say("  npm run buy -- --session 100   (100 calls on one deposit: an x402 session, settled within 30 s, then refunded)");
     say("=".repeat(100));
     say("");
     if (readyBlock.length > 0) say(readyBlock.join("\n"));
