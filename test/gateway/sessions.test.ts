@@ -452,4 +452,14 @@ describe("a refund", () => {
     expect(await balanceOf(b.account.address)).toBe(before + DEPOSIT - 3n * PRICE);
     expect(await upstreamRequests(shop.prefix)).toHaveLength(3);
   });
+
+  it("a refund asked at the URL of the last paid call is a refund, not that call's kept answer", async () => {
+    // The refund's voucher is the last call's (nothing more is charged): the same signature, at the same URL.
+    const { shop, b } = await openChannel(2);
+    const before = await balanceOf(b.account.address);
+    const refunded = await b.scheme.refund(call(shop, 2), { fetch: gatewayFetch });
+    expect(refunded.success).toBe(true);
+    expect(BigInt(refunded.amount ?? "0")).toBe(DEPOSIT - 2n * PRICE);
+    expect(await balanceOf(b.account.address)).toBe(before + DEPOSIT - 2n * PRICE);
+  });
 });

@@ -174,7 +174,8 @@ export async function serveCall(
   }
   const raw = req.payload.payload as Raw;
   const last = kv.get<LastPaid>("last");
-  if (last && raw.voucher?.signature === last.signature && last.fingerprint === req.fingerprint) {
+  // A refund signs the same voucher as the last paid call (the charge does not move): never taken for its resend.
+  if (last && raw.type === "voucher" && raw.voucher?.signature === last.signature && last.fingerprint === req.fingerprint) {
     return { kind: "kept", kept: last.kept, status: last.status, settle: last.settle };
   }
 
