@@ -1,11 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
 import type { x402ResourceServer } from "@x402/core/server";
+import type { Channel } from "@x402/evm/batch-settlement/server";
 import type { Hex } from "viem";
 import type { PaymentRecord } from "../../db/ledger.ts";
 import { getConfig } from "../config.ts";
 import { type RecordsMessage, storeRecord } from "../ledger/payment-object.ts";
 import { indexOfChannel } from "./channel-storage.ts";
-import type { ForwardResult, Served, ServeRequest, ServeStore } from "./serve.ts";
+import type { ChannelMeta, ForwardResult, Served, ServeRequest, ServeStore } from "./serve.ts";
 import type { SettledChannel } from "./settlement.ts";
 
 /** Records of a channel go to the payment-records queue at most this often (the object's alarm). */
@@ -59,7 +60,9 @@ export class ChannelObject extends DurableObject<Env> {
       if (change.kind === "unchanged") return { status: "unchanged", value: current };
       if (change.value === null) {
         if (current === null) return { status: "unchanged", value: null };
+        this.ctx.storage.kv.put("closed", current);
         this.ctx.storage.kv.delete("record");
+        await this.closed(this.ctx.id.name ?? "");
         return { status: "deleted", value: null };
       }
       this.ctx.storage.kv.put("record", change.value);
@@ -107,7 +110,10 @@ export class ChannelObject extends DurableObject<Env> {
     return {
       kv: this.ctx.storage.kv,
       onCreate: (id) => index().track(id),
-      onDelete: (id) => index().untrack(id),
+      onDelete: async (id) => {
+        await this.closed(name);
+        await index().untrack(id);
+      },
       keep: (records) => this.keep(name, records),
     };
   }
@@ -174,17 +180,51 @@ export class ChannelObject extends DurableObject<Env> {
   /** Of an index object: lists a channel of its scope, and arms the scope's settlement runs (./settlement.ts). */
   async track(id: string): Promise<void> {
     this.ctx.storage.kv.put(`id:${id}`, 1);
-    if ((await this.ctx.storage.getAlarm()) === null) {
-      await this.ctx.storage.setAlarm(Date.now() + getConfig(this.env).sessions.settleIntervalSeconds * 1000);
-    }
+    await this.armSettlement();
   }
 
   untrack(id: string): void {
     this.ctx.storage.kv.delete(`id:${id}`);
   }
 
+  /**
+   * Of an index object: a channel of its scope closed (refunded) owing a settlement. Its charges, claimed on chain by
+   * the refund, are settled to the wallet and recorded by the next run (`closed:<id>`, until that run told its object).
+   */
+  async owes(id: string): Promise<void> {
+    this.ctx.storage.kv.put(`closed:${id}`, 1);
+    this.ctx.storage.kv.put("unsettled", 1);
+    await this.armSettlement();
+  }
+
+  private async armSettlement(): Promise<void> {
+    if ((await this.ctx.storage.getAlarm()) === null) {
+      await this.ctx.storage.setAlarm(Date.now() + getConfig(this.env).sessions.settleIntervalSeconds * 1000);
+    }
+  }
+
   tracked(): string[] {
     return Array.from(this.ctx.storage.kv.list({ prefix: "id:" }), ([key]) => key.slice(3));
+  }
+
+  /**
+   * Of a channel's object whose record was just deleted (a refund): its row becomes CLOSED, with what it was charged.
+   * The record as it was stays under `closed`, for the settlement of what the refund claimed.
+   */
+  private async closed(name: string): Promise<void> {
+    const kv = this.ctx.storage.kv;
+    const meta = kv.get<ChannelMeta>("meta");
+    const last = kv.get<string>("closed");
+    if (!meta || !last) return;
+    const { channelRow } = await import("./serve.ts");
+    const moves = (kv.get<number>("moves") ?? 0) + 1;
+    kv.put("moves", moves);
+    const channel = JSON.parse(last) as Channel;
+    const row = channelRow(kv, meta, channel, moves, new Date());
+    this.keep(name, [{ kind: "channel", row: { ...row, claimed: channel.chargedCumulativeAmount, status: "CLOSED" } }]);
+    if (BigInt(channel.chargedCumulativeAmount) > BigInt(kv.get<string>("settled") ?? "0")) {
+      await this.env.CHANNELS.getByName(indexOfChannel(name)).owes(channel.channelId.toLowerCase());
+    }
   }
 
   /**

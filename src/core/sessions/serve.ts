@@ -111,6 +111,7 @@ class OwnRecord implements ChannelStorage {
     const next = update(current);
     if (next === current) return { channel: current, status: "unchanged" };
     if (next === undefined) {
+      if (current) this.store.kv.put("closed", JSON.stringify(current));
       this.store.kv.delete("record");
       await this.store.onDelete(channelId.toLowerCase());
       return { channel: undefined, status: "deleted" };

@@ -26,7 +26,8 @@ const scopeOf = (name: string) => {
 
 /** One settlement as a channel's object is told it: the channel's claimed total it moved, and the settle transfer. */
 export interface SettledChannel {
-  claimed: string;
+  /** Its claimed total on chain; absent for a closed channel: all it was charged (its refund claimed it). */
+  claimed?: string;
   txHash: string;
   at: number;
 }
@@ -46,7 +47,8 @@ export async function settlementAlarm(env: Env, storage: DurableObjectStorage, n
   await runSettlement(env, storage, name).catch((err: unknown) => {
     console.warn(JSON.stringify({ sessions: "settlement-failed", error: err instanceof Error ? err.name : "unknown" }));
   });
-  if ([...storage.kv.list({ prefix: "id:", limit: 1 })].length > 0) await storage.setAlarm(nextSettlementAt(env));
+  const listed = (prefix: string) => [...storage.kv.list({ prefix, limit: 1 })].length > 0;
+  if (listed("id:") || listed("closed:")) await storage.setAlarm(nextSettlementAt(env));
 }
 
 /**
@@ -56,15 +58,16 @@ export async function settlementAlarm(env: Env, storage: DurableObjectStorage, n
  * channel, its webhook `transaction.completed`) and the channel's row with its new claimed and settled totals.
  */
 export async function settlementRecords(storage: DurableObjectStorage, settled: SettledChannel): Promise<PaymentRecord[] | null> {
-  const record = storage.kv.get<string>("record");
+  const record = storage.kv.get<string>("record") ?? storage.kv.get<string>("closed");
   if (!record) return null;
   const channel = JSON.parse(record) as Channel;
-  const id = await settlementTransactionId(channel.channelId, settled.claimed);
+  const total = settled.claimed ?? channel.chargedCumulativeAmount;
+  const id = await settlementTransactionId(channel.channelId, total);
   return storage.transactionSync(() => {
     const kv = storage.kv;
     const meta = kv.get<ChannelMeta>("meta");
     const before = BigInt(kv.get<string>("settled") ?? "0");
-    const claimed = BigInt(settled.claimed);
+    const claimed = BigInt(total);
     if (!meta || claimed <= before) return null;
     const at = new Date(settled.at);
     const moves = (kv.get<number>("moves") ?? 0) + 1;
@@ -92,7 +95,14 @@ export async function settlementRecords(storage: DurableObjectStorage, settled: 
         },
         webhook: { type: "transaction.completed", idPrefix: transactionDeliveryIdPrefix(id, "transaction.completed"), at },
       },
-      { kind: "channel", row: channelRow(kv, meta, channel, moves, at) },
+      {
+        kind: "channel",
+        row: {
+          ...channelRow(kv, meta, channel, moves, at),
+          // A closed channel's (its record gone with its refund): all it was charged is claimed, and it stays closed.
+          ...(kv.get("record") === undefined ? { claimed: claimed.toString(), status: "CLOSED" as const } : {}),
+        },
+      },
     ];
   });
 }
@@ -126,12 +136,14 @@ export async function runSettlement(env: Env, storage: DurableObjectStorage, nam
     storage.kv.delete("unsettled");
     const at = Date.now();
     const claimed = (await channels.list()).filter((c) => BigInt(c.totalClaimed) > 0n);
+    const closed = Array.from(storage.kv.list({ prefix: "closed:" }), ([key]) => key.slice("closed:".length));
+    const object = (id: string) => env.CHANNELS.getByName(`channel:${scope}:${id.toLowerCase()}`);
     // Each channel's object keeps its settlement's records until they land (its own alarm sends them).
-    await Promise.all(
-      claimed.map((c) =>
-        env.CHANNELS.getByName(`channel:${scope}:${c.channelId.toLowerCase()}`).settled({ claimed: c.totalClaimed, txHash, at }),
-      ),
-    );
+    await Promise.all([
+      ...claimed.map((c) => object(c.channelId).settled({ claimed: c.totalClaimed, txHash, at })),
+      ...closed.map((id) => object(id).settled({ txHash, at })),
+    ]);
+    for (const id of closed) storage.kv.delete(`closed:${id}`);
   }
   await manager.refundIdleChannels({ idleSecs: getConfig(env).sessions.idleRefundSeconds });
 }

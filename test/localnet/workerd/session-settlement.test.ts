@@ -136,13 +136,16 @@ interface Session {
   charged: bigint;
   /** Pays one more call on the channel (the buyer's client, by voucher). */
   pay: (path: string) => Promise<Response>;
+  /** The buyer's `refund()`: the rest of the deposit back. */
+  refund: () => ReturnType<ClientScheme["refund"]>;
 }
 
 /** A fresh buyer opens a channel with `receiver` on `paywallId` of `tenant` and pays `calls` calls. */
 async function openSession(tenant: Tenant, paywallId: string, receiver: Address, calls: number): Promise<Session> {
   const route = await sessionRoute(receiver);
   const account = privateKeyToAccount(await fundedBuyer(1_000_000n));
-  const client = new x402Client().register(NETWORK, new ClientScheme(toClientEvmSigner(account, chain), { rpcUrl: RPC }));
+  const buyerScheme = new ClientScheme(toClientEvmSigner(account, chain), { rpcUrl: RPC });
+  const client = new x402Client().register(NETWORK, buyerScheme);
   client.setSpendControls({
     allowedAssets: [{ network: NETWORK, asset: net.usdc.address, maxAmountPerPayment: "100000" }],
   });
@@ -170,6 +173,10 @@ async function openSession(tenant: Tenant, paywallId: string, receiver: Address,
     deposit: BigInt(channel.balance),
     charged: BigInt(channel.chargedCumulativeAmount),
     pay: (path) => pay(`https://shop.test/${paywallId}/${path}`),
+    refund: () =>
+      buyerScheme.refund(`https://shop.test/${paywallId}/refund`, {
+        fetch: (input: RequestInfo | URL, init?: RequestInit) => route(new Request(input, init)),
+      }),
   };
 }
 
@@ -303,6 +310,31 @@ describe("settlement in batches, from the index object's alarm", () => {
     expect(both.map((r) => r.amount).sort()).toEqual(["1000", "2000"]);
     expect(both.find((r) => r.amount === "1000")?.tx_hash).toBe(third.settles[1]!.transactionHash);
     expect(await balanceOf(receiver)).toBe(3n * PRICE);
+  });
+
+  it("a channel refunded by its buyer before any run: the next run settles what the refund claimed; the row CLOSED", async () => {
+    const { receiver, tenant, paywalls, index } = await shop(1);
+    const s = await openSession(tenant, paywalls[0]!, receiver, 4);
+    const refunded = await s.refund();
+    expect(refunded.success).toBe(true);
+    expect(BigInt(refunded.amount ?? "0")).toBe(s.deposit - s.charged);
+    // Claimed by the refund, not in the wallet yet.
+    expect(await balanceOf(receiver)).toBe(0n);
+
+    await runDurableObjectAlarm(index);
+
+    expect(await balanceOf(receiver)).toBe(s.charged);
+    const rows = await settlementRows(s.channelId, [s.charged]);
+    expect(rows.map((r) => r.amount)).toEqual([s.charged.toString()]);
+    const charged = s.charged.toString();
+    expect(await channelRowOf(s.channelId, (r) => r?.settled === charged)).toMatchObject({
+      status: "CLOSED",
+      charged,
+      claimed: charged,
+      settled: charged,
+    });
+    // Nothing more owed: the index stops once it lists nothing.
+    expect(await runInDurableObject(index, (_, state) => [...state.storage.kv.list({ prefix: "closed:" })])).toEqual([]);
   });
 
   it("refunds a channel idle past SESSION_IDLE_REFUND_SECONDS: its buyer gets back exactly deposit − charged", async () => {
