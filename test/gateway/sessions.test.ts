@@ -4,7 +4,12 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { x402Client } from "@x402/core/client";
-import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentResponseHeader,
+  decodePaymentSignatureHeader,
+  encodePaymentSignatureHeader,
+} from "@x402/core/http";
 import type { PaymentPayload } from "@x402/core/types";
 import { toClientEvmSigner } from "@x402/evm";
 import { BatchSettlementEvmScheme } from "@x402/evm/batch-settlement/client";
@@ -67,7 +72,7 @@ async function sessionShop(options: { price?: bigint; minDeposit?: bigint | null
 }
 
 /** A buyer of its own with 1 USDC, paying through the official client; every `PAYMENT-SIGNATURE` it sends is kept. */
-async function sessionBuyer(envOverrides: Partial<Env> = GATEWAY_ENV) {
+async function sessionBuyer(envOverrides: Partial<Env> = GATEWAY_ENV, cap = "100000") {
   const account = privateKeyToAccount(generatePrivateKey());
   await chain.request({ method: "anvil_setBalance" as never, params: [account.address, "0xde0b6b3a7640000"] as never });
   const wallet = createWalletClient({ account, chain: localChain, transport: http(RPC) });
@@ -80,7 +85,7 @@ async function sessionBuyer(envOverrides: Partial<Env> = GATEWAY_ENV) {
   expect((await chain.waitForTransactionReceipt({ hash })).status).toBe("success");
   const scheme = new BatchSettlementEvmScheme(toClientEvmSigner(account, chain), { rpcUrl: RPC });
   const client = new x402Client().register(net.network, scheme).setSpendControls({
-    allowedAssets: [{ network: net.network, asset: net.usdc.address, maxAmountPerPayment: "100000" }],
+    allowedAssets: [{ network: net.network, asset: net.usdc.address, maxAmountPerPayment: cap }],
   });
   const sent: string[] = [];
   const recording: typeof fetch = async (input, init) => {
@@ -308,6 +313,18 @@ describe("a voucher sent again", () => {
     expect(await chargedOn(shop, channelId)).toBe((2n * PRICE).toString());
   });
 
+  it("a copy of the last voucher with another amount: refused as a forgery (a 402), never served its kept answer", async () => {
+    const { shop, b, channelId } = await openChannel(2);
+    const last = decodePaymentSignatureHeader(b.sent.at(-1) as string);
+    const voucher = (last.payload as { voucher: Record<string, unknown> }).voucher;
+    const tampered = { ...last, payload: { ...last.payload, voucher: { ...voucher, maxClaimableAmount: "7" } } };
+    const calls = (await upstreamRequests(shop.prefix)).length;
+    const res = await withVoucher(call(shop, 2), encodePaymentSignatureHeader(tampered as PaymentPayload));
+    expect(res.status).toBe(402);
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(calls);
+    expect(await chargedOn(shop, channelId)).toBe((2n * PRICE).toString());
+  });
+
   it("for another request: the corrective 402, nothing charged, the upstream not called", async () => {
     const { shop, b, channelId } = await openChannel(2);
     const calls = (await upstreamRequests(shop.prefix)).length;
@@ -439,6 +456,21 @@ describe("records", () => {
     expect(sent.every((u) => u.sent)).toBe(true);
     await object.recordsLanded(sent.map((u) => u.seq));
     expect((await object.state()).unsent).toEqual([]);
+  });
+});
+
+describe("the least deposit", () => {
+  it("a first deposit below the paywall's minDeposit is refused with the scheme's reason; nothing moves", async () => {
+    const shop = await sessionShop({ minDeposit: DEPOSIT });
+    // A client that will not deposit more than 3 calls' worth.
+    const b = await sessionBuyer(GATEWAY_ENV, (3n * PRICE).toString());
+    const before = await balanceOf(b.account.address);
+    const res = await b.fetch(call(shop, 1));
+    expect(res.status).toBe(402);
+    const required = decodePaymentRequiredHeader(res.headers.get("PAYMENT-REQUIRED") ?? "");
+    expect(required.error).toBe("invalid_batch_settlement_evm_deposit_below_min_deposit");
+    expect(await balanceOf(b.account.address)).toBe(before);
+    expect(await upstreamRequests(shop.prefix)).toHaveLength(0);
   });
 });
 

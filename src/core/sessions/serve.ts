@@ -1,6 +1,6 @@
 import { HTTPFacilitatorClient } from "@x402/core/http";
 import { type FacilitatorClient, x402ResourceServer } from "@x402/core/server";
-import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
+import { type PaymentPayload, type PaymentRequirements, SettleError, type SettleResponse, VerifyError } from "@x402/core/types";
 import {
   BatchSettlementEvmScheme,
   type Channel,
@@ -63,6 +63,8 @@ export type Served =
 /** The last committed voucher: the request it paid for and the answer it got. */
 interface LastPaid {
   signature: string;
+  /** The cumulative charge the voucher signed (a copy with another amount is another, forged, voucher). */
+  cumulative: string;
   fingerprint: string;
   status: number;
   kept: string | null;
@@ -125,9 +127,23 @@ class OwnRecord implements ChannelStorage {
 /** The facilitator for deposits, refunds and a voucher the scheme cannot check locally; its kinds known without asking. */
 function facilitatorAt(url: string, requirements: PaymentRequirements): FacilitatorClient {
   const http = new HTTPFacilitatorClient({ url });
+  // A verdict sent with a 4xx status is a refusal, as over HTTP (src/gateway/x402/facilitators.ts); a 5xx stays an error.
+  const refusedBy = (err: unknown) =>
+    (err instanceof VerifyError || err instanceof SettleError) && err.statusCode < 500 ? err : undefined;
   return {
-    verify: (p, r) => http.verify(p, r),
-    settle: (p, r) => http.settle(p, r),
+    verify: (p, r) =>
+      http.verify(p, r).catch((err: unknown) => {
+        const refused = refusedBy(err);
+        if (!refused) throw err;
+        return { isValid: false, invalidReason: (refused as VerifyError).invalidReason ?? "verification_refused" };
+      }),
+    settle: (p, r) =>
+      http.settle(p, r).catch((err: unknown) => {
+        const refused = refusedBy(err);
+        if (!refused) throw err;
+        const reason = (refused as SettleError).errorReason ?? "settlement_refused";
+        return { success: false, errorReason: reason, transaction: "", network: r.network };
+      }),
     getSupported: async () => ({
       kinds: [{ x402Version: 2, scheme: requirements.scheme, network: requirements.network }],
       extensions: [],
@@ -142,6 +158,8 @@ export async function resourceServer(store: ServeStore, req: ServeRequest, autho
     storage: new OwnRecord(store),
     receiverAuthorizerSigner: privateKeyToAccount(authorizerKey),
     withdrawDelay: Number(req.requirements.extra?.withdrawDelay ?? 900),
+    // The paywall's least deposit (the 402's `extra.minDeposit`) is a rule, not a hint.
+    enforceMinDeposit: true,
   });
   const server = new x402ResourceServer(facilitatorAt(req.facilitatorUrl, req.requirements)).register(
     req.requirements.network as `${string}:${string}`,
@@ -176,7 +194,13 @@ export async function serveCall(
   const raw = req.payload.payload as Raw;
   const last = kv.get<LastPaid>("last");
   // A refund signs the same voucher as the last paid call (the charge does not move): never taken for its resend.
-  if (last && raw.type === "voucher" && raw.voucher?.signature === last.signature && last.fingerprint === req.fingerprint) {
+  if (
+    last &&
+    raw.type === "voucher" &&
+    raw.voucher?.signature === last.signature &&
+    raw.voucher?.maxClaimableAmount === last.cumulative &&
+    last.fingerprint === req.fingerprint
+  ) {
     return { kind: "kept", kept: last.kept, status: last.status, settle: last.settle };
   }
 
@@ -196,25 +220,33 @@ export async function serveCall(
   } catch {
     answered = { status: 502, kept: null };
   }
-  if (answered.status >= 400) {
-    await server.createPaymentCancellationDispatcher(req.payload, req.requirements).cancel({
-      reason: "handler_failed",
-      responseStatus: answered.status,
-    });
+  // The channel exactly as it was before this call (the scheme's cancel clears its reservation only).
+  const restore = async () => {
     if (before !== undefined) kv.put("record", before);
     else if (kv.get("record") !== undefined) {
       kv.delete("record");
       await store.onDelete(raw.voucher?.channelId?.toLowerCase() ?? "");
     }
+  };
+  if (answered.status >= 400) {
+    await server.createPaymentCancellationDispatcher(req.payload, req.requirements).cancel({
+      reason: "handler_failed",
+      responseStatus: answered.status,
+    });
+    await restore();
     store.keep([{ kind: "event", row: errorEvent(meta ?? { ...req.meta, openedAt: Date.now() }, answered.status) }]);
     return { kind: "unpaid" };
   }
   const settle = await server.settlePayment(req.payload, req.requirements);
-  if (!settle.success) return refused(server, req, settle.errorReason ?? "settlement_failed");
+  if (!settle.success) {
+    await restore();
+    return refused(server, req, settle.errorReason ?? "settlement_failed");
+  }
   const bound = meta ?? { ...req.meta, openedAt: Date.now() };
   if (!meta) kv.put("meta", bound);
   kv.put("last", {
     signature: raw.voucher?.signature ?? "",
+    cumulative: raw.voucher?.maxClaimableAmount ?? "",
     fingerprint: req.fingerprint,
     status: answered.status,
     kept: answered.kept,

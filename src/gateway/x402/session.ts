@@ -16,7 +16,7 @@ import { BATCH_SETTLEMENT, PAYMENT_RESPONSE, paymentRequiredResponse, paymentRes
 // calls back `forward` (the upstream, from this isolate), and commits the charge only when the upstream answered
 // below 400. Nothing on this path writes D1; a voucher asks no facilitator and no chain.
 
-type Raw = { voucher?: { channelId?: unknown; maxClaimableAmount?: unknown } };
+type Raw = { voucher?: { channelId?: unknown; maxClaimableAmount?: unknown }; deposit?: { amount?: unknown } };
 
 /** What a kept answer is sealed to (with the tenant): the channel and the cumulative charge its voucher signed. */
 const keptId = (paid: { channelId: string; cumulative: string }) => `${paid.channelId}:${paid.cumulative}`;
@@ -91,7 +91,8 @@ async function matchSession(
     payload.x402Version !== 2 ||
     requirements?.scheme !== BATCH_SETTLEMENT ||
     !/^0x[0-9a-f]{64}$/.test(channelId) ||
-    !/^[0-9]{1,30}$/.test(cumulative)
+    !/^[0-9]{1,30}$/.test(cumulative) ||
+    (raw.deposit !== undefined && !(typeof raw.deposit?.amount === "string" && /^[0-9]{1,30}$/.test(raw.deposit.amount)))
   ) {
     return refusal("The payment matches none of the accepted requirements");
   }
