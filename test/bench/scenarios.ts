@@ -1082,20 +1082,6 @@ export const SCENARIOS: Scenario[] = [
     noStandIns: true,
   },
   {
-    // Voucher calls on open channels, in slices interleaved with the x402 challenge (its reference).
-    name: X402_SESSION,
-    target: "app",
-    origin: "payment",
-    method: "GET",
-    path: "/api/x402/pay/{serviceId}/{slug}",
-    pathFromSeed: true,
-    read: false,
-    seed: sessionVouchers,
-    floor: PAYWALL_READ_FLOOR,
-    compareWith: X402_CHALLENGE,
-    noFacilitator: true,
-  },
-  {
     name: X402_CACHED,
     target: "app",
     origin: "payment",
@@ -1132,5 +1118,20 @@ export const SCENARIOS: Scenario[] = [
     seed: paidMcpX402,
     floor: PAID_FLOOR,
     compareWith: X402_PAID,
+  },
+  {
+    // Voucher calls on open channels, in slices interleaved with the x402 challenge (its reference). Last: ≈ 17 s with
+    // its seeding, so a whole run short of time skips it rather than the rows before it.
+    name: X402_SESSION,
+    target: "app",
+    origin: "payment",
+    method: "GET",
+    path: "/api/x402/pay/{serviceId}/{slug}",
+    pathFromSeed: true,
+    read: false,
+    seed: sessionVouchers,
+    floor: PAYWALL_READ_FLOOR,
+    compareWith: X402_CHALLENGE,
+    noFacilitator: true,
   },
 ];
