@@ -81,7 +81,9 @@ function bodyOf(step: Step, vars: Vars): string | undefined {
 
 /** Sequence numbers unique over the whole run (`vars.seq`), e.g. for unique slugs in request bodies. */
 let sequence = 0;
-const newVars = (): Vars => ({ seq: String(++sequence) });
+/** `connection`: the index of the load's connection (or of the accounting's worker) sending the sequence. */
+const newVars = (connection?: number): Vars =>
+  connection === undefined ? { seq: String(++sequence) } : { seq: String(++sequence), connection: String(connection) };
 
 function percentile(sorted: Float64Array, p: number): number {
   if (sorted.length === 0) return Number.NaN;
@@ -179,7 +181,7 @@ export async function runLoad(
   const deadline = start + options.duration * 1000;
   const connection = async (_: unknown, index: number) => {
     while (performance.now() < deadline) {
-      const vars = newVars();
+      const vars = newVars(index);
       const key = keys.length > 0 ? keys[nextKey++ % keys.length] : undefined;
       // A sequence started before the deadline runs to its end (the write path's DELETE follows its POST).
       for (const step of steps) {
@@ -330,7 +332,7 @@ export async function account(
     await Promise.all(
       Array.from({ length: Math.min(concurrency, sequences - i) }, async (_, j) => {
         const key = seeded.keys.length > 0 ? seeded.keys[(i + j) % seeded.keys.length] : undefined;
-        const vars = newVars();
+        const vars = newVars(j);
         for (const step of steps) if (!(await send(baseUrl, scenario, step, key, vars))) break;
       }),
     );
@@ -339,11 +341,11 @@ export async function account(
   const statusCounts: Record<string, number> = {};
   const perStep = steps.map(() => ({ requests: 0, statements: 0, doCalls: 0 }));
   let next = 0;
-  const worker = async () => {
+  const worker = async (_: unknown, index: number) => {
     while (next < sequences) {
       const key = seeded.keys.length > 0 ? seeded.keys[next % seeded.keys.length] : undefined;
       next++;
-      const vars = newVars();
+      const vars = newVars(index);
       for (const [i, step] of steps.entries()) {
         const out = await send(baseUrl, scenario, step, key, vars);
         if (!out) break;

@@ -1,7 +1,8 @@
 // The paid scenario's latency without its stand-ins' time: each request measured by the load generator, joined by its
 // payment nonce with the stand-in facilitator's and upstream's log (stand-ins.ts), on the clock both share.
 
-export type StandInCall = "verify" | "settle" | "upstream";
+/** `other`: any other host (a chain's RPC, say): nothing the bench runs answers it. */
+export type StandInCall = "verify" | "settle" | "upstream" | "other";
 
 export interface StandInEntry {
   call: StandInCall;

@@ -34,7 +34,7 @@ export interface ScenarioReport {
   /** The `compareWith` scenario measured in slices interleaved with this one's (the scale pair). */
   companion?: { name: string; load: LoadResult };
   accounting?: Accounting;
-  /** A scenario with `noStandIns`: calls the stand-in facilitator and upstream got during its load (`noUpstream`: the upstream's). */
+  /** A scenario with `noStandIns`: calls the stand-in facilitator and upstream got during its load (`noUpstream`: the upstream's; `noFacilitator`: the facilitator's). */
   standInCalls?: number;
   /** EXPLAIN QUERY PLAN of the statements the handler's db call issues, over the seeded database. */
   queryPlans?: QueryPlan[];

@@ -273,7 +273,7 @@ async function main(): Promise<number> {
     await runLoad(url, scenario, seeded, { connections, duration: warmup });
     phase("warm-up");
     // The paid scenario: the stand-ins' log of the measured slices only (prime and warm-up calls dropped).
-    if (seeded.tagOf || scenario.noStandIns || scenario.noUpstream) await stand.takeLog();
+    if (seeded.tagOf || scenario.noStandIns || scenario.noUpstream || scenario.noFacilitator) await stand.takeLog();
     if (floor) {
       // Interleaved with the storage floor (and the companion), so all see the same machine: the ratios use these.
       const own: RawLoad[] = [];
@@ -306,6 +306,7 @@ async function main(): Promise<number> {
     }
     if (scenario.noStandIns) report.standInCalls = (await stand.takeLog()).length;
     if (scenario.noUpstream) report.standInCalls = (await stand.takeLog()).filter((e) => e.call === "upstream").length;
+    if (scenario.noFacilitator) report.standInCalls = (await stand.takeLog()).filter((e) => e.call !== "upstream").length;
     phase("load");
     if (scenario.target === "app") {
       report.accounting = await account(workers.urls[payments ? "payments-timing" : "app-timing"], scenario, seeded);

@@ -3,6 +3,8 @@
 
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload } from "@x402/core/types";
+import { buildChannelConfig, createBatchSettlementEIP3009DepositPayload, signVoucher } from "@x402/evm/batch-settlement/client";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { hashApiKey } from "../../src/core/keys/api-key.ts";
 import { outcomeEventIdOf } from "../../src/core/ledger/ids.ts";
 import { completePayment, startPayment } from "../../src/core/ledger/ledger.ts";
@@ -40,6 +42,7 @@ import {
   X402_PAID,
   X402_PEER,
   X402_RESEND,
+  X402_SESSION,
   X402_TENANTS,
 } from "./targets.ts";
 import { BENCH_CAPS, BENCH_ENCRYPTION_KEY, type WorkerName } from "./workers.ts";
@@ -127,6 +130,8 @@ export interface Scenario {
   noStandIns?: boolean;
   /** Its load must not reach the stand-in upstream (the facilitator is called): the runner counts upstream calls. */
   noUpstream?: boolean;
+  /** Its load must not reach the stand-in facilitator (the upstream is called): the runner counts facilitator calls. */
+  noFacilitator?: boolean;
 }
 
 /**
@@ -410,7 +415,7 @@ const gatewayTenant = (ctx: BenchContext) =>
     await createPaywall(ctx, keys[0]!, serviceId, "quote");
     const cached = { ...paywallBody(serviceId, CACHED_SLUG), cacheRules: { ttlSeconds: 3600, varyQuery: [] } };
     createdId(await ctx.api("POST", "/v1/paywalls", keys[0]!, cached), "the cached paywall");
-    return { tenantId: tenant.id, serviceId, slug: "quote" };
+    return { tenantId: tenant.id, serviceId, slug: "quote", key: keys[0]! };
   });
 
 /** The gateway tenant's paywall whose answers are cached. */
@@ -618,6 +623,90 @@ const cachedX402 = async (ctx: BenchContext): Promise<Seeded> => {
   const res = await fetch(ctx.paymentUrl + (step.path as (v: Vars) => string)(vars), { headers: step.headers!(vars) });
   if (res.status !== 200) throw new Error(`seeding the cached scenario: the payment answered ${res.status}`);
   return { ...paid, tagOf: undefined };
+};
+
+// ---- x402 sessions (docs/sessions.md): one deposit per channel, then a voucher per call ----
+
+/** The gateway tenant's paywall with sessions on. */
+const SESSION_SLUG = "quote-session";
+/**
+ * Vouchers signed per channel before the load (≈ 1–2 ms each in this process, so ≈ 2–3 s of seeding for 32 channels):
+ * at today's ≈ 80 req/s a connection sends ≈ 10 in the warm-up and the load, and channels 0–3 ≈ 12 more in the probe,
+ * prime and accounting passes. A voucher path ≈ 4× faster would use them all: a channel out of vouchers sends no payment,
+ * and its 402s count as unexpected statuses (raise this then).
+ */
+const SESSION_VOUCHERS = 48;
+/** One channel per load connection. */
+const SESSION_CHANNELS = DEFAULTS.connections;
+
+/**
+ * The voucher call of an x402 session: the gateway tenant's paywall `quote-session` (created through the API with
+ * sessions on; the bench worker has `SESSION_AUTHORIZER_KEY`), one channel per load connection, each opened while
+ * seeding by a real deposit through the gateway (a buyer key of its own, `createBatchSettlementEIP3009DepositPayload`
+ * for the 402's `batch-settlement` requirement; the stand-in facilitator answers the deposit's `/verify` and `/settle`
+ * as the scheme's facilitator does), then `SESSION_VOUCHERS` real EIP-712 vouchers per channel (`signVoucher`,
+ * cumulative 2 × price, 3 × price, … in order), signed before the load. Each sequence pays its connection's channel
+ * with the next voucher (`vars.connection`, load.ts); a sequence without one (the probe, prime) pays on channel 0.
+ * A channel out of vouchers sends no payment: its 402s count as unexpected statuses.
+ */
+const sessionVouchers = async (ctx: BenchContext): Promise<Seeded> => {
+  const t = await gatewayTenant(ctx);
+  const { price } = paywallBody(t.serviceId, SESSION_SLUG);
+  const deposit = (BigInt(price) * BigInt(SESSION_VOUCHERS + 1)).toString();
+  const body = { ...paywallBody(t.serviceId, SESSION_SLUG), sessions: { enabled: true, minDeposit: deposit } };
+  await ctx.once("session paywall", async () =>
+    createdId(await ctx.api("POST", "/v1/paywalls", t.key, body), "the session paywall"),
+  );
+  const path = payPath("x402", { ...t, slug: SESSION_SLUG });
+  const required = await challengeAt(ctx, path);
+  const accepted = required.accepts.find((a) => a.scheme === "batch-settlement");
+  if (!accepted) throw new Error(`seeding the session scenario: the 402 offers no session (${JSON.stringify(required.accepts)})`);
+  const envelope = (payload: Record<string, unknown>): PaymentPayload => ({
+    x402Version: 2,
+    resource: required.resource,
+    accepted,
+    payload,
+    extensions: required.extensions,
+  });
+  const started = Date.now();
+  const channels: string[][] = [];
+  await inPool(SESSION_CHANNELS, 8, async (i) => {
+    const buyer = privateKeyToAccount(generatePrivateKey());
+    const config = buildChannelConfig({ signer: buyer, salt: `0x${"00".repeat(32)}` } as never, accepted);
+    const opened = await createBatchSettlementEIP3009DepositPayload(buyer, 2, accepted, config, deposit, price);
+    const res = await fetch(ctx.paymentUrl + path, {
+      headers: { "PAYMENT-SIGNATURE": encodePaymentSignatureHeader(envelope(opened.payload)) },
+    });
+    if (res.status !== 200)
+      throw new Error(`seeding the session scenario: the deposit answered ${res.status} ${await res.text()}`);
+    const channelId = (opened.payload as { voucher: { channelId: `0x${string}` } }).voucher.channelId;
+    const headers: string[] = [];
+    for (let k = 2; k <= SESSION_VOUCHERS + 1; k++) {
+      const voucher = await signVoucher(buyer, channelId, (BigInt(price) * BigInt(k)).toString(), accepted.network);
+      headers.push(encodePaymentSignatureHeader(envelope({ type: "voucher", channelConfig: config, voucher })));
+    }
+    channels[i] = headers;
+  });
+  ctx.log(
+    `${SESSION_CHANNELS} channels opened, ${SESSION_CHANNELS * SESSION_VOUCHERS} vouchers signed (${Date.now() - started} ms)`,
+  );
+  const used = channels.map(() => 0);
+  return {
+    keys: [],
+    tenantId: t.tenantId,
+    serviceId: t.serviceId,
+    steps: [
+      {
+        method: "GET",
+        path,
+        headers: (vars): Record<string, string> => {
+          const c = Number(vars.connection ?? 0) % SESSION_CHANNELS;
+          const header = channels[c]![used[c]!++];
+          return header === undefined ? {} : { "PAYMENT-SIGNATURE": header };
+        },
+      },
+    ],
+  };
 };
 
 // ---- The paid MCP server of a service (docs/mcp.md): POST /api/mcp/{serviceId}, stateless Streamable HTTP ----
@@ -1029,5 +1118,20 @@ export const SCENARIOS: Scenario[] = [
     seed: paidMcpX402,
     floor: PAID_FLOOR,
     compareWith: X402_PAID,
+  },
+  {
+    // Voucher calls on open channels, in slices interleaved with the x402 challenge (its reference). Last: ≈ 17 s with
+    // its seeding, so a whole run short of time skips it rather than the rows before it.
+    name: X402_SESSION,
+    target: "app",
+    origin: "payment",
+    method: "GET",
+    path: "/api/x402/pay/{serviceId}/{slug}",
+    pathFromSeed: true,
+    read: false,
+    seed: sessionVouchers,
+    floor: PAYWALL_READ_FLOOR,
+    compareWith: X402_CHALLENGE,
+    noFacilitator: true,
   },
 ];

@@ -23,6 +23,10 @@ app.get("/work", async (c) => {
   const decision = await stub.hit(10, 60_000); // 1 DO call
   return c.json({ allowed: decision.allowed });
 });
+app.get("/channel", async (c) => {
+  const { record } = await c.env.CHANNELS.getByName("channel:server-timing-test").state(); // 1 DO call (a session's)
+  return c.json({ record });
+});
 app.get("/fails", async (c) => {
   await c.env.DB.prepare("SELECT * FROM no_such_table").all();
   return c.json({});
@@ -44,6 +48,12 @@ describe("serverTiming", () => {
     expect(seen.at(-1)).not.toBe(on);
     expect(on.DB).toBe(env.DB);
     expect(on.RATE_LIMITER).toBe(env.RATE_LIMITER);
+  });
+
+  it("counts a call on a session channel's object (CHANNELS) as a DO call", async () => {
+    const res = await app.request("/channel", {}, withTiming("on"));
+    expect(await res.json()).toEqual({ record: null });
+    expect(parseServerTiming(res.headers.get("server-timing"))).toMatchObject({ statements: 0, doCalls: 1 });
   });
 
   it("still reports when the handler fails", async () => {

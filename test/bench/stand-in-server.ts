@@ -18,8 +18,32 @@ import { clockMs, STAND_IN_HOSTS } from "./stand-ins.ts";
 const NETWORK = "eip155:84532";
 
 interface FacilitatorRequest {
-  paymentPayload?: { payload?: { authorization?: { from?: string; nonce?: string } } };
+  paymentPayload?: {
+    payload?: {
+      authorization?: { from?: string; nonce?: string };
+      // A session deposit (x402 `batch-settlement`): its channel and the amount it deposits.
+      type?: string;
+      channelConfig?: { payer?: string };
+      voucher?: { channelId?: string };
+      deposit?: { amount?: string };
+    };
+  };
   paymentRequirements?: { network?: string };
+}
+
+/**
+ * A session deposit's answers as `@x402/evm`'s batch-settlement facilitator gives them for a new channel: `/verify`
+ * with the channel's state before the deposit in `extra`, `/settle` with the deposited amount and the state after it
+ * in `extra.channelState`. The transaction hash is derived from the channel id (one deposit per channel in the bench).
+ */
+function depositAnswer(path: string, body: FacilitatorRequest, network: string) {
+  const p = body.paymentPayload?.payload;
+  const channelId = p?.voucher?.channelId ?? "";
+  const payer = p?.channelConfig?.payer ?? "";
+  const amount = p?.deposit?.amount ?? "0";
+  const state = (balance: string) => ({ channelId, balance, totalClaimed: "0", withdrawRequestedAt: 0, refundNonce: "0" });
+  if (path.endsWith("/verify")) return { isValid: true, payer, extra: state("0") };
+  return { success: true, transaction: channelId, network, payer, amount, extra: { channelState: state(amount) } };
 }
 
 function serve(port: number) {
@@ -42,7 +66,8 @@ function serve(port: number) {
       }
       if (host === STAND_IN_HOSTS.facilitator) {
         if (url.pathname.endsWith("/supported")) {
-          return json(200, { kinds: [{ x402Version: 2, scheme: "exact", network: NETWORK }], extensions: [], signers: {} });
+          const kinds = ["exact", "batch-settlement"].map((scheme) => ({ x402Version: 2, scheme, network: NETWORK }));
+          return json(200, { kinds, extensions: [], signers: {} });
         }
         let body: FacilitatorRequest = {};
         try {
@@ -54,6 +79,11 @@ function serve(port: number) {
         const payer = authorization?.from ?? "";
         const nonce = authorization?.nonce ?? "";
         const network = body.paymentRequirements?.network ?? NETWORK;
+        if (body.paymentPayload?.payload?.type === "deposit") {
+          const call = url.pathname.endsWith("/verify") ? "verify" : url.pathname.endsWith("/settle") ? "settle" : undefined;
+          if (!call) return json(404, { error: "unknown facilitator path" });
+          return json(200, depositAnswer(url.pathname, body, network), call, body.paymentPayload.payload.voucher?.channelId);
+        }
         if (url.pathname.endsWith("/verify")) return json(200, { isValid: true, payer }, "verify", nonce);
         if (url.pathname.endsWith("/settle")) {
           // The nonce is 32 random-looking bytes, unique per payment: a well-formed transaction hash.
@@ -63,7 +93,7 @@ function serve(port: number) {
       }
       // The server's own origin: the runner's control calls.
       if (url.pathname === "/__log") return json(200, log.splice(0, log.length));
-      return json(404, { error: `unknown host ${host}` });
+      return json(404, { error: `unknown host ${host}` }, "other");
     });
   });
   server.keepAliveTimeout = 60_000;

@@ -16,6 +16,7 @@ import {
   X402_ONE_TENANT,
   X402_PAID,
   X402_PEER,
+  X402_SESSION,
   X402_TENANTS,
 } from "./targets.ts";
 
@@ -154,6 +155,33 @@ describe("gateway targets", () => {
     expect(verdict(name, [measured(X402_PAID, { p99: 100 }), mcp(130)]).status).toBe("PASS");
     expect(verdict(name, [measured(X402_PAID, { p99: 100 }), mcp(131)]).status).toBe("FAIL");
     expect(verdict(name, [mcp(10)]).status).toBe("SKIP");
+  });
+
+  it("a session voucher: ≥ 0.8× the x402 challenge's req/s and p99 ≤ 2× its p99, in the interleaved slices", () => {
+    const challenge = (rps: number, p99: number) => ({ name: X402_CHALLENGE, rps, p50: 5, p99 });
+    const session = (rps: number, p99: number, c = challenge(1000, 50)) => [measured(X402_SESSION, { rps, p99, companion: c })];
+    expect(verdict(`${X402_SESSION} ≥ 0.8×`, session(800, 100)).status).toBe("PASS");
+    expect(verdict(`${X402_SESSION} ≥ 0.8×`, session(799, 100)).status).toBe("FAIL");
+    expect(verdict(`${X402_SESSION}: p99 ≤ 2×`, session(800, 100)).status).toBe("PASS");
+    expect(verdict(`${X402_SESSION}: p99 ≤ 2×`, session(800, 101)).status).toBe("FAIL");
+    // Without the companion slices: the challenge's own row of the same run.
+    const alone = [measured(X402_CHALLENGE, { rps: 1000, p99: 50 }), measured(X402_SESSION, { rps: 700, p99: 90 })];
+    expect(verdict(`${X402_SESSION} ≥ 0.8×`, alone).status).toBe("FAIL");
+    expect(verdict(`${X402_SESSION}: p99 ≤ 2×`, alone).status).toBe("PASS");
+    expect(verdict(`${X402_SESSION} ≥ 0.8×`, [measured(X402_SESSION, {})]).status).toBe("SKIP");
+  });
+
+  it("a session voucher: 0 D1 statements, exactly 1 DO call, no facilitator or chain call during the load", () => {
+    const name = `${X402_SESSION}: 0 D1 statements`;
+    const s = (fields: Partial<Measured>) => [
+      measured(X402_SESSION, { statementsPerReq: 0, doCallsPerReq: 1, standInCalls: 0, ...fields }),
+    ];
+    expect(verdict(name, s({})).status).toBe("PASS");
+    expect(verdict(name, s({ statementsPerReq: 0.05 })).status).toBe("FAIL");
+    expect(verdict(name, s({ doCallsPerReq: 2 })).status).toBe("FAIL");
+    expect(verdict(name, s({ doCallsPerReq: 0 })).status).toBe("FAIL");
+    expect(verdict(name, s({ standInCalls: 1 })).status).toBe("FAIL");
+    expect(verdict(name, s({ standInCalls: undefined })).status).toBe("SKIP");
   });
 
   it("counts unexpected statuses, not a scenario's expected 402s, as errors", () => {

@@ -10,6 +10,8 @@ export const MPP_CHALLENGE = "GET /api/mpp/pay (402 challenge)";
 export const X402_PAID = "GET /api/x402/pay (paid)";
 export const X402_RESEND = "GET /api/x402/pay (paid, sent again)";
 export const X402_CACHED = "GET /api/x402/pay (paid, edge cache hit)";
+/** A voucher call of an x402 session on an open channel (docs/sessions.md). */
+export const X402_SESSION = "GET /api/x402/pay (session voucher)";
 /** The peer row: the x402 SDK's own resource server (fixtures/x402-peer.ts), the same paid request. */
 /** The paid request spread over 1,000 tenants (one paywall each), compared with one of them paying alone. */
 export const X402_TENANTS = "GET /api/x402/pay (paid, 1,000 tenants)";
@@ -237,6 +239,40 @@ export const TARGETS: { name: string; check: (input: TargetInput) => Verdict }[]
     },
   },
   {
+    name: `${X402_SESSION} ≥ 0.8× the ${X402_CHALLENGE}'s req/s (interleaved slices)`,
+    check: (input) => {
+      const pair = sessionPair(input);
+      if ("status" in pair) return pair;
+      const r = pair.session.rps / pair.challenge.rps;
+      return result(r >= 0.8, `${fmt(pair.session.rps, 0)} vs ${fmt(pair.challenge.rps, 0)} req/s = ${fmt(r)}×`);
+    },
+  },
+  {
+    name: `${X402_SESSION}: p99 ≤ 2× the ${X402_CHALLENGE}'s p99 (interleaved slices)`,
+    check: (input) => {
+      const pair = sessionPair(input);
+      if ("status" in pair) return pair;
+      const r = pair.session.p99 / pair.challenge.p99;
+      return result(
+        r <= 2,
+        `p99 ${fmt(pair.session.p99)} vs ${fmt(pair.challenge.p99)} ms = ${fmt(r)}×; p50 ${fmt(pair.session.p50)} vs ${fmt(pair.challenge.p50)} ms`,
+      );
+    },
+  },
+  {
+    name: `${X402_SESSION}: 0 D1 statements + 1 DO call per request, no facilitator or chain call during the load`,
+    check: (input) => {
+      const s = find(input, X402_SESSION);
+      if (!s || s.skipped) return skip(`${X402_SESSION}: ${s?.skipped ?? "not in this run"}`);
+      if (s.statementsPerReq === undefined || s.standInCalls === undefined) return skip("no accounting or no stand-ins' log");
+      return result(
+        s.statementsPerReq === 0 && s.doCallsPerReq === 1 && s.standInCalls === 0,
+        `${fmt(s.statementsPerReq)} statements/req, ${fmt(s.doCallsPerReq ?? Number.NaN)} DO calls/req; ` +
+          `${s.standInCalls} facilitator or chain calls during the load`,
+      );
+    },
+  },
+  {
     name: `${X402_CACHED}: no upstream call during the load (each request verified and settled)`,
     check: (input) => {
       const s = find(input, X402_CACHED);
@@ -368,6 +404,16 @@ function ratioTarget(scenario: string, min: number) {
       `${fmt(s.rps, 0)} req/s = ${fmt(s.ratioToFloor * 100, 0)}% of the floor measured alongside`,
     );
   };
+}
+/** The session row and the x402 challenge measured in slices interleaved with it (else the challenge's own row). */
+function sessionPair(input: TargetInput): Verdict | { session: Measured; challenge: { rps: number; p50: number; p99: number } } {
+  const session = find(input, X402_SESSION);
+  if (!session || session.skipped) return skip(`${X402_SESSION}: ${session?.skipped ?? "not in this run"}`);
+  const paired = session.companion?.name === X402_CHALLENGE ? session.companion : undefined;
+  const own = find(input, X402_CHALLENGE);
+  const challenge = paired ?? (own && !own.skipped ? own : undefined);
+  if (!challenge) return skip(`needs ${X402_CHALLENGE} in the run`);
+  return { session, challenge };
 }
 function accountingTarget(scenario: string, maxStatements: number, maxDoCalls: number | undefined) {
   return (input: TargetInput): Verdict => {

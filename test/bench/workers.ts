@@ -9,6 +9,8 @@ import { convertV4MiniflareOptions, Miniflare, type V4WorkerOptions } from "mini
 import { STAND_IN_HOSTS } from "./stand-ins.ts";
 
 export const BENCH_ENCRYPTION_KEY = "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+/** The receiver authorizer of the bench's sessions (`SESSION_AUTHORIZER_KEY`): a fixed key, for a local run only. */
+export const BENCH_SESSION_AUTHORIZER_KEY = `0x${"5e".repeat(32)}`;
 /**
  * The benchmark's data volumes (100 services × 10 paywalls for one tenant, 100,000 paywalls for another) exceed the default
  * caps; the cap checks still run on every write.
@@ -113,6 +115,8 @@ export async function startWorkers(options: {
     ...BENCH_CAPS,
     // The gateway's facilitator for testnet paywalls: the stand-in, by a name the SSRF rules accept.
     FACILITATOR_URL_TESTNET: `https://${STAND_IN_HOSTS.facilitator}`,
+    // Sessions are offered only with the platform's receiver authorizer (docs/sessions.md): a fixed bench key.
+    SESSION_AUTHORIZER_KEY: BENCH_SESSION_AUTHORIZER_KEY,
   };
   // The app's outbound fetch (facilitator, upstream) goes to the stand-in server whatever the URL, through the
   // `outbound` worker (fixtures/outbound.ts): Miniflare takes only a worker or a Node function as an outbound service,
@@ -130,6 +134,7 @@ export async function startWorkers(options: {
         RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
         PAYMENT_COORDINATOR: { className: "PaymentCoordinator", useSQLite: true },
         FACILITATOR_HEALTH: { className: "FacilitatorHealthObject", useSQLite: true },
+        CHANNELS: { className: "ChannelObject", useSQLite: true },
       },
       bindings: { ...appBindings, SERVER_TIMING: "off", PAYMENT_BASE_URL: paymentOrigin("app") },
       ...recordsQueue("payment-records"),
@@ -148,6 +153,7 @@ export async function startWorkers(options: {
         RATE_LIMITER: { className: "RateLimiter", scriptName: "app", useSQLite: true },
         PAYMENT_COORDINATOR: { className: "PaymentCoordinator", scriptName: "app", useSQLite: true },
         FACILITATOR_HEALTH: { className: "FacilitatorHealthObject", scriptName: "app", useSQLite: true },
+        CHANNELS: { className: "ChannelObject", scriptName: "app", useSQLite: true },
       },
       bindings: { ...appBindings, SERVER_TIMING: "on", PAYMENT_BASE_URL: paymentOrigin("app-timing") },
       outboundService,
@@ -195,6 +201,7 @@ export async function startWorkers(options: {
         RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
         PAYMENT_COORDINATOR: { className: "PaymentCoordinator", useSQLite: true },
         FACILITATOR_HEALTH: { className: "FacilitatorHealthObject", useSQLite: true },
+        CHANNELS: { className: "ChannelObject", useSQLite: true },
       },
       bindings: { ...appBindings, SERVER_TIMING: "off", PAYMENT_BASE_URL: paymentOrigin("app-count") },
       ...recordsQueue("payment-records-count"),

@@ -14,8 +14,8 @@ import { getConfig } from "../config.ts";
  *   statement of the batch, `exec(sql)` counts the statements D1 reports having run). Counted when issued, so a
  *   statement started in `waitUntil` before the response is built is included; one started later is not.
  * - `d1` dur: the summed wall time of those calls (milliseconds; concurrent calls each count in full).
- * - `do`: calls on Durable Object stubs obtained from `RATE_LIMITER` or `PAYMENT_COORDINATOR` (RPC methods and
- *   `fetch`), and their summed time.
+ * - `do`: calls on Durable Object stubs obtained from `RATE_LIMITER`, `PAYMENT_COORDINATOR` or `CHANNELS` (RPC
+ *   methods and `fetch`), and their summed time.
  * - `app`: the time spent in the rest of the middleware chain.
  *
  * Times come from `performance.now()`, which in Workers advances only across I/O: they measure I/O waits, not CPU.
@@ -32,6 +32,7 @@ export function serverTiming(): MiddlewareHandler<{ Bindings: Env }> {
       DB: { value: countingD1(env.DB, acc), enumerable: true },
       RATE_LIMITER: { value: timedNamespace(env.RATE_LIMITER, acc), enumerable: true },
       PAYMENT_COORDINATOR: { value: timedNamespace(env.PAYMENT_COORDINATOR, acc), enumerable: true },
+      CHANNELS: { value: timedNamespace(env.CHANNELS, acc), enumerable: true },
     }) as Env;
     const start = performance.now();
     try {
