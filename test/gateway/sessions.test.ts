@@ -485,6 +485,22 @@ describe("a refund", () => {
     expect(await upstreamRequests(shop.prefix)).toHaveLength(3);
   });
 
+  it("a refund sent again once the channel is refunded: the scheme's 402, never a 5xx, nothing moves", async () => {
+    const { shop, b } = await openChannel(2);
+    const sent: string[] = [];
+    const recording = (input: RequestInfo | URL, init?: RequestInit) => {
+      const request = new Request(input, init);
+      const signature = request.headers.get("PAYMENT-SIGNATURE");
+      if (signature) sent.push(signature);
+      return gatewayFetch(request);
+    };
+    expect((await b.scheme.refund(call(shop, "refund"), { fetch: recording })).success).toBe(true);
+    const after = await balanceOf(b.account.address);
+    const again = await withVoucher(call(shop, "refund"), sent.at(-1) as string);
+    expect(again.status).toBe(402);
+    expect(await balanceOf(b.account.address)).toBe(after);
+  });
+
   it("a refund asked at the URL of the last paid call is a refund, not that call's kept answer", async () => {
     // The refund's voucher is the last call's (nothing more is charged): the same signature, at the same URL.
     const { shop, b } = await openChannel(2);

@@ -209,9 +209,16 @@ export async function serveCall(
   const verified = await server.verifyPayment(req.payload, req.requirements);
   if (!verified.isValid) return refused(server, req, verified.invalidReason ?? "invalid_payment");
   if (verified.skipHandler) {
-    const settle = await server.settlePayment(req.payload, req.requirements);
-    if (!settle.success) return refused(server, req, settle.errorReason ?? "refund_failed");
-    return { kind: "refunded", settle, body: verified.skipHandler.body ?? {} };
+    // The scheme throws its reason when a refund cannot be settled (nothing left to refund, the channel gone).
+    const settle = await server.settlePayment(req.payload, req.requirements).catch((err: unknown) => ({
+      success: false as const,
+      errorReason: err instanceof Error && /^invalid_[a-z0-9_]+$/.test(err.message) ? err.message : "refund_failed",
+    }));
+    if (!settle.success) {
+      if (before !== undefined) kv.put("record", before);
+      return refused(server, req, settle.errorReason ?? "refund_failed");
+    }
+    return { kind: "refunded", settle: settle as SettleResponse, body: verified.skipHandler.body ?? {} };
   }
 
   let answered: ForwardResult;
