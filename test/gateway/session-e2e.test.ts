@@ -5,34 +5,21 @@
 // refund() returns the rest. The cases share one session and run in order.
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { x402Client } from "@x402/core/client";
 import { decodePaymentResponseHeader } from "@x402/core/http";
-import { BATCH_SETTLEMENT_ADDRESS, toClientEvmSigner } from "@x402/evm";
-import { BatchSettlementEvmScheme } from "@x402/evm/batch-settlement/client";
-import { wrapFetchWithPayment } from "@x402/fetch";
-import { createPublicClient, createWalletClient, defineChain, erc20Abi, type Hex, http, parseAbi } from "viem";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { BATCH_SETTLEMENT_ADDRESS } from "@x402/evm";
+import { erc20Abi, type Hex, parseAbi } from "viem";
 import { describe, expect, it } from "vitest";
 import type { Event, Transaction } from "../../src/api/routes/history-records.ts";
 import { sessionScope } from "../../src/core/sessions/channel-storage.ts";
-import { api, send } from "../support/client.ts";
-import { balanceOf, GATEWAY_ENV, gatewayFetch, net, openShop, type Shop, upstreamRequests, waitFor } from "./support.ts";
+import { api } from "../support/client.ts";
+import { chain, sessionBuyer as sessionBuyerOf } from "./session-support.ts";
+import { balanceOf, gatewayFetch, net, openShop, type Shop, upstreamRequests, waitFor } from "./support.ts";
 
 const PRICE = 1_000n;
 const CALLS = 100;
 const FUNDS = 1_000_000n;
 /** The least deposit: enough for the 100 calls and a few more. */
 const DEPOSIT = 120n * PRICE;
-const RPC = "https://rpc.gateway.test";
-
-const localChain = defineChain({
-  id: net.chainId,
-  name: "local",
-  nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-  rpcUrls: { default: { http: [RPC] } },
-});
-const chain = createPublicClient({ chain: localChain, transport: http(RPC), cacheTime: 0 });
-const mintAbi = parseAbi(["function mint(address to, uint256 value)"]);
 const sessionEvents = parseAbi([
   "event Deposited(bytes32 indexed channelId, address indexed sender, uint128 amount)",
   "event Claimed(bytes32 indexed channelId, address indexed receiver, uint128 totalClaimed, uint128 amount)",
@@ -52,31 +39,8 @@ async function sessionShop(route = "/echo"): Promise<Shop> {
   return shop;
 }
 
-/** A buyer of its own with 1 USDC and gas, paying through the official client; the `PAYMENT-SIGNATURE`s it sends kept. */
-async function sessionBuyer() {
-  const account = privateKeyToAccount(generatePrivateKey());
-  await chain.request({ method: "anvil_setBalance" as never, params: [account.address, "0xde0b6b3a7640000"] as never });
-  const wallet = createWalletClient({ account, chain: localChain, transport: http(RPC) });
-  const hash = await wallet.writeContract({
-    address: net.usdc.address,
-    abi: mintAbi,
-    functionName: "mint",
-    args: [account.address, FUNDS],
-  });
-  expect((await chain.waitForTransactionReceipt({ hash })).status).toBe("success");
-  const scheme = new BatchSettlementEvmScheme(toClientEvmSigner(account, chain), { rpcUrl: RPC });
-  const client = new x402Client().register(net.network, scheme).setSpendControls({
-    allowedAssets: [{ network: net.network, asset: net.usdc.address, maxAmountPerPayment: "1000000" }],
-  });
-  const sent: string[] = [];
-  const recording: typeof fetch = async (input, init) => {
-    const request = new Request(input, init);
-    const signature = request.headers.get("PAYMENT-SIGNATURE");
-    if (signature) sent.push(signature);
-    return send(request, GATEWAY_ENV);
-  };
-  return { account, scheme, sent, fetch: wrapFetchWithPayment(recording, client) };
-}
+/** A buyer of its own with 1 USDC and gas, paying through the official client. */
+const sessionBuyer = () => sessionBuyerOf({ funds: FUNDS, cap: "1000000" });
 
 const channelIdOf = (res: Response) => {
   const header = res.headers.get("PAYMENT-RESPONSE");

@@ -3,7 +3,6 @@
 // the channel's Durable Object in one call; the charge is committed only when the upstream answered below 400.
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { x402Client } from "@x402/core/client";
 import {
   decodePaymentRequiredHeader,
   decodePaymentResponseHeader,
@@ -11,17 +10,14 @@ import {
   encodePaymentSignatureHeader,
 } from "@x402/core/http";
 import type { PaymentPayload } from "@x402/core/types";
-import { toClientEvmSigner } from "@x402/evm";
-import { BatchSettlementEvmScheme } from "@x402/evm/batch-settlement/client";
-import { wrapFetchWithPayment } from "@x402/fetch";
-import { createPublicClient, createWalletClient, defineChain, erc20Abi, type Hex, http } from "viem";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import type { Hex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { parseRecord, READ_MODEL_MOVES } from "../../src/core/ledger/payment-object.ts";
 import { channelObjectName } from "../../src/core/sessions/channel-storage.ts";
 import { getDb } from "../../src/db/client.ts";
 import { applyPaymentRecords } from "../../src/db/ledger.ts";
-import { send } from "../support/client.ts";
+import { sessionBuyer as sessionBuyerOf } from "./session-support.ts";
 import {
   balanceOf,
   FACILITATOR,
@@ -39,29 +35,6 @@ const FUNDS = 1_000_000n;
 /** The paywalls' least deposit: enough for 20 calls. */
 const DEPOSIT = 20n * PRICE;
 const AUTHORIZER = privateKeyToAccount(`0x${"5e".repeat(32)}`).address;
-const RPC = "https://rpc.gateway.test";
-
-const localChain = defineChain({
-  id: net.chainId,
-  name: "local",
-  nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-  rpcUrls: { default: { http: [RPC] } },
-});
-const chain = createPublicClient({ chain: localChain, transport: http(RPC) });
-const mintAbi = [
-  ...erc20Abi,
-  {
-    type: "function",
-    name: "mint",
-    stateMutability: "nonpayable",
-    inputs: [
-      { name: "to", type: "address" },
-      { name: "value", type: "uint256" },
-    ],
-    outputs: [],
-  },
-] as const;
-
 /** A paywall with sessions on (set as its owner's API would: in its row). */
 async function sessionShop(options: { price?: bigint; minDeposit?: bigint | null } = {}): Promise<Shop> {
   const shop = await openShop({ price: (options.price ?? PRICE).toString() });
@@ -71,31 +44,9 @@ async function sessionShop(options: { price?: bigint; minDeposit?: bigint | null
   return shop;
 }
 
-/** A buyer of its own with 1 USDC, paying through the official client; every `PAYMENT-SIGNATURE` it sends is kept. */
-async function sessionBuyer(envOverrides: Partial<Env> = GATEWAY_ENV, cap = "100000") {
-  const account = privateKeyToAccount(generatePrivateKey());
-  await chain.request({ method: "anvil_setBalance" as never, params: [account.address, "0xde0b6b3a7640000"] as never });
-  const wallet = createWalletClient({ account, chain: localChain, transport: http(RPC) });
-  const hash = await wallet.writeContract({
-    address: net.usdc.address,
-    abi: mintAbi,
-    functionName: "mint",
-    args: [account.address, FUNDS],
-  });
-  expect((await chain.waitForTransactionReceipt({ hash })).status).toBe("success");
-  const scheme = new BatchSettlementEvmScheme(toClientEvmSigner(account, chain), { rpcUrl: RPC });
-  const client = new x402Client().register(net.network, scheme).setSpendControls({
-    allowedAssets: [{ network: net.network, asset: net.usdc.address, maxAmountPerPayment: cap }],
-  });
-  const sent: string[] = [];
-  const recording: typeof fetch = async (input, init) => {
-    const request = new Request(input, init);
-    const signature = request.headers.get("PAYMENT-SIGNATURE");
-    if (signature) sent.push(signature);
-    return send(request, envOverrides);
-  };
-  return { account, scheme, sent, fetch: wrapFetchWithPayment(recording, client) };
-}
+/** A buyer of its own with 1 USDC, paying through the official client at most `cap` at once. */
+const sessionBuyer = (envOverrides: Partial<Env> = GATEWAY_ENV, cap = "100000") =>
+  sessionBuyerOf({ funds: FUNDS, cap, envOverrides });
 
 const receiptOf = (res: Response) => {
   const header = res.headers.get("PAYMENT-RESPONSE");
