@@ -5,7 +5,7 @@ import type { Hex } from "viem";
 import type { PaymentRecord } from "../../db/ledger.ts";
 import { getConfig } from "../config.ts";
 import { type RecordsMessage, storeRecord } from "../ledger/payment-object.ts";
-import { indexOfChannel } from "./channel-storage.ts";
+import { type ChannelChange, type ChannelUpdated, indexOfChannel } from "./channel-storage.ts";
 import type { ChannelMeta, ForwardResult, Served, ServeRequest, ServeStore } from "./serve.ts";
 import type { SettledChannel } from "./settlement.ts";
 
@@ -20,15 +20,6 @@ const RECORDS_PER_MESSAGE = 50;
 interface Unsent {
   record: string;
   sentAt: number;
-}
-
-/** What an update decided, given the record it was shown: keep it, or replace it (null: delete it). */
-export type ChannelChange = { kind: "unchanged" } | { kind: "write"; value: string | null };
-
-export interface ChannelUpdated {
-  status: "updated" | "unchanged" | "deleted";
-  /** The record after the update, as JSON text; null when there is none. */
-  value: string | null;
 }
 
 /**

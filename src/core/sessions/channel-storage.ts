@@ -1,5 +1,14 @@
 import type { Channel, ChannelStorage, ChannelUpdateResult } from "@x402/evm/batch-settlement/server";
-import type { ChannelChange, ChannelObject } from "./channel-object.ts";
+
+/** What an update decided, given the record it was shown: keep it, or replace it (null: delete it). */
+export type ChannelChange = { kind: "unchanged" } | { kind: "write"; value: string | null };
+
+/** What `ChannelObject.update` answers. */
+export interface ChannelUpdated {
+  status: "updated" | "unchanged" | "deleted";
+  /** The record after the update, as JSON text; null when there is none. */
+  value: string | null;
+}
 
 /**
  * The object of one session channel, as the gateway serves it: `channel:<scope>:<channel id>` with the scope
@@ -27,10 +36,10 @@ const parse = (value: string | null): Channel | undefined => (value === null ? u
  * owns the channels (e.g. a paywall), so no scope can read or change another's.
  */
 export class DurableChannelStorage implements ChannelStorage {
-  private readonly namespace: DurableObjectNamespace<ChannelObject>;
+  private readonly namespace: Env["CHANNELS"];
   private readonly scope: string;
 
-  constructor(namespace: DurableObjectNamespace<ChannelObject>, scope: string) {
+  constructor(namespace: Env["CHANNELS"], scope: string) {
     this.namespace = namespace;
     this.scope = scope;
   }
