@@ -48,9 +48,13 @@ const worker = async () =>
         // Every request reads its paywall's state, so a change is the next request's; test/gateway/paywall-state.test.ts
         // holds the kept state (production: 2 s) to its bound.
         PAYWALL_STATE_TTL_MS: "0",
-        // Sessions: a receiver's channels settled every 10 s, an unused channel refunded after 5 s (docs/sessions.md).
-        SESSION_SETTLE_INTERVAL_SECONDS: "10",
-        SESSION_IDLE_REFUND_SECONDS: "5",
+        // Sessions: no settlement run fires here (a day apart). Settlement needs the local chain and is tested in the
+        // gateway project; here an index object's alarm would only start during a later file, and the test runner loads
+        // the settlement module (a dynamic import) once for every object, so two objects' first runs at once resume
+        // in each other's context ("Cannot perform I/O on behalf of a different Durable Object"). A bundle has no such
+        // load: its dynamic imports are already in the one script.
+        SESSION_SETTLE_INTERVAL_SECONDS: "86400",
+        SESSION_IDLE_REFUND_SECONDS: "86400",
       },
       // Empty databases for the migration upgrade-path tests and the roll-up backfill test (one each: files share a runtime).
       d1Databases: ["MIGRATION_DB", "BACKFILL_DB"],
