@@ -196,26 +196,31 @@ function SessionFields({ values, errors }: Props) {
   );
 }
 
+/** The slug: a field on a new paywall, shown as set on an existing one (it is part of the payment URL). */
+function SlugField({ values, errors, editing }: Props) {
+  return editing ? (
+    <p>
+      Slug <code>{values.slug}</code> <span class="hint">(part of the payment URL; it does not change)</span>
+    </p>
+  ) : (
+    <TextField
+      values={values}
+      errors={errors}
+      name="slug"
+      id={paywallFieldId("slug")}
+      label="Slug"
+      hint="Lowercase letters, digits, '.', '_' and '-': the last part of the payment URL."
+      required
+    />
+  );
+}
+
 export function PaywallFields(props: Props) {
   const { values, errors, editing } = props;
   const id = paywallFieldId;
   return (
     <>
-      {editing ? (
-        <p>
-          Slug <code>{values.slug}</code> <span class="hint">(part of the payment URL; it does not change)</span>
-        </p>
-      ) : (
-        <TextField
-          values={values}
-          errors={errors}
-          name="slug"
-          id={id("slug")}
-          label="Slug"
-          hint="Lowercase letters, digits, '.', '_' and '-': the last part of the payment URL."
-          required
-        />
-      )}
+      <SlugField {...props} />
       <TextField values={values} errors={errors} name="name" id={id("name")} label="Name" required />
       <TextField
         values={values}
