@@ -41,7 +41,8 @@ if (sessionCalls !== undefined && !(Number.isInteger(sessionCalls) && sessionCal
   process.exit(1);
 }
 const url =
-  args.find((a, i) => !a.startsWith("--") && i !== sessionAt + 1) ?? (mppMode ? (info.mpp?.paymentUrl ?? "") : info.paymentUrl);
+  args.find((a, i) => !a.startsWith("--") && !(sessionAt >= 0 && i === sessionAt + 1)) ??
+  (mppMode ? (info.mpp?.paymentUrl ?? "") : info.paymentUrl);
 if (mppMode) await buyOverMpp();
 if (sessionCalls !== undefined) await buyInSession(sessionCalls);
 
