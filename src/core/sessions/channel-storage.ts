@@ -16,7 +16,10 @@ export interface ChannelUpdated {
  * `index:<scope>`, is what `DurableChannelStorage(env.CHANNELS, scope)` lists for a settlement run.
  */
 export const channelObjectName = (network: string, receiver: string, channelId: string) =>
-  `channel:${sessionScope(network, receiver)}:${channelId.toLowerCase()}`;
+  channelInScope(sessionScope(network, receiver), channelId);
+
+/** The object of a channel of `scope` (`<CAIP-2 network>:<receiver>`). */
+export const channelInScope = (scope: string, channelId: string) => `channel:${scope}:${channelId.toLowerCase()}`;
 
 /** The settlement scope of a receiver's channels on a network. */
 export const sessionScope = (network: string, receiver: string) => `${network}:${receiver.toLowerCase()}`;
@@ -45,7 +48,7 @@ export class DurableChannelStorage implements ChannelStorage {
   }
 
   private channel(channelId: string) {
-    return this.namespace.getByName(`channel:${this.scope}:${channelId.toLowerCase()}`);
+    return this.namespace.getByName(channelInScope(this.scope, channelId));
   }
 
   private index() {

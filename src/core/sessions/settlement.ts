@@ -14,7 +14,7 @@ import { getConfig } from "../config.ts";
 import { caip2, networkOfCaip2, networkTable } from "../money/network-table.ts";
 import { modeOfNetwork } from "../money/networks.ts";
 import { transactionDeliveryIdPrefix } from "../webhooks/events.ts";
-import { DurableChannelStorage } from "./channel-storage.ts";
+import { channelInScope, DurableChannelStorage } from "./channel-storage.ts";
 import { type ChannelMeta, channelRow } from "./serve.ts";
 
 /** An index object's scope (`index:<CAIP-2 network>:<receiver>`, channel-storage.ts): its network and receiver. */
@@ -137,7 +137,7 @@ export async function runSettlement(env: Env, storage: DurableObjectStorage, nam
     const at = Date.now();
     const claimed = (await channels.list()).filter((c) => BigInt(c.totalClaimed) > 0n);
     const closed = Array.from(storage.kv.list({ prefix: "closed:" }), ([key]) => key.slice("closed:".length));
-    const object = (id: string) => env.CHANNELS.getByName(`channel:${scope}:${id.toLowerCase()}`);
+    const object = (id: string) => env.CHANNELS.getByName(channelInScope(scope, id));
     // Each channel's object keeps its settlement's records until they land (its own alarm sends them).
     await Promise.all([
       ...claimed.map((c) => object(c.channelId).settled({ claimed: c.totalClaimed, txHash, at })),
